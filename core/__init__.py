@@ -1,0 +1,1 @@
+"""Pure-Python core of the ELMo→BERT Lab (no Streamlit imports)."""

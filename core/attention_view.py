@@ -1,0 +1,153 @@
+"""What the attention page shows, computed once from one :class:`~core.encoders.Encoding`.
+
+``attention_view(encoding, hide_special, word_level)`` turns the raw attention of every layer and
+head into the matrices the page slices:
+
+- ``att``: (layers, heads, n, n), one row per query token (or word), each row summing to 1;
+- ``head_avg``: (layers, n, n), the mean of the heads shown in ``att``;
+- ``rollout``: (layers, n, n), attention rollout (Abnar & Zuidema, 2020) computed on the FULL
+  token sequence (the model really attends to [CLS]/[SEP]), then reduced in the same way.
+
+The reductions are ``core.attention.drop_tokens`` (hide [CLS]/[SEP], rows renormalised) and
+``core.attention.aggregate_words`` over jieba words (Clark et al., 2019: from a word = mean of its
+tokens' rows, to a word = sum of its tokens' columns), so every row still sums to 1.
+
+Also here, shared by both BERT pages: ``encode_pair`` (a sentence pair through the tokenizer's
+pair mode) and ``inspect_text`` (which characters the model does not know, control characters).
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
+from .encoders import Encoding
+from .errors import LabError
+
+MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway
+PAIR_JOINER = "\n"  # joins the two sentences of a pair in Encoding.text; covered by no token
+
+
+@dataclass
+class AttentionView:
+    labels: list[str]  # one per row/column: tokens, or jieba words ([CLS]/[SEP] keep their token)
+    att: np.ndarray  # (layers, heads, n, n), rows sum to 1
+    head_avg: np.ndarray  # (layers, n, n), rows sum to 1
+    rollout: np.ndarray  # (layers, n, n), rows sum to 1
+    groups: list[list[int]] = field(default_factory=list)  # token indices (into the encoding) per label
+    special: list[bool] = field(default_factory=list)  # whether each label is a special token
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.att.shape[0])
+
+    @property
+    def num_heads(self) -> int:
+        return int(self.att.shape[1])
+
+
+def check_text(text: str | None, limit: int = MAX_CHARS) -> str:
+    """The stripped sentence, or LabError empty_input / too_long."""
+    text = (text or "").strip()
+    if not text:
+        raise LabError("empty_input")
+    if len(text) > limit:
+        raise LabError("too_long", length=len(text), limit=limit)
+    return text
+
+
+def attention_view(encoding: Encoding, hide_special: bool = False, word_level: bool = False,
+                   residual: float = 0.5) -> AttentionView:
+    """Attention of one encoding, optionally without [CLS]/[SEP] and/or aggregated to jieba words."""
+    if encoding.attentions is None:
+        raise ValueError("this encoding has no attentions: encode with attentions=True (BERT-family models only)")
+    raw = check_attention(encoding.attentions)
+    if raw.ndim != 4:
+        raise ValueError(f"attention must have shape (layers, heads, n, n), got shape {raw.shape}")
+    n = raw.shape[-1]
+    if not len(encoding.tokens) == len(encoding.offsets) == len(encoding.special) == n:
+        raise ValueError(f"the encoding has {len(encoding.tokens)} tokens but attention over {n}")
+    rolled = rollout(raw, residual=residual)
+    special = [bool(s) for s in encoding.special]
+
+    if word_level:
+        labels, groups = word_groups(encoding.text, encoding.tokens, encoding.offsets, special)
+    else:
+        labels, groups = list(encoding.tokens), [[i] for i in range(n)]
+    is_special = [len(g) == 1 and special[g[0]] for g in groups]
+    if hide_special:
+        kept = [k for k, s in enumerate(is_special) if not s]
+        labels, groups, is_special = [labels[k] for k in kept], [groups[k] for k in kept], [False] * len(kept)
+    if not groups:
+        raise LabError("empty_input")  # nothing but special tokens (e.g. only control characters)
+
+    if word_level:
+        att, rolled = aggregate_words(raw, groups), aggregate_words(rolled, groups)
+    elif hide_special:
+        keep = np.array([not s for s in special])
+        att, rolled = drop_tokens(raw, keep), drop_tokens(rolled, keep)
+    else:
+        att = raw
+    return AttentionView(labels=labels, att=att, head_avg=att.mean(axis=1), rollout=rolled,
+                         groups=groups, special=is_special)
+
+
+def encode_pair(encoder, first: str, second: str) -> Encoding:
+    """One sentence pair ``[CLS] first [SEP] second [SEP]`` with every layer's attention.
+
+    Uses the tokenizer's pair mode through ``BertEncoder.forward(texts, pairs, attentions=True)``.
+    ``Encoding.text`` is ``first + PAIR_JOINER + second`` and the second sentence's offsets are
+    shifted into that text, so ``word_groups`` segments both sentences.
+    """
+    first, second = check_text(first), check_text(second)
+    encoder.check_length(first, second)
+    batch, outputs = encoder.forward([first], [second], attentions=True)
+    ids = batch["input_ids"][0].tolist()
+    shift = len(first) + len(PAIR_JOINER)
+    sequence_ids = batch.sequence_ids(0)
+    offsets = []
+    for (start, end), seq in zip(batch["offset_mapping"][0].tolist(), sequence_ids):
+        offsets.append((start + shift, end + shift) if seq == 1 and end > start else (start, end))
+    hidden = np.stack([h[0].float().numpy() for h in outputs.hidden_states])
+    atts = np.stack([a[0].float().numpy() for a in outputs.attentions])
+    return Encoding(
+        text=first + PAIR_JOINER + second,
+        tokens=encoder.tokenizer.convert_ids_to_tokens(ids),
+        offsets=offsets,
+        special=[bool(s) for s in batch["special_tokens_mask"][0].tolist()],
+        layers=hidden,
+        attentions=atts,
+    )
+
+
+@dataclass
+class TextNotes:
+    unknown: list[str]  # characters/pieces the tokenizer maps to its unknown token, in order, unique
+    control: list[str]  # control/format characters (shown as U+XXXX), which tokenizers drop
+
+    @property
+    def empty(self) -> bool:
+        return not self.unknown and not self.control
+
+
+_ALLOWED_CONTROL = {"\n", "\t", "\r"}
+
+
+def inspect_text(encoder, text: str) -> TextNotes:
+    """Which parts of ``text`` the model cannot see: [UNK] characters and control characters."""
+    text = text or ""
+    control = list(dict.fromkeys(
+        f"U+{ord(c):04X}" for c in text
+        if c not in _ALLOWED_CONTROL and unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs")
+    ))
+    tokenizer = getattr(encoder, "tokenizer", None)
+    unk_id = getattr(tokenizer, "unk_token_id", None)
+    unknown: list[str] = []
+    if tokenizer is not None and unk_id is not None and text.strip():
+        batch = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        for token_id, (start, end) in zip(batch["input_ids"], batch["offset_mapping"]):
+            if token_id == unk_id and end > start:
+                unknown.append(text[start:end])
+    return TextNotes(unknown=list(dict.fromkeys(unknown)), control=control)

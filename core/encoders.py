@@ -1,0 +1,237 @@
+"""One encoder interface for every model: BERT-family transformers, the mini ELMo biLM, word2vec.
+
+``encoder.encode(sentences)`` returns one :class:`Encoding` per sentence with the tokens, their
+character offsets into the sentence, every layer's vectors (layer 0 is the context-independent
+layer: BERT's embedding output, ELMo's token layer, or the only layer of a static model) and,
+for transformers, every layer's and head's attention.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .errors import LabError
+
+MAX_SENTENCE_CHARS = 2000
+
+
+@dataclass
+class Encoding:
+    text: str
+    tokens: list[str]
+    offsets: list[tuple[int, int]]  # character span of each token in ``text``; (0, 0) for specials
+    special: list[bool]  # [CLS]/[SEP]/<S>-like tokens that cover no text
+    layers: np.ndarray  # (num_layers, num_tokens, dim), float32
+    attentions: np.ndarray | None = None  # (layers, heads, num_tokens, num_tokens) for transformers
+    in_vocab: list[bool] | None = None  # static models: whether each token has a vector
+
+
+class Encoder:
+    """Base class: subclasses set the attributes below and implement ``encode``."""
+
+    name: str
+    kind: str  # "bert" | "elmo" | "static"
+    layer_names: list[str]
+    max_tokens: int
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layer_names)
+
+    def encode(self, sentences: list[str], *, attentions: bool = False, batch_size: int = 32) -> list[Encoding]:
+        raise NotImplementedError
+
+
+def _check_sentences(sentences: list[str]) -> None:
+    if not sentences or not any(s.strip() for s in sentences):
+        raise LabError("empty_input")
+    for sentence in sentences:
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            raise LabError("too_long", length=len(sentence), limit=MAX_SENTENCE_CHARS)
+
+
+def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped by similar length so padding stays small; callers restore the order."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+class BertEncoder(Encoder):
+    """Any BERT-family masked LM loaded through transformers (eager attention, safetensors only)."""
+
+    kind = "bert"
+
+    def __init__(self, name: str, model, tokenizer, nsp_head=None):
+        self.name = name
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.nsp_head = nsp_head
+        self.max_tokens = min(int(getattr(model.config, "max_position_embeddings", 512)), 512)
+        self.layer_names = ["embeddings"] + [f"layer {i}" for i in range(1, model.config.num_hidden_layers + 1)]
+        self.mask_token = tokenizer.mask_token
+        self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+
+    @property
+    def has_nsp(self) -> bool:
+        return self.nsp_head is not None
+
+    def _tokenize(self, texts, pairs=None):
+        return self.tokenizer(texts, pairs, return_offsets_mapping=True, padding=True,
+                              return_special_tokens_mask=True, return_tensors="pt")
+
+    def check_length(self, text: str, pair: str | None = None) -> None:
+        count = len(self.tokenizer(text, pair)["input_ids"])
+        if count > self.max_tokens:
+            raise LabError("too_many_tokens", count=count, limit=self.max_tokens)
+
+    @torch.inference_mode()
+    def forward(self, texts: list[str], pairs: list[str] | None = None, *, attentions: bool = False):
+        """One batched forward pass: (tokenized batch, model outputs with hidden states and MLM logits)."""
+        batch = self._tokenize(texts, pairs)
+        inputs = {k: v for k, v in batch.items() if k not in ("offset_mapping", "special_tokens_mask")}
+        with self._lock:
+            outputs = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        return batch, outputs
+
+    def encode(self, sentences, *, attentions=False, batch_size=32):
+        _check_sentences(sentences)
+        for sentence in sentences:
+            self.check_length(sentence)
+        results: list[Encoding | None] = [None] * len(sentences)
+        for group in _length_batches([len(s) for s in sentences], batch_size):
+            texts = [sentences[i] for i in group]
+            batch, outputs = self.forward(texts, attentions=attentions)
+            hidden = torch.stack(outputs.hidden_states).float()  # (layers, batch, time, dim)
+            atts = torch.stack(outputs.attentions).float() if attentions else None
+            for row, index in enumerate(group):
+                n = int(batch["attention_mask"][row].sum())
+                ids = batch["input_ids"][row, :n].tolist()
+                results[index] = Encoding(
+                    text=sentences[index],
+                    tokens=self.tokenizer.convert_ids_to_tokens(ids),
+                    offsets=[tuple(o) for o in batch["offset_mapping"][row, :n].tolist()],
+                    special=[bool(s) for s in batch["special_tokens_mask"][row, :n].tolist()],
+                    layers=hidden[:, row, :n].numpy(),
+                    attentions=atts[:, row, :, :n, :n].numpy() if atts is not None else None,
+                )
+        return results
+
+    @torch.inference_mode()
+    def next_sentence_probability(self, first: str, second: str) -> float:
+        """P(IsNext) from the NSP head (label 0 = the second sentence follows the first)."""
+        if self.nsp_head is None:
+            raise LabError("no_nsp_head", name=self.name)
+        self.check_length(first, second)
+        batch = self.tokenizer(first, second, return_tensors="pt")
+        with self._lock:
+            outputs = self.model.base_model(**batch)
+        logits = self.nsp_head(outputs.pooler_output)
+        return float(torch.softmax(logits.float(), -1)[0, 0])
+
+
+class ElmoEncoder(Encoder):
+    """The mini ELMo biLM: layer 0 = [x; x], layer j = [forward_j; backward_j]."""
+
+    kind = "elmo"
+
+    def __init__(self, name: str, directory: Path):
+        from transformers import BertTokenizerFast
+
+        from .elmo import BiLM
+
+        self.name = name
+        self.model = BiLM.load(directory)
+        self.tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
+        self.max_tokens = 512
+        self.layer_names = ["token layer"] + [f"biLSTM {j}" for j in range(1, self.model.config.num_layers + 1)]
+        self._lock = threading.Lock()
+
+    @torch.inference_mode()
+    def encode(self, sentences, *, attentions=False, batch_size=32):
+        _check_sentences(sentences)
+        results: list[Encoding | None] = [None] * len(sentences)
+        for group in _length_batches([len(s) for s in sentences], batch_size):
+            texts = [sentences[i] for i in group]
+            batch = self.tokenizer(texts, return_offsets_mapping=True, padding=True,
+                                   return_special_tokens_mask=True, return_tensors="pt")
+            lengths = batch["attention_mask"].sum(1)
+            if int(lengths.max()) > self.max_tokens:
+                raise LabError("too_many_tokens", count=int(lengths.max()), limit=self.max_tokens)
+            with self._lock:
+                layers = self.model.layer_vectors(batch["input_ids"], lengths).float()
+            for row, index in enumerate(group):
+                n = int(lengths[row])
+                results[index] = Encoding(
+                    text=sentences[index],
+                    tokens=self.tokenizer.convert_ids_to_tokens(batch["input_ids"][row, :n].tolist()),
+                    offsets=[tuple(o) for o in batch["offset_mapping"][row, :n].tolist()],
+                    special=[bool(s) for s in batch["special_tokens_mask"][row, :n].tolist()],
+                    layers=layers[:, row, :n].numpy(),
+                )
+        return results
+
+
+class StaticEncoder(Encoder):
+    """word2vec: one vector per word type, whatever the sentence (jieba segmentation)."""
+
+    kind = "static"
+
+    def __init__(self, name: str, directory: Path):
+        import jieba
+        from safetensors.numpy import load_file
+
+        jieba.setLogLevel(logging.WARNING)
+        self.name = name
+        self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        self.vectors = load_file(str(directory / "vectors.safetensors"))["vectors"].astype(np.float32)
+        words = [line.split("\t")[0] for line in (directory / "vocab.txt").read_text(encoding="utf-8").splitlines()]
+        self.index = {word: i for i, word in enumerate(words)}
+        self.words = words
+        self.counts = [int(line.split("\t")[1]) for line in
+                       (directory / "vocab.txt").read_text(encoding="utf-8").splitlines()]
+        self.max_tokens = 100_000
+        self.layer_names = ["word2vec"]
+        # A private jieba instance that keeps every word we have a vector for in one piece,
+        # without changing the global segmenter other modules use.
+        self._jieba = jieba.Tokenizer()
+        for word in words:
+            if len(word) > 1:
+                self._jieba.add_word(word)
+
+    def word_vector(self, word: str) -> np.ndarray | None:
+        """The single vector of a word type, or None when it is out of vocabulary (OOV)."""
+        row = self.index.get(word.lower())
+        return None if row is None else self.vectors[row]
+
+    def most_similar(self, word: str, k: int = 10) -> list[tuple[str, float]]:
+        vector = self.word_vector(word)
+        if vector is None:
+            return []
+        norms = np.linalg.norm(self.vectors, axis=1) * np.linalg.norm(vector) + 1e-12
+        sims = self.vectors @ vector / norms
+        order = [i for i in np.argsort(-sims) if self.words[i] != word.lower()][:k]
+        return [(self.words[i], float(sims[i])) for i in order]
+
+    def encode(self, sentences, *, attentions=False, batch_size=32):
+        _check_sentences(sentences)
+        results = []
+        for sentence in sentences:
+            tokens, offsets, vectors, known = [], [], [], []
+            for word, start, end in self._jieba.tokenize(sentence):
+                if not word.strip():
+                    continue
+                vector = self.word_vector(word)
+                tokens.append(word)
+                offsets.append((start, end))
+                known.append(vector is not None)
+                vectors.append(vector if vector is not None else np.zeros(self.vectors.shape[1], np.float32))
+            layers = np.stack(vectors)[None] if vectors else np.zeros((1, 0, self.vectors.shape[1]), np.float32)
+            results.append(Encoding(text=sentence, tokens=tokens, offsets=offsets, special=[False] * len(tokens),
+                                    layers=layers, in_vocab=known))
+        return results

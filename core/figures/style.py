@@ -1,0 +1,31 @@
+"""Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+# Local fonts only (fonts-noto-cjk on Debian); the browser falls back to any installed CJK font.
+FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+STATIC_COLOUR = "#444444"
+
+
+def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False, height: int | None = None) -> go.Figure:
+    """Apply the common layout; ``large`` is presentation mode (bigger fonts for the back row)."""
+    size = 20 if large else 15
+    fig.update_layout(
+        title={"text": title, "font": {"size": size + 4}} if title else None,
+        font={"family": FONT_FAMILY, "size": size},
+        hoverlabel={"font": {"family": FONT_FAMILY, "size": size}},
+        margin={"l": 60, "r": 30, "t": 60 if title else 30, "b": 50},
+        template="plotly_white",
+        colorway=PALETTE,
+        legend={"font": {"size": size}},
+    )
+    if height:
+        fig.update_layout(height=height)
+    return fig
+
+
+def export_html(fig: go.Figure) -> str:
+    """A standalone HTML file with plotly.js inlined: opens offline, fetches nothing."""
+    return fig.to_html(include_plotlyjs=True, full_html=True)

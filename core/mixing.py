@@ -1,0 +1,106 @@
+"""The ELMo scalar mix (Peters et al., 2018, eq. 1; cf. AllenNLP ``scalar_mix.py``).
+
+For token k with layer representations h_{k,0}, ..., h_{k,L}:
+
+    ELMo_k = γ · Σ_j s_j · h_{k,j},    s = softmax(w)  (so s_j ≥ 0 and Σ_j s_j = 1)
+
+The task learns the L+1 pre-softmax weights w and the scale γ. In the lecture the weights are
+also written directly in normalised form s; both forms are accepted here.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+_SUM_TOLERANCE = 1e-6
+
+# name -> (weights, gamma, pre_softmax) for three layers (L = 2), as used in the lecture.
+PRESETS: dict[str, tuple[list[float], float, bool]] = {
+    "uniform": ([0.0, 0.0, 0.0], 1.0, True),  # equal pre-softmax weights -> plain average
+    "syntax": ([0.5, 0.4, 0.1], 2.0, False),  # lower layers carry more syntax
+    "semantics": ([0.1, 0.3, 0.6], 2.0, False),  # top layer carries more word sense
+    "worked_example": ([0.2, 0.3, 0.5], 2.0, False),
+}
+
+
+def _as_weight_vector(weights: ArrayLike) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.size == 0:
+        raise ValueError(f"weights must be a non-empty 1-D sequence, got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"weights must be finite, got {w.tolist()}")
+    return w
+
+
+def softmax(weights: ArrayLike) -> np.ndarray:
+    """Numerically stable softmax of a 1-D weight vector."""
+    w = _as_weight_vector(weights)
+    # Subtracting the max leaves the result unchanged but keeps exp() from overflowing.
+    e = np.exp(w - w.max())
+    return e / e.sum()
+
+
+def normalise_weights(weights: ArrayLike, *, pre_softmax: bool) -> np.ndarray:
+    """Return the normalised mixing weights s.
+
+    pre_softmax=True: ``weights`` are the learned w, and s = softmax(w).
+    pre_softmax=False: ``weights`` already are s; they are checked, not rescaled, so a typo in a
+    preset shows up as an error instead of silently changing the lecture's numbers.
+    """
+    if pre_softmax:
+        return softmax(weights)
+    s = _as_weight_vector(weights)
+    if np.any(s < 0):
+        raise ValueError(f"normalised weights must be non-negative, got {s.tolist()}")
+    total = float(s.sum())
+    if abs(total - 1.0) > _SUM_TOLERANCE:
+        raise ValueError(f"normalised weights must sum to 1, got {s.tolist()} (sum {total:.6g})")
+    return s
+
+
+def scalar_mix(
+    layers: ArrayLike,
+    weights: ArrayLike,
+    gamma: float = 1.0,
+    *,
+    pre_softmax: bool = False,
+) -> np.ndarray:
+    """γ · Σ_j s_j · layers[j] for layers of shape (L+1, ..., dim); float64 of shape (..., dim)."""
+    h = np.asarray(layers, dtype=np.float64)
+    if h.ndim < 2:
+        raise ValueError(f"layers must have shape (L+1, ..., dim), got shape {h.shape}")
+    s = normalise_weights(weights, pre_softmax=pre_softmax)
+    if s.shape[0] != h.shape[0]:
+        raise ValueError(
+            f"got {s.shape[0]} weights for {h.shape[0]} layers; need one weight per layer (L+1)"
+        )
+    if not np.isfinite(gamma):
+        raise ValueError(f"gamma must be finite, got {gamma}")
+    return float(gamma) * np.tensordot(s, h, axes=1)
+
+
+def one_hot(n_layers: int, k: int) -> np.ndarray:
+    """Normalised weights selecting layer k alone (s_k = 1), e.g. to show a single layer."""
+    if n_layers < 1:
+        raise ValueError(f"n_layers must be at least 1, got {n_layers}")
+    if not 0 <= k < n_layers:
+        raise ValueError(f"layer index k must be in [0, {n_layers - 1}], got {k}")
+    s = np.zeros(n_layers, dtype=np.float64)
+    s[k] = 1.0
+    return s
+
+
+def pre_softmax_from_normalised(s: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Pre-softmax weights w with softmax(w) = s / Σ s, shifted so max(w) = 0.
+
+    Lets sliders that hold pre-softmax values start at a normalised preset. The shift is free
+    (softmax ignores constants) and keeps the slider values in a small range ≤ 0.
+    """
+    v = _as_weight_vector(s)
+    if np.any(v <= 0):
+        # log(0) = -inf: a zero weight has no finite pre-softmax value.
+        raise ValueError(f"normalised weights must be strictly positive, got {v.tolist()}")
+    w = np.log(v)
+    return w - w.max()

@@ -1,0 +1,127 @@
+"""Find a target word in sentences and turn each occurrence into one vector per layer.
+
+A word vector is the mean of the vectors of the tokens that cover it (characters for Chinese,
+WordPieces for English). Static models answer with the one vector of the word type: the same
+for every occurrence, which is exactly the limitation the lecture starts from.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
+from .errors import LabError
+
+MAX_SENTENCES = 200
+
+
+@dataclass
+class Occurrence:
+    sentence_index: int
+    sentence: str
+    start: int
+    end: int
+    token_indices: list[int]
+    layers: np.ndarray  # (num_layers, dim)
+    label: str | None = None
+
+
+@dataclass
+class WordVectors:
+    word: str
+    model: str
+    layer_names: list[str]
+    occurrences: list[Occurrence]
+    missing: list[int] = field(default_factory=list)  # sentences without the word
+    oov: bool = False  # static model: the word has no vector at all
+
+    def stacked(self) -> np.ndarray:
+        """(num_layers, num_occurrences, dim)."""
+        if not self.occurrences:
+            return np.zeros((len(self.layer_names), 0, 0), np.float32)
+        return np.stack([o.layers for o in self.occurrences], axis=1)
+
+
+def find_spans(sentence: str, word: str) -> list[tuple[int, int]]:
+    """Non-overlapping character spans of ``word`` in ``sentence`` (case-insensitive).
+
+    Latin words only match whole words (``apple`` does not match inside ``pineapple``); Chinese
+    has no word boundaries to respect.
+    """
+    if not word:
+        return []
+    pattern = re.escape(word)
+    if re.fullmatch(r"[A-Za-z0-9]+", word):
+        pattern = rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
+    return [(m.start(), m.end()) for m in re.finditer(pattern, sentence, flags=re.IGNORECASE)]
+
+
+def covering_tokens(encoding: Encoding, start: int, end: int) -> list[int]:
+    return [i for i, ((s, e), special) in enumerate(zip(encoding.offsets, encoding.special))
+            if not special and e > s and s < end and e > start]
+
+
+def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
+    """``label|sentence`` lines → sentences and labels (None when unlabelled); blank lines dropped."""
+    sentences, labels = [], []
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        label, sep, rest = line.partition("|")
+        if sep and label.strip() and rest.strip() and len(label.strip()) <= 20:
+            sentences.append(rest.strip())
+            labels.append(label.strip())
+        else:
+            sentences.append(line)
+            labels.append(None)
+    return sentences, labels
+
+
+def word_vectors(encoder: Encoder, sentences: list[str], word: str,
+                 labels: list[str | None] | None = None, encodings: list[Encoding] | None = None) -> WordVectors:
+    """Every occurrence of ``word`` in ``sentences`` with its per-layer vectors."""
+    word = (word or "").strip()
+    if not word:
+        raise LabError("empty_word")
+    sentences = [s for s in sentences]
+    if not sentences:
+        raise LabError("empty_input")
+    if len(sentences) > MAX_SENTENCES:
+        raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
+    for sentence in sentences:
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            raise LabError("too_long", length=len(sentence), limit=MAX_SENTENCE_CHARS)
+    labels = labels or [None] * len(sentences)
+    spans = [find_spans(s, word) for s in sentences]
+    missing = [i for i, found in enumerate(spans) if not found]
+    result = WordVectors(word, encoder.name, list(encoder.layer_names), [], missing)
+
+    if isinstance(encoder, StaticEncoder):
+        vector = encoder.word_vector(word)
+        result.oov = vector is None
+        if vector is not None:
+            for i, found in enumerate(spans):
+                for start, end in found:
+                    result.occurrences.append(Occurrence(i, sentences[i], start, end, [], vector[None].copy(), labels[i]))
+        return result
+
+    present = [i for i, found in enumerate(spans) if found]
+    if not present:
+        return result
+    if encodings is None:
+        encoded = encoder.encode([sentences[i] for i in present])
+        encodings_by_index = dict(zip(present, encoded))
+    else:
+        encodings_by_index = {i: encodings[i] for i in present}
+    for i in present:
+        encoding = encodings_by_index[i]
+        for start, end in spans[i]:
+            tokens = covering_tokens(encoding, start, end)
+            if not tokens:  # e.g. the word fell on characters the tokenizer dropped
+                continue
+            vector = encoding.layers[:, tokens].mean(axis=1)
+            result.occurrences.append(Occurrence(i, sentences[i], start, end, tokens, vector, labels[i]))
+    return result

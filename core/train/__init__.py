@@ -1,0 +1,1 @@
+"""Training scripts for the embedded teaching models (run as ``python -m core.train.<model>``)."""

@@ -1,0 +1,244 @@
+"""Pretrain mini-bert-zh: a real transformers BERT with the MLM and NSP heads.
+
+    python -m core.train.bert --out assets/models/mini-bert-zh --max-minutes 90
+
+Masking follows the original BERT: 15% of the tokens are chosen; of those 80% become [MASK],
+10% a random token and 10% stay unchanged. Sentence pairs are 50% the true next segment of the
+same paragraph and 50% a segment from a random paragraph. For speed on CPU the MLM output layer
+is computed only at the chosen positions, and batches group examples of similar length.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import BertConfig, BertForPreTraining, BertTokenizerFast
+
+from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_everything
+from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+
+IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
+
+
+def tokenize_corpus(tokenizer, lines: list[str]) -> list[list[np.ndarray]]:
+    """Each paragraph becomes a list of sentences, each an int32 array of token ids."""
+    paragraphs = []
+    batch_size = 2000
+    for start in range(0, len(lines), batch_size):
+        chunk = [split_sentences(line) for line in lines[start:start + batch_size]]
+        flat = [s for sentences in chunk for s in sentences]
+        ids = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+        cursor = 0
+        for sentences in chunk:
+            paragraph = [np.asarray(ids[cursor + k], dtype=np.int32) for k in range(len(sentences))]
+            cursor += len(sentences)
+            paragraph = [p for p in paragraph if len(p)]
+            if paragraph:
+                paragraphs.append(paragraph)
+    return paragraphs
+
+
+class PairSampler:
+    """Builds NSP sentence pairs and BERT-style MLM corruption."""
+
+    def __init__(self, paragraphs, vocab_size: int, special_ids: set[int], cls_id: int, sep_id: int,
+                 mask_id: int, max_len: int, rng: random.Random):
+        self.paragraphs = paragraphs
+        self.multi = [i for i, p in enumerate(paragraphs) if len(p) >= 2]
+        self.vocab_size = vocab_size
+        self.special_ids = special_ids
+        self.cls_id, self.sep_id, self.mask_id = cls_id, sep_id, mask_id
+        self.max_len = max_len
+        self.rng = rng
+        self.first_normal_id = max(special_ids) + 1
+
+    def _pair(self):
+        rng = self.rng
+        paragraph = self.paragraphs[rng.choice(self.multi)]
+        split = rng.randint(1, len(paragraph) - 1)
+        a = np.concatenate(paragraph[:split])
+        if rng.random() < 0.5:
+            b, label = np.concatenate(paragraph[split:]), IS_NEXT
+        else:
+            other = self.paragraphs[rng.randrange(len(self.paragraphs))]
+            start = rng.randrange(len(other))
+            b, label = np.concatenate(other[start:]), NOT_NEXT
+        budget = self.max_len - 3
+        while len(a) + len(b) > budget:
+            if len(a) > len(b):
+                a = a[1:]  # keep the end of A: it is what borders B
+            else:
+                b = b[:-1]
+        return a, b, label
+
+    def example(self):
+        a, b, label = self._pair()
+        ids = np.concatenate([[self.cls_id], a, [self.sep_id], b, [self.sep_id]]).astype(np.int64)
+        types = np.concatenate([np.zeros(len(a) + 2), np.ones(len(b) + 1)]).astype(np.int64)
+        candidates = [i for i in range(len(ids)) if ids[i] not in self.special_ids]
+        n_mask = max(1, round(0.15 * len(candidates)))
+        chosen = sorted(self.rng.sample(candidates, min(n_mask, len(candidates))))
+        targets = ids[chosen].copy()
+        corrupted = ids.copy()
+        for pos in chosen:
+            roll = self.rng.random()
+            if roll < 0.8:
+                corrupted[pos] = self.mask_id
+            elif roll < 0.9:
+                corrupted[pos] = self.rng.randrange(self.first_normal_id, self.vocab_size)
+        return corrupted, types, np.asarray(chosen), targets, label
+
+    def batches(self, batch_size: int, pool: int = 50):
+        """Endless stream of padded batches; examples grouped by length to waste little padding."""
+        while True:
+            examples = [self.example() for _ in range(batch_size * pool)]
+            examples.sort(key=lambda e: len(e[0]))
+            groups = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+            self.rng.shuffle(groups)
+            for group in groups:
+                yield collate(group)
+
+
+def collate(group):
+    width = max(len(e[0]) for e in group)
+    n = len(group)
+    input_ids = torch.zeros(n, width, dtype=torch.long)
+    token_type = torch.zeros(n, width, dtype=torch.long)
+    attention = torch.zeros(n, width, dtype=torch.long)
+    rows, cols, targets, labels = [], [], [], []
+    for i, (ids, types, positions, tgt, label) in enumerate(group):
+        input_ids[i, :len(ids)] = torch.from_numpy(ids)
+        token_type[i, :len(ids)] = torch.from_numpy(types)
+        attention[i, :len(ids)] = 1
+        rows.extend([i] * len(positions))
+        cols.extend(positions.tolist())
+        targets.extend(tgt.tolist())
+        labels.append(label)
+    return {
+        "input_ids": input_ids, "token_type_ids": token_type, "attention_mask": attention,
+        "mask_rows": torch.tensor(rows, dtype=torch.long), "mask_cols": torch.tensor(cols, dtype=torch.long),
+        "mlm_targets": torch.tensor(targets, dtype=torch.long), "nsp_labels": torch.tensor(labels, dtype=torch.long),
+    }
+
+
+def pretraining_loss(model: BertForPreTraining, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """MLM loss on the chosen positions only, plus the NSP loss. Returns (loss, mlm logits, nsp logits)."""
+    outputs = model.bert(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
+                         attention_mask=batch["attention_mask"])
+    hidden = outputs.last_hidden_state[batch["mask_rows"], batch["mask_cols"]]
+    mlm_logits = model.cls.predictions(hidden).float()
+    nsp_logits = model.cls.seq_relationship(outputs.pooler_output).float()
+    loss = (torch.nn.functional.cross_entropy(mlm_logits, batch["mlm_targets"])
+            + torch.nn.functional.cross_entropy(nsp_logits, batch["nsp_labels"]))
+    return loss, mlm_logits, nsp_logits
+
+
+def make_model(tokenizer, args) -> BertForPreTraining:
+    config = BertConfig(
+        vocab_size=len(tokenizer), hidden_size=args.hidden, num_hidden_layers=args.layers,
+        num_attention_heads=args.heads, intermediate_size=args.hidden * 4,
+        max_position_embeddings=args.max_len, type_vocab_size=2,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return BertForPreTraining(config)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--vocab", required=True, help="vocab.txt built by core.train.vocab")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--checkpoint", default=None, help="resume file (default: OUT/../.ckpt/mini-bert-zh.pt)")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--max-len", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--warmup", type=int, default=500)
+    parser.add_argument("--max-minutes", type=float, default=90.0, help="training time budget")
+    parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = time only)")
+    parser.add_argument("--limit-lines", type=int, default=None)
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPU or CUDA)")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
+    args = parser.parse_args(argv)
+
+    seed_everything(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / "mini-bert-zh.pt"
+    tokenizer = BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
+
+    if args.export_only:
+        model = make_model(tokenizer, args)
+        load_checkpoint(ckpt, model, torch.optim.AdamW(model.parameters()))
+        export(model, tokenizer, out)
+        return
+    t0 = time.time()
+    lines = list(read_lines(args.corpus, "train", args.limit_lines))
+    paragraphs = tokenize_corpus(tokenizer, lines)
+    print(f"tokenized {len(paragraphs)} paragraphs in {time.time() - t0:.0f}s", flush=True)
+    special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
+    sampler = PairSampler(paragraphs, len(tokenizer), special, tokenizer.cls_token_id, tokenizer.sep_token_id,
+                          tokenizer.mask_token_id, args.max_len, random.Random(args.seed))
+
+    model = make_model(tokenizer, args).to(args.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    state = {"step": 0, "elapsed": 0.0}
+    if ckpt.exists():
+        state = load_checkpoint(ckpt, model, optimizer)
+        print(f"resumed from {ckpt} at step {state['step']}", flush=True)
+    model.train()
+    progress = Progress()
+    budget = args.max_minutes * 60
+    start, last_save = time.time() - state["elapsed"], time.time()
+    for batch in sampler.batches(args.batch_size):
+        elapsed = time.time() - start
+        step = state["step"]
+        done = elapsed >= budget or (args.max_steps and step >= args.max_steps)
+        if done:
+            break
+        frac = step / args.max_steps if args.max_steps else elapsed / budget
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(frac, step, args.lr, args.warmup)
+        batch = {k: v.to(args.device) for k, v in batch.items()}
+        with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16):
+            loss, mlm_logits, _ = pretraining_loss(model, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        state["step"] = step + 1
+        acc = (mlm_logits.argmax(-1) == batch["mlm_targets"]).float().mean().item()
+        progress.update(step, loss.item(), int(batch["attention_mask"].sum()), f"mlm-acc {acc:.3f}")
+        if time.time() - last_save > 600:
+            state["elapsed"] = time.time() - start
+            save_checkpoint(ckpt, model, optimizer, state)
+            last_save = time.time()
+    state["elapsed"] = time.time() - start
+    save_checkpoint(ckpt, model, optimizer, state)
+    export(model, tokenizer, out)
+    print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+
+
+def export(model: BertForPreTraining, tokenizer, out: Path) -> None:
+    """fp16 safetensors via save_pretrained, plus the tokenizer files, loadable with from_pretrained(out)."""
+    out.mkdir(parents=True, exist_ok=True)
+    model.to("cpu").half().save_pretrained(out, safe_serialization=True)
+    model.float()
+    tokenizer.save_pretrained(out)
+    # transformers 5 writes only tokenizer.json; ship BERT's classic vocab.txt too.
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    (out / "vocab.txt").write_text("".join(token + "\n" for token, _ in vocab), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

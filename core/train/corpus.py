@@ -1,0 +1,50 @@
+"""Corpus reading shared by every trainer: a deterministic held-out split and sentence splitting.
+
+The corpus lives outside the repository (``../shared/corpus``) and is never committed.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+from typing import Iterator
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zh_mixed_v1.txt"
+HELDOUT_EVERY = 100  # line i is held out when i % 100 == 0: 1% of lines, never trained on
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;…])")
+
+
+def read_lines(path: Path | str = DEFAULT_CORPUS, split: str = "train", limit: int | None = None) -> Iterator[str]:
+    """Yield stripped lines of the ``train`` or ``heldout`` split (1% of lines, by line index)."""
+    if split not in ("train", "heldout"):
+        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    want_heldout = split == "heldout"
+    count = 0
+    with open(path, encoding="utf-8") as handle:
+        for index, line in enumerate(handle):
+            if (index % HELDOUT_EVERY == 0) != want_heldout:
+                continue
+            line = line.strip()
+            if not line:
+                continue
+            yield line
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+
+def split_sentences(line: str, max_chars: int = 120) -> list[str]:
+    """Split a paragraph at sentence-final punctuation; cut very long pieces at ``max_chars``."""
+    pieces = [p.strip() for p in _SENTENCE_END.split(line) if p.strip()]
+    out: list[str] = []
+    for piece in pieces:
+        out.extend(piece[i:i + max_chars] for i in range(0, len(piece), max_chars))
+    return out
+
+
+def char_counts(lines) -> collections.Counter:
+    counts: collections.Counter = collections.Counter()
+    for line in lines:
+        counts.update(line)
+    return counts

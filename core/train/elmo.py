@@ -1,0 +1,143 @@
+"""Pretrain mini-elmo-zh: forward + backward character language models (see core/elmo.py).
+
+    python -m core.train.elmo --vocab assets/models/shared-vocab.txt --out assets/models/mini-elmo-zh --max-minutes 90
+
+Each training sequence is one sentence, [CLS] chars [SEP]; the loss is the mean of the forward
+and backward next-token cross-entropies (the biLM objective maximises their sum).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import BertTokenizerFast
+
+from ..elmo import BiLM, BiLMConfig
+from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_everything
+from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+
+
+def encode_sentences(tokenizer, lines, max_len: int) -> list[np.ndarray]:
+    sentences = [s for line in lines for s in split_sentences(line, max_chars=max_len - 2)]
+    out = []
+    for start in range(0, len(sentences), 5000):
+        for ids in tokenizer(sentences[start:start + 5000], add_special_tokens=True,
+                             truncation=True, max_length=max_len)["input_ids"]:
+            if len(ids) > 3:
+                out.append(np.asarray(ids, dtype=np.int32))
+    return out
+
+
+def batches(sequences: list[np.ndarray], max_tokens: int, rng: random.Random):
+    """Endless stream of (ids, lengths) batches of similar-length sentences, about max_tokens each."""
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    groups, current, width = [], [], 0
+    for index in order:
+        width = max(width, len(sequences[index]))
+        if current and width * (len(current) + 1) > max_tokens:
+            groups.append(current)
+            current, width = [], len(sequences[index])
+        current.append(index)
+    if current:
+        groups.append(current)
+    while True:
+        rng.shuffle(groups)
+        for group in groups:
+            yield collate([sequences[i] for i in group])
+
+
+def collate(seqs: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    ids = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.from_numpy(s.astype(np.int64))
+    return ids, lengths
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--vocab", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--checkpoint", default=None)
+    parser.add_argument("--embed-dim", type=int, default=256)
+    parser.add_argument("--hidden-dim", type=int, default=512)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--max-len", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch")
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--max-minutes", type=float, default=90.0)
+    parser.add_argument("--max-steps", type=int, default=0)
+    parser.add_argument("--limit-lines", type=int, default=None)
+    parser.add_argument("--bf16", action="store_true")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
+    args = parser.parse_args(argv)
+
+    seed_everything(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / "mini-elmo-zh.pt"
+    tokenizer = BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
+    vocab = [t for t, _ in sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])]
+
+    config = BiLMConfig(vocab_size=len(vocab), embed_dim=args.embed_dim, hidden_dim=args.hidden_dim,
+                        num_layers=args.layers, dropout=args.dropout, bos_id=tokenizer.cls_token_id,
+                        eos_id=tokenizer.sep_token_id, pad_id=tokenizer.pad_token_id)
+    model = BiLM(config).to(args.device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.export_only:
+        load_checkpoint(ckpt, model, optimizer)
+        model.eval().save(out, vocab)
+        return
+    t0 = time.time()
+    sequences = encode_sentences(tokenizer, list(read_lines(args.corpus, "train", args.limit_lines)), args.max_len)
+    print(f"encoded {len(sequences)} sentences in {time.time() - t0:.0f}s", flush=True)
+    state = {"step": 0, "elapsed": 0.0}
+    if ckpt.exists():
+        state = load_checkpoint(ckpt, model, optimizer)
+        print(f"resumed from {ckpt} at step {state['step']}", flush=True)
+    model.train()
+    progress = Progress()
+    budget = args.max_minutes * 60
+    start, last_save = time.time() - state["elapsed"], time.time()
+    for ids, lengths in batches(sequences, args.max_tokens, random.Random(args.seed + state["step"])):
+        elapsed = time.time() - start
+        step = state["step"]
+        if elapsed >= budget or (args.max_steps and step >= args.max_steps):
+            break
+        frac = step / args.max_steps if args.max_steps else elapsed / budget
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(frac, step, args.lr, args.warmup)
+        with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16):
+            fwd, bwd, n_tokens = model.lm_losses(ids.to(args.device), lengths.to(args.device))
+        loss = (fwd + bwd) / 2
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        state["step"] = step + 1
+        progress.update(step, loss.item(), n_tokens,
+                        f"ppl fwd {math.exp(min(fwd.item(), 20)):.0f} bwd {math.exp(min(bwd.item(), 20)):.0f}")
+        if time.time() - last_save > 600:
+            state["elapsed"] = time.time() - start
+            save_checkpoint(ckpt, model, optimizer, state)
+            last_save = time.time()
+    state["elapsed"] = time.time() - start
+    save_checkpoint(ckpt, model, optimizer, state)
+    model.eval().save(out, vocab)
+    print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""Evaluate the embedded models on the held-out split and print the model cards' figures.
+
+    python -m core.train.evaluate            # all three models, writes assets/models/evaluation.json
+
+- mini-bert-zh: masked-character top-1/top-5 accuracy (BERT's 15% / 80-10-10 corruption, fixed seed)
+  and next-sentence accuracy on held-out sentence pairs.
+- mini-elmo-zh: forward and backward character perplexity against a unigram model's perplexity
+  (unigram counts from the training split, add-one smoothed) on the same held-out tokens.
+- word2vec-zh: nearest neighbours of a few words.
+- Word senses of 苹果 (fruit vs Apple Inc.): leave-one-out nearest-neighbour sense accuracy per
+  layer, on the project's hand-written set (assets/eval/apple_senses.txt) and on held-out corpus
+  sentences labelled by keyword rules (the rules' keywords stay in the sentences, which makes that
+  set easier; it is reported separately).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import random
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..geometry import loo_nn_accuracy
+from ..occurrences import parse_labelled, word_vectors
+from ..registry import MODELS_DIR, load_encoder
+from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+
+SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
+NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
+_APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
+_FRUIT = re.compile(r"吃|水果|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
+
+
+def authored_sense_set() -> tuple[list[str], list[str]]:
+    lines = [l for l in SENSES_FILE.read_text(encoding="utf-8").splitlines() if l.strip() and not l.startswith("#")]
+    return parse_labelled(lines)
+
+
+def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
+    sentences, labels = [], []
+    for line in read_lines(corpus, "heldout"):
+        if "苹果" not in line:
+            continue
+        for sentence in split_sentences(line):
+            if "苹果" not in sentence:
+                continue
+            apple, fruit = bool(_APPLE_INC.search(sentence.lower())), bool(_FRUIT.search(sentence))
+            if apple != fruit:
+                sentences.append(sentence)
+                labels.append("公司" if apple else "水果")
+    return sentences, labels
+
+
+def sense_accuracy(model: str, sentences: list[str], labels: list[str]) -> dict:
+    encoder = load_encoder(model)
+    result = word_vectors(encoder, sentences, "苹果", labels)
+    stacked = result.stacked()
+    occurrence_labels = [o.label for o in result.occurrences]
+    per_layer = {name: loo_nn_accuracy(stacked[i], occurrence_labels) for i, name in enumerate(result.layer_names)}
+    counts = collections.Counter(occurrence_labels)
+    return {"per_layer": per_layer, "n": dict(counts), "best": max(v for v in per_layer.values() if v is not None)}
+
+
+@torch.inference_mode()
+def evaluate_bert(corpus: str, examples: int, seed: int) -> dict:
+    from .bert import PairSampler, tokenize_corpus
+
+    encoder = load_encoder("mini-bert-zh")
+    model, tokenizer = encoder.model, encoder.tokenizer
+    paragraphs = tokenize_corpus(tokenizer, list(read_lines(corpus, "heldout")))
+    special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
+    sampler = PairSampler(paragraphs, len(tokenizer), special, tokenizer.cls_token_id, tokenizer.sep_token_id,
+                          tokenizer.mask_token_id, model.config.max_position_embeddings, random.Random(seed))
+    top1 = top5 = masked = nsp_right = pairs = 0
+    stream = sampler.batches(64)
+    while pairs < examples:
+        batch = next(stream)
+        outputs = model.bert(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
+                             attention_mask=batch["attention_mask"])
+        hidden = outputs.last_hidden_state[batch["mask_rows"], batch["mask_cols"]]
+        logits = model.cls.predictions(hidden)
+        best5 = logits.topk(5, dim=-1).indices
+        targets = batch["mlm_targets"]
+        top1 += int((best5[:, 0] == targets).sum())
+        top5 += int((best5 == targets[:, None]).any(-1).sum())
+        masked += len(targets)
+        nsp = model.cls.seq_relationship(outputs.pooler_output).argmax(-1)
+        nsp_right += int((nsp == batch["nsp_labels"]).sum())
+        pairs += len(nsp)
+    return {"masked_top1": top1 / masked, "masked_top5": top5 / masked, "masked_tokens": masked,
+            "nsp_accuracy": nsp_right / pairs, "pairs": pairs}
+
+
+@torch.inference_mode()
+def evaluate_elmo(corpus: str, max_sentences: int) -> dict:
+    from .elmo import batches, encode_sentences
+
+    encoder = load_encoder("mini-elmo-zh")
+    model, tokenizer = encoder.model, encoder.tokenizer
+    heldout = encode_sentences(tokenizer, list(read_lines(corpus, "heldout")), 64)[:max_sentences]
+    # Unigram model from every 10th training line: add-one smoothing over the whole vocabulary.
+    train_sample = [l for i, l in enumerate(read_lines(corpus, "train")) if i % 10 == 0]
+    counts = np.ones(len(tokenizer), dtype=np.float64)
+    for seq in encode_sentences(tokenizer, train_sample, 64):
+        np.add.at(counts, seq[1:], 1)  # the tokens a forward LM predicts (characters and [SEP])
+    log_unigram = np.log(counts / counts.sum())
+    fwd_nll = bwd_nll = uni_nll = 0.0
+    tokens = 0
+    uni_bwd_nll = 0.0
+    stream = batches(heldout, 4096, random.Random(0))
+    seen = 0
+    n_groups = math.ceil(sum(len(s) for s in heldout) / 2048) + len(heldout)
+    for _ in range(n_groups):
+        ids, lengths = next(stream)
+        fwd, bwd, n = model.lm_losses(ids, lengths)
+        fwd_nll += float(fwd) * n
+        bwd_nll += float(bwd) * n
+        for row, length in zip(ids.numpy(), lengths.numpy()):
+            uni_nll -= log_unigram[row[1:length]].sum()
+            uni_bwd_nll -= log_unigram[row[:length - 1]].sum()
+        tokens += n
+        seen += len(lengths)
+        if seen >= len(heldout):
+            break
+    return {"forward_ppl": math.exp(fwd_nll / tokens), "backward_ppl": math.exp(bwd_nll / tokens),
+            "unigram_ppl_forward_targets": math.exp(uni_nll / tokens),
+            "unigram_ppl_backward_targets": math.exp(uni_bwd_nll / tokens), "tokens": tokens, "sentences": seen}
+
+
+def evaluate_word2vec() -> dict:
+    encoder = load_encoder("word2vec-zh")
+    return {"vocab_size": len(encoder.words),
+            "neighbours": {w: [[n, round(s, 3)] for n, s in encoder.most_similar(w, 8)] for w in NEIGHBOUR_WORDS}}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--models", nargs="+", default=["mini-bert-zh", "mini-elmo-zh", "word2vec-zh"])
+    parser.add_argument("--bert-pairs", type=int, default=3000)
+    parser.add_argument("--elmo-sentences", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=str(MODELS_DIR / "evaluation.json"))
+    args = parser.parse_args(argv)
+    torch.manual_seed(args.seed)
+
+    report: dict = {"corpus": Path(args.corpus).name, "heldout": "every 100th line (1%)"}
+    t0 = time.time()
+    if "mini-bert-zh" in args.models:
+        report["mini-bert-zh"] = evaluate_bert(args.corpus, args.bert_pairs, args.seed)
+    if "mini-elmo-zh" in args.models:
+        report["mini-elmo-zh"] = evaluate_elmo(args.corpus, args.elmo_sentences)
+    if "word2vec-zh" in args.models:
+        report["word2vec-zh"] = evaluate_word2vec()
+    senses = {"authored": authored_sense_set(), "heldout_corpus": heldout_sense_set(args.corpus)}
+    report["senses_苹果"] = {name: {m: sense_accuracy(m, *data) for m in args.models} for name, data in senses.items()}
+    report["seconds"] = round(time.time() - t0, 1)
+    Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()

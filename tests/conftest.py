@@ -1,0 +1,48 @@
+"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network)."""
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pytest
+import torch
+
+TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京心里的放下说相声抖银行在那边走行不"
+             "今天天气很好。，！？水果公司的是了人")
+
+
+def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2) -> Path:
+    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters)."""
+    from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, BertTokenizerFast
+
+    torch.manual_seed(seed)
+    pieces = list(string.ascii_lowercase + string.digits)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
+    vocab += [c for c in dict.fromkeys(TINY_TEXT) if c not in vocab]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=heads,
+                        intermediate_size=64, max_position_embeddings=64)
+    model = (BertForPreTraining if with_nsp else BertForMaskedLM)(config)
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory) -> Path:
+    """A masked LM without the NSP head (like many hub models)."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-mlm"), with_nsp=False, seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tiny_bert_dir):
+    from core.registry import load_encoder
+
+    return load_encoder(str(tiny_bert_dir))

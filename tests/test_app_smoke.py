@@ -1,0 +1,68 @@
+"""Smoke tests: the app and every page run without an exception; the language switch works."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import PAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 60  # first runs import torch/transformers through core.registry
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_app_runs_home_by_default():
+    at = app()
+    assert [x.value for x in at.title] == ["从静态词向量到 ELMo 再到 BERT"]
+    assert at.session_state["lang"] == "zh"
+    assert at.query_params["lang"] == "zh"
+
+
+def test_switch_to_english_changes_title():
+    at = app()
+    zh_title = at.title[0].value
+    at.sidebar.radio[0].set_value("en").run()
+    assert not at.exception
+    assert at.session_state["lang"] == "en"
+    assert at.title[0].value != zh_title
+    assert at.title[0].value == "From static word vectors to ELMo to BERT"
+    assert at.query_params["lang"] == "en"
+
+
+@pytest.mark.parametrize("path", [spec.path for spec in PAGES])
+def test_each_page_through_app(path):
+    at = app()
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title, f"{path} shows no title"
+
+
+@pytest.mark.parametrize("path", [spec.path for spec in PAGES])
+def test_each_page_file_alone(path):
+    at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_url_state_is_read_and_choices_survive_page_switch():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["lang"] = "en"
+    at.query_params["present"] = "1"
+    at.query_params["model"] = "some-org/some-bert"
+    at.run()
+    assert not at.exception
+    assert at.session_state["lang"] == "en"
+    assert at.session_state["present"] is True
+    assert at.session_state["bert_model"] == "some-org/some-bert"
+    at.switch_page(PAGES[3].path).run()
+    assert not at.exception
+    assert at.session_state["lang"] == "en" and at.session_state["bert_model"] == "some-org/some-bert"
+    assert at.query_params["model"] == "some-org/some-bert" and at.query_params["present"] == "1"

@@ -1,0 +1,104 @@
+"""`python -m core …`: JSON on stdout, a one-line message on stderr and exit 2 on bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core.__main__ import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_models_subprocess():
+    done = subprocess.run([sys.executable, "-m", "core", "models"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    models = {m["name"]: m for m in json.loads(done.stdout)}
+    assert {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"} <= set(models)
+    assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
+
+
+def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
+    source = tmp_path / "s.txt"
+    source.write_text("苹果昨天发布了新手机\n\n没有那个词\n", encoding="utf-8")
+    code, out, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
+                         "我吃了一个苹果")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["sentence_index"], r["start"], r["end"]) for r in rows] == [(0, 5, 7), (1, 0, 2)]
+    assert len(rows[0]["layers"]) == 3 and len(rows[0]["layers"][0]) == 32
+    assert "sentence 2" in err and "not found" in err
+
+
+def test_fill_mask_json(capsys, tiny_bert_dir):
+    code, out, _ = run(capsys, "fill-mask", "--model", str(tiny_bert_dir), "--top-k", "3", "我吃了一个[MASK][MASK]")
+    payload = json.loads(out)
+    assert code == 0 and [m["index"] for m in payload["masks"]] == [0, 1]
+    scores = [c["score"] for c in payload["masks"][0]["candidates"]]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+
+
+def test_mix_lecture_numbers(capsys):
+    identity = "[[1,0,0],[0,1,0],[0,0,1]]"
+    for weights, expected in (("[0.2,0.3,0.5]", [0.4, 0.6, 1.0]), ("[0.5,0.4,0.1]", [1.0, 0.8, 0.2]),
+                              ("[0.1,0.3,0.6]", [0.2, 0.6, 1.2])):
+        code, out, _ = run(capsys, "mix", "--layers", identity, "--weights", weights, "--gamma", "2")
+        assert code == 0 and json.loads(out) == pytest.approx(expected, abs=1e-9)
+    code, out, _ = run(capsys, "mix", "--layers", identity, "--weights", "[0,0,0]", "--softmax")
+    assert json.loads(out) == pytest.approx([1 / 3] * 3)
+
+
+def test_attention(capsys, tiny_bert_dir):
+    code, out, _ = run(capsys, "attention", "--model", str(tiny_bert_dir), "--layer", "1", "--head", "0", "我吃了一个苹果")
+    payload = json.loads(out)
+    assert code == 0 and payload["tokens"][0] == "[CLS]" and len(payload["matrices"]) == 1
+    for row in payload["matrices"][0]["attention"]:
+        assert sum(row) == pytest.approx(1.0, abs=1e-4)
+
+
+BAD = [
+    ("fill-mask no mask", ["fill-mask", "--model", "{tiny}", "我吃了一个苹果"], "[MASK]"),
+    ("fill-mask only masks", ["fill-mask", "--model", "{tiny}", "[MASK][MASK]"], "[MASK]"),
+    ("fill-mask 20 masks", ["fill-mask", "--model", "{tiny}", "我" + "[MASK]" * 20], "20"),
+    ("fill-mask too long", ["fill-mask", "--model", "{tiny}", "我" * 5000 + "[MASK]"], "5006"),
+    ("fill-mask html", ["fill-mask", "--model", "{tiny}", "<script>alert(1)</script>"], "[MASK]"),
+    ("fill-mask whitespace", ["fill-mask", "--model", "{tiny}", "   "], "sentence"),
+    ("embed word absent", ["embed", "--model", "{tiny}", "--word", "香蕉", "我吃了一个苹果"], "none of the sentences"),
+    ("embed empty", ["embed", "--model", "{tiny}", "--word", "苹果", ""], "at least one sentence"),
+    ("embed empty word", ["embed", "--model", "{tiny}", "--word", " ", "我吃了一个苹果"], "target word"),
+    ("embed too many tokens", ["embed", "--model", "{tiny}", "--word", "苹果", "苹果" * 100], "tokens"),
+    ("embed 5000 chars", ["embed", "--model", "{tiny}", "--word", "苹果", "苹" * 5000], "5000"),
+    ("embed binary file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "{binary}"], "UTF-8"),
+    ("embed missing file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "/nonexistent/x.txt"], "cannot read"),
+    ("unknown model", ["fill-mask", "--model", "./no/such/model", "我[MASK]"], "Unknown model"),
+    ("mix bad json", ["mix", "--layers", "[[1,0", "--weights", "[1]"], "JSON"),
+    ("mix wrong length", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.2,0.3,0.5]"], "Invalid"),
+    ("mix not normalised", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.9,0.9]"], "Invalid"),
+    ("attention bad layer", ["attention", "--model", "{tiny}", "--layer", "9", "我吃了"], "--layer"),
+    ("attention empty", ["attention", "--model", "{tiny}", " "], "at least one sentence"),
+]
+
+
+@pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
+def test_bad_input_one_line_error(case, capsys, tiny_bert_dir, tmp_path):
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    _, argv, fragment = case
+    argv = [a.replace("{tiny}", str(tiny_bert_dir)).replace("{binary}", str(binary)) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and fragment in lines[0], err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ["😀我吃了一个[MASK]", "我喫了一個[MASK]果", "I ate an [MASK]", "我\x07吃[MASK]"])
+def test_unusual_but_valid_input_works(text, capsys, tiny_bert_dir):
+    code, out, _ = run(capsys, "fill-mask", "--model", str(tiny_bert_dir), text)
+    assert code == 0 and len(json.loads(out)["masks"]) == 1

@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+
+from core.mixing import (
+    PRESETS,
+    normalise_weights,
+    one_hot,
+    pre_softmax_from_normalised,
+    scalar_mix,
+    softmax,
+)
+
+IDENTITY = np.identity(3)
+
+
+@pytest.mark.parametrize(
+    ("s", "expected"),
+    [
+        ([0.2, 0.3, 0.5], [0.4, 0.6, 1.0]),
+        ([0.5, 0.4, 0.1], [1.0, 0.8, 0.2]),
+        ([0.1, 0.3, 0.6], [0.2, 0.6, 1.2]),
+    ],
+)
+def test_lecture_numbers(s, expected):
+    mixed = scalar_mix(IDENTITY, s, gamma=2.0)
+    assert mixed.dtype == np.float64
+    assert np.allclose(mixed, expected, rtol=0.0, atol=1e-12)
+
+
+def test_presets_reproduce_lecture():
+    expected = {
+        "uniform": [1 / 3, 1 / 3, 1 / 3],
+        "syntax": [1.0, 0.8, 0.2],
+        "semantics": [0.2, 0.6, 1.2],
+        "worked_example": [0.4, 0.6, 1.0],
+    }
+    assert set(PRESETS) == set(expected)
+    for name, (weights, gamma, pre_softmax) in PRESETS.items():
+        mixed = scalar_mix(IDENTITY, weights, gamma, pre_softmax=pre_softmax)
+        assert np.allclose(mixed, expected[name], rtol=0.0, atol=1e-12), name
+
+
+def test_zero_pre_softmax_weights_average_layers():
+    layers = np.array([[[1.0, 2.0]], [[3.0, 4.0]], [[5.0, 9.0]]])  # (L+1=3, n_words=1, dim=2)
+    mixed = scalar_mix(layers, [0.0, 0.0, 0.0], pre_softmax=True)
+    assert mixed.shape == (1, 2)
+    assert np.allclose(mixed, [[3.0, 5.0]], rtol=0.0, atol=1e-12)
+
+
+def test_middle_axes_are_kept():
+    rng = np.random.default_rng(0)
+    layers = rng.normal(size=(3, 4, 5, 6))
+    s = [0.2, 0.3, 0.5]
+    expected = 1.5 * (0.2 * layers[0] + 0.3 * layers[1] + 0.5 * layers[2])
+    assert np.allclose(scalar_mix(layers, s, 1.5), expected, rtol=0.0, atol=1e-12)
+
+
+def test_wrong_number_of_weights():
+    with pytest.raises(ValueError, match="2 weights for 3 layers"):
+        scalar_mix(IDENTITY, [0.5, 0.5])
+
+
+def test_layers_need_a_layer_axis():
+    with pytest.raises(ValueError, match="shape"):
+        scalar_mix([1.0, 2.0, 3.0], [0.2, 0.3, 0.5])
+
+
+def test_negative_weights_rejected():
+    with pytest.raises(ValueError, match="non-negative"):
+        normalise_weights([1.2, -0.2, 0.0], pre_softmax=False)
+
+
+def test_weights_not_summing_to_one_rejected():
+    with pytest.raises(ValueError, match="sum to 1"):
+        scalar_mix(IDENTITY, [0.2, 0.3, 0.4])
+    # Within tolerance is fine.
+    assert np.allclose(normalise_weights([0.2, 0.3, 0.5 + 1e-7], pre_softmax=False), [0.2, 0.3, 0.5 + 1e-7])
+
+
+def test_softmax_stable_for_large_values():
+    s = softmax([1000.0, 1000.0, 999.0])
+    e = np.exp(-1.0)
+    assert np.all(np.isfinite(s))
+    assert np.allclose(s, [1 / (2 + e), 1 / (2 + e), e / (2 + e)], rtol=0.0, atol=1e-12)
+    assert np.allclose(softmax([-1000.0, 0.0]), [0.0, 1.0], rtol=0.0, atol=1e-12)
+
+
+def test_softmax_rejects_non_finite():
+    with pytest.raises(ValueError, match="finite"):
+        softmax([0.0, np.inf])
+
+
+def test_one_hot():
+    assert one_hot(3, 1).tolist() == [0.0, 1.0, 0.0]
+    assert np.allclose(scalar_mix(IDENTITY, one_hot(3, 2), gamma=2.0), [0.0, 0.0, 2.0])
+    with pytest.raises(ValueError, match="layer index"):
+        one_hot(3, 3)
+
+
+def test_pre_softmax_from_normalised_round_trip():
+    for s in ([0.2, 0.3, 0.5], [0.5, 0.4, 0.1], [0.1, 0.3, 0.6]):
+        w = pre_softmax_from_normalised(s)
+        assert w.max() == 0.0
+        assert np.allclose(softmax(w), s, rtol=0.0, atol=1e-12)
+    assert np.allclose(pre_softmax_from_normalised([0.25, 0.5, 0.25]), [np.log(0.5), 0.0, np.log(0.5)])
+
+
+def test_pre_softmax_from_normalised_needs_positive():
+    with pytest.raises(ValueError, match="strictly positive"):
+        pre_softmax_from_normalised([0.0, 0.5, 0.5])
