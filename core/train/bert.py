@@ -10,6 +10,7 @@ is computed only at the chosen positions, and batches group examples of similar 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 import random
 import time
 from pathlib import Path
@@ -161,6 +162,8 @@ def main(argv=None) -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--max-minutes", type=float, default=90.0, help="training time budget")
+    parser.add_argument("--end-at", default=None,
+                        help="wall-clock end, e.g. 2026-12-02T15:25 (overrides --max-minutes; resumable sessions)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = time only)")
     parser.add_argument("--limit-lines", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPU or CUDA)")
@@ -196,9 +199,12 @@ def main(argv=None) -> None:
     if ckpt.exists():
         state = load_checkpoint(ckpt, model, optimizer)
         print(f"resumed from {ckpt} at step {state['step']}", flush=True)
+        sampler.rng = random.Random(args.seed + state["step"])  # new examples, not a replay of the first ones
     model.train()
     progress = Progress()
     budget = args.max_minutes * 60
+    if args.end_at:
+        budget = state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
     start, last_save = time.time() - state["elapsed"], time.time()
     for batch in sampler.batches(args.batch_size):
         elapsed = time.time() - start

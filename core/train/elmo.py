@@ -8,6 +8,7 @@ and backward next-token cross-entropies (the biLM objective maximises their sum)
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 import math
 import random
 import time
@@ -74,6 +75,8 @@ def main(argv=None) -> None:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--max-minutes", type=float, default=90.0)
+    parser.add_argument("--end-at", default=None,
+                        help="wall-clock end, e.g. 2026-12-02T15:25 (overrides --max-minutes; resumable sessions)")
     parser.add_argument("--max-steps", type=int, default=0)
     parser.add_argument("--limit-lines", type=int, default=None)
     parser.add_argument("--bf16", action="store_true")
@@ -110,6 +113,8 @@ def main(argv=None) -> None:
     model.train()
     progress = Progress()
     budget = args.max_minutes * 60
+    if args.end_at:
+        budget = state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
     start, last_save = time.time() - state["elapsed"], time.time()
     for ids, lengths in batches(sequences, args.max_tokens, random.Random(args.seed + state["step"])):
         elapsed = time.time() - start

