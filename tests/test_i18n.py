@@ -10,8 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 I18N = ROOT / "assets" / "i18n"
-# t("key") / t('key', ...) as a whole word: not st.text(, not list(
-T_CALL = re.compile(r"""(?<![\w.])t\(\s*(["'])([^"'\\]+)\1""")
+# t("key") / t('key', ...) as a whole word (not st.text(, not list(); a literal that is only the
+# start of a computed key (t("a." + x)) is skipped: the literal must be followed by "," or ")".
+T_CALL = re.compile(r"""(?<![\w.])t\(\s*(["'])([^"'\\{}]+)\1\s*[,)]""")
 
 
 def load(lang: str) -> dict[str, str]:
@@ -66,6 +67,16 @@ def test_page_keys_exist():
     for spec in PAGES:
         assert spec.title_key in zh and spec.desc_key in zh
         assert (ROOT / spec.path).exists()
+
+
+def test_url_paths_do_not_shadow_page_files():
+    """A url_path equal to a file stem in pages/ runs that file without app.py (see ui/__init__.py)."""
+    from ui import PAGES
+
+    stems = {p.stem for p in (ROOT / "pages").glob("*.py")} | {"app"}
+    clashes = [spec.url_path for spec in PAGES if spec.url_path in stems]
+    assert clashes == [], f"url_path equal to a pages/ file stem: {clashes}"
+    assert len({spec.url_path for spec in PAGES}) == len(PAGES)
 
 
 def test_translate_fallbacks():

@@ -1,0 +1,192 @@
+"""Layer-wise experiments that reproduce published findings on the project's own small models.
+
+    python -m core.experiments [--models mini-elmo-zh mini-bert-zh] [--out assets/experiments.json] [--quick]
+
+* :mod:`.pos_probe`: per-layer linear POS probe (Peters et al., 2018, Table 6);
+* :mod:`.sense_probe`: per-layer nearest-sense-centroid word-sense probe (Peters et al., 2018,
+  Table 5; Coenen et al., 2019);
+* :mod:`.context_specificity`: self-similarity, intra-sentence similarity, anisotropy
+  (Ethayarajh, 2019).
+
+:func:`run_all` runs all three and returns one JSON-ready dict; the page reads it from
+``assets/experiments.json`` (:func:`load_results`) so that it opens instantly.
+:func:`probe_presets` turns mini-elmo-zh's probe accuracies into ELMo layer-weight presets.
+Every ``run_*`` function takes ``progress(fraction, text)``, a callback for progress bars.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LabError
+from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
+from . import context_specificity, pos_probe, sense_probe
+from .vectors import Progress, no_progress, scaled_progress
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = ROOT / "assets" / "experiments.json"
+DEFAULT_MODELS = (DEFAULT_ELMO, DEFAULT_BERT)
+FORMAT_VERSION = 1
+PRESET_TEMPERATURE = 0.05
+
+# The published numbers the page compares against (percent). Sources:
+#   Peters et al. (2018) "Deep contextualized word representations", NAACL, §5.3, Tables 5 and 6;
+#   Coenen et al. (2019) "Visualizing and Measuring the Geometry of BERT", NeurIPS, §4.1;
+#   Ethayarajh (2019) "How Contextual are Contextualized Word Representations?", EMNLP.
+PUBLISHED = {
+    "pos": {"source": "Peters et al. 2018, Table 6", "metric": "accuracy", "data": "Penn Treebank POS",
+            "layers": {"biLM layer 1": 97.3, "biLM layer 2": 96.8}},
+    "wsd": {"source": "Peters et al. 2018, Table 5", "metric": "F1", "data": "all-words WSD (SemCor senses)",
+            "layers": {"biLM layer 1": 67.4, "biLM layer 2": 69.0}},
+    "coenen": {"source": "Coenen et al. 2019, §4.1", "metric": "F1", "model": "BERT-base", "f1": 71.1},
+    "ethayarajh": {"source": "Ethayarajh 2019", "static_variance_explained_below": 5},
+}
+
+STAGE_SHARE = {"pos": 0.75, "senses": 0.05, "context": 0.20}
+
+
+def _round(value, digits: int = 4):
+    """Floats rounded for a compact JSON file (recursively); NaN/inf become None."""
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else round(value, digits)
+    if isinstance(value, (np.floating, np.integer)):
+        return _round(value.item(), digits)
+    if isinstance(value, dict):
+        return {k: _round(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_round(v, digits) for v in value]
+    return value
+
+
+def checkpoint_fingerprint(name: str) -> dict | None:
+    """Size and modification time of an embedded model's weight file (None for other models)."""
+    if name not in EMBEDDED:
+        return None
+    directory = MODELS_DIR / name
+    for filename in ("model.safetensors", "vectors.safetensors"):
+        path = directory / filename
+        if path.exists():
+            stat = path.stat()
+            return {"file": filename, "bytes": stat.st_size,
+                    "mtime": _dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds")}
+    return None
+
+
+def stale_models(results: dict) -> list[str]:
+    """Embedded models whose weights changed (or appeared) since ``results`` were computed."""
+    used = results.get("checkpoints", {})
+    stale = []
+    for name in results.get("requested_models", []):
+        now = checkpoint_fingerprint(name)
+        if now is not None and used.get(name) != now:
+            stale.append(name)
+    return stale
+
+
+def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False, corpus: str | None = None,
+            progress: Progress = no_progress, log=None) -> dict:
+    """All three experiments on ``models`` (+ the ``static`` baseline); a JSON-ready dict.
+
+    ``quick`` shrinks the samples (POS 300/100 sentences, 10 words × 8 contexts) for development.
+    ``log(text)`` receives one line per finished stage (the CLI prints timings with it).
+    """
+    log = log or (lambda text: None)
+    models = list(models)
+    t0 = time.time()
+    pos_kw = dict(pos_probe.QUICK) if quick else {}
+    ctx_kw = dict(context_specificity.QUICK) if quick else {}
+    requested = [m if isinstance(m, str) else m.name for m in models + ([static] if static is not None else [])]
+    results: dict = {
+        "version": FORMAT_VERSION, "quick": bool(quick),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "requested_models": requested,
+        "checkpoints": {name: checkpoint_fingerprint(name) for name in requested if checkpoint_fingerprint(name)},
+        "published": PUBLISHED, "preset_temperature": PRESET_TEMPERATURE,
+    }
+    lo = 0.0
+    stages = (("pos", lambda p: pos_probe.run_pos_probe(models, static=static, corpus=corpus, progress=p, **pos_kw)),
+              ("senses", lambda p: sense_probe.run_sense_probe(models, static=static, progress=p)),
+              ("context", lambda p: context_specificity.run_context_specificity(
+                  models, static=static, corpus=corpus, progress=p, **ctx_kw)))
+    timing = {}
+    for key, run in stages:
+        hi = lo + STAGE_SHARE[key]
+        t1 = time.time()
+        results[key] = run(scaled_progress(progress, lo, hi))
+        timing[key] = round(time.time() - t1, 1)
+        log(f"{key}: {timing[key]:.1f} s")
+        lo = hi
+    timing["total"] = round(time.time() - t0, 1)
+    results["timing_seconds"] = timing
+    try:
+        results["presets"] = probe_presets(results)
+    except ValueError:
+        results["presets"] = None
+    progress(1.0, "done")
+    return _round(results)
+
+
+def save_results(results: dict, path: Path | str = DEFAULT_OUT) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)  # atomic: a page reading the file never sees half of it
+    return path
+
+
+def load_results(path: Path | str = DEFAULT_OUT) -> dict | None:
+    """The cached results, or None when the file does not exist yet."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LabError("bad_value", detail=f"{path.name} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
+        raise LabError("bad_value", detail=f"{path.name} has an unknown format; recompute it")
+    return data
+
+
+def _softmax_weights(accuracies, temperature: float) -> list[float]:
+    acc = np.asarray(accuracies, dtype=np.float64)
+    z = (acc - acc.max()) / temperature
+    e = np.exp(z)
+    return [float(v) for v in e / e.sum()]
+
+
+def probe_presets(results: dict, *, model: str = DEFAULT_ELMO, temperature: float = PRESET_TEMPERATURE) -> dict:
+    """ELMo layer-weight presets derived from ``model``'s per-layer probe accuracies.
+
+    ``{"syntax": [s0, s1, s2], "semantics": [s0, s1, s2]}``: normalised weights (≥ 0, sum 1),
+
+        s_j = softmax((acc_j − max_k acc_k) / T),   T = ``temperature`` (default 0.05),
+
+    with acc_j the layer-j test accuracy of the POS probe (fine tags) for "syntax" and the mean
+    leave-one-out sense accuracy over the sense words for "semantics". T = 0.05 means a layer that
+    is 5 accuracy points behind the best gets e ≈ 2.7 times less weight; T → 0 picks the best
+    layer only, large T tends to the uniform mix. (Peters et al. *learn* s per task; these presets
+    only say which layers our probes found most informative.)
+
+    Raises ValueError when ``results`` lacks ``model``'s probes (e.g. it was not trained yet).
+    """
+    if temperature <= 0:
+        raise ValueError("temperature must be positive")
+    try:
+        pos = results["pos"]["models"][model]["fine"]
+        senses = results["senses"]["models"][model]["mean"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"no probe results for {model}") from exc
+    if any(v is None for v in pos) or any(v is None for v in senses):
+        raise ValueError(f"incomplete probe results for {model}")
+    return {"syntax": _softmax_weights(pos, temperature), "semantics": _softmax_weights(senses, temperature)}
+
+
+__all__ = ["DEFAULT_MODELS", "DEFAULT_OUT", "PUBLISHED", "load_results", "probe_presets", "run_all",
+           "save_results", "stale_models", "checkpoint_fingerprint"]

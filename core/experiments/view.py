@@ -1,0 +1,163 @@
+"""Read-only views of a results dict (``run_all``'s output) for the page and its figures.
+
+Plain data out (lists, dicts): no streamlit, no plotly. Models are ordered ELMo → BERT → others.
+"""
+from __future__ import annotations
+
+from ..registry import DEFAULT_BERT, DEFAULT_ELMO
+
+KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}
+
+
+def ordered(models: dict) -> list[str]:
+    """Model names of a ``"models"`` dict: the embedded ELMo, the embedded BERT, then the rest."""
+    def key(name):
+        fixed = {DEFAULT_ELMO: 0, DEFAULT_BERT: 1}.get(name)
+        return (fixed if fixed is not None else 2 + KIND_ORDER.get(models[name].get("kind"), 3), name)
+    return sorted(models, key=key)
+
+
+def pos_series(results: dict, tagset: str = "fine") -> list[dict]:
+    """``[{"name", "kind", "layer_names", "values"}]`` of the POS probe for ``tagset`` fine|coarse."""
+    pos = results["pos"]
+    return [{"name": n, "kind": pos["models"][n]["kind"], "layer_names": pos["models"][n]["layer_names"],
+             "values": pos["models"][n][tagset]} for n in ordered(pos["models"])]
+
+
+def pos_baselines(results: dict, tagset: str = "fine") -> dict[str, float | None]:
+    """``{"static": …, "word_identity": …, "majority": …}`` accuracies (static None when absent)."""
+    pos = results["pos"]
+    static = pos.get("static")
+    return {"static": static[tagset][0] if static else None,
+            "word_identity": pos["baselines"]["word_identity"][tagset],
+            "majority": pos["baselines"]["majority"][tagset]}
+
+
+def pos_table(results: dict) -> list[dict]:
+    """One row per (model, layer): fine and coarse accuracy."""
+    pos = results["pos"]
+    rows = []
+    names = ordered(pos["models"]) + ([pos["static"]["model"]] if pos.get("static") else [])
+    for name in names:
+        entry = pos["models"].get(name) or pos["static"]
+        for j, layer in enumerate(entry["layer_names"]):
+            rows.append({"model": name, "layer": j, "layer_name": layer,
+                         "fine": entry["fine"][j], "coarse": entry["coarse"][j]})
+    return rows
+
+
+def sense_words(results: dict) -> list[str]:
+    return [w["word"] for w in results["senses"]["words"]]
+
+
+def sense_series(results: dict, word: str | None = None) -> list[dict]:
+    """Per-layer sense accuracy of every contextual model: mean over words (``word`` None) or one word."""
+    senses = results["senses"]
+    out = []
+    for name in ordered(senses["models"]):
+        entry = senses["models"][name]
+        values = entry["mean"] if word is None else entry["per_word"][word]["accuracy"]
+        out.append({"name": name, "kind": entry["kind"], "layer_names": entry["layer_names"], "values": values})
+    return out
+
+
+def sense_chance(results: dict, word: str | None = None) -> float:
+    """1 / number of senses (mean over words when ``word`` is None)."""
+    words = results["senses"]["words"]
+    chosen = [w for w in words if word is None or w["word"] == word]
+    return sum(w["chance"] for w in chosen) / len(chosen)
+
+
+def sense_static(results: dict, word: str | None = None) -> float | None:
+    static = results["senses"].get("static")
+    if not static:
+        return None
+    return static["mean"][0] if word is None else static["per_word"][word]["accuracy"][0]
+
+
+def sense_table(results: dict) -> list[dict]:
+    """One row per (model, layer): accuracy per word and the mean."""
+    senses = results["senses"]
+    rows = []
+    names = ordered(senses["models"]) + ([senses["static"]["model"]] if senses.get("static") else [])
+    for name in names:
+        entry = senses["models"].get(name) or senses["static"]
+        for j, layer in enumerate(entry["layer_names"]):
+            row = {"model": name, "layer": j, "layer_name": layer}
+            row.update({w: r["accuracy"][j] for w, r in entry["per_word"].items()})
+            row["mean"] = entry["mean"][j]
+            rows.append(row)
+    return rows
+
+
+CONTEXT_MEASURES = ("self_similarity", "intra_sentence", "anisotropy")
+
+
+def context_series(results: dict, measure: str, adjusted: bool = False) -> list[dict]:
+    """Per-layer values of one measure for every model (static model last, one layer)."""
+    ctx = results["context"]
+    key = f"{measure}_adjusted" if adjusted and measure != "anisotropy" else measure
+    entries = [(n, ctx["models"][n]) for n in ordered(ctx["models"])]
+    if ctx.get("static"):
+        entries.append((ctx["static"]["model"], ctx["static"]))
+    return [{"name": n, "kind": e["kind"], "layer_names": e["layer_names"], "values": e[key]} for n, e in entries]
+
+
+def context_models(results: dict) -> list[str]:
+    ctx = results["context"]
+    return ordered(ctx["models"]) + ([ctx["static"]["model"]] if ctx.get("static") else [])
+
+
+def context_per_word(results: dict, model: str) -> tuple[list[str], list[str], list[list[float]]]:
+    """``(words, layer_names, values[word][layer])`` self-similarity of one model, most contextual
+    word (lowest top-layer self-similarity) first."""
+    ctx = results["context"]
+    entry = ctx["models"].get(model) or (ctx["static"] if ctx.get("static", {}) and ctx["static"]["model"] == model
+                                         else None)
+    if entry is None:
+        raise KeyError(model)
+    words = sorted(entry["per_word"], key=lambda w: (entry["per_word"][w][-1], w))
+    return words, entry["layer_names"], [entry["per_word"][w] for w in words]
+
+
+def context_table(results: dict) -> list[dict]:
+    ctx = results["context"]
+    rows = []
+    for name in context_models(results):
+        entry = ctx["models"].get(name) or ctx["static"]
+        for j, layer in enumerate(entry["layer_names"]):
+            rows.append({"model": name, "layer": j, "layer_name": layer,
+                         **{m: entry[m][j] for m in ("self_similarity", "intra_sentence", "anisotropy",
+                                                     "self_similarity_adjusted", "intra_sentence_adjusted")}})
+    return rows
+
+
+def best_layer(values) -> int | None:
+    """Index of the highest non-None value (lowest index on ties)."""
+    scored = [(v, -j) for j, v in enumerate(values) if v is not None]
+    return -max(scored)[1] if scored else None
+
+
+def skipped(results: dict) -> dict[str, dict]:
+    """Models skipped by any experiment, with their bilingual reason."""
+    out = {}
+    for stage in ("pos", "senses", "context"):
+        out.update(results.get(stage, {}).get("skipped", {}))
+    return out
+
+
+def direction(low: float, high: float, n: int) -> tuple[str, float]:
+    """Compare two accuracies measured on the same ``n`` items: ``("higher" | "lower" | "tie", margin)``.
+
+    "higher" means ``high`` exceeds ``low`` by more than the margin, about two standard errors of a
+    difference of two proportions, 1.96·sqrt(2·p(1−p)/n) with p their mean (a rough, slightly
+    conservative rule that ignores the pairing of the items; it keeps the page from reading noise
+    as a finding).
+    """
+    p = (low + high) / 2
+    margin = 1.96 * (2 * p * (1 - p) / max(n, 1)) ** 0.5
+    if high - low > margin:
+        return "higher", margin
+    if low - high > margin:
+        return "lower", margin
+    return "tie", margin

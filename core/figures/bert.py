@@ -1,0 +1,368 @@
+"""Figures of the two BERT pages (fill-mask, attention): arrays and strings in, ``go.Figure`` out.
+
+Every string that may come from the user (tokens, words, sentences) is passed through
+:func:`esc` before it reaches plotly, which renders a subset of HTML in labels and hover text.
+All translated UI text (titles, axis names) is passed in by the page; nothing here translates.
+
+Token axes use integer positions with ``ticktext`` (a sentence may repeat a character, and a
+categorical axis would merge the repeats), horizontal labels (``tickangle=0``) and square cells.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import PALETTE, base_layout
+
+MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
+HEATMAP_SCALE = "Blues"
+
+
+def esc(text: object) -> str:
+    """User text made safe for plotly labels and hover (plotly shows &lt; &gt; &amp; as < > &)."""
+    return html.escape(str(text), quote=False)
+
+
+def _font(large: bool) -> int:
+    return 20 if large else 15
+
+
+def text_width(label: str, font_px: float) -> float:
+    """Approximate rendered width in px: CJK/fullwidth characters are one em, others ~0.6 em."""
+    width = 0.0
+    for ch in str(label):
+        wide = unicodedata.east_asian_width(ch) in ("W", "F") or ord(ch) >= 0x1F000
+        width += font_px * (1.0 if wide else 0.62)
+    return width
+
+
+# ---------------------------------------------------------------------------------------------
+# fill-mask
+# ---------------------------------------------------------------------------------------------
+def masks_plain(masked: str, mask_token: str, plain: str) -> bool:
+    """Whether ``masked`` is ``plain`` with some single characters replaced by ``mask_token``."""
+    parts = masked.split(mask_token)
+    if len(parts) < 2 or len(masked) - (len(parts) - 1) * len(mask_token) + (len(parts) - 1) != len(plain):
+        return False
+    pattern = ".".join(re.escape(part) for part in parts)
+    return re.fullmatch(pattern, plain, flags=re.DOTALL) is not None
+
+
+def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) -> tuple[list[str], list[str]]:
+    """The sentence after ``upto`` steps of iterative filling, one cell per character or mask.
+
+    Kinds: "text" (typed by the user), "open" (a [MASK] still open), "filled" (filled in an
+    earlier step), "new" (filled in step ``upto``). ``steps`` are ``core.fillmask.FillStep``s,
+    whose ``filled_mask`` counts among the masks still open at that step.
+    """
+    parts = masked.split(mask_token)
+    open_slots = list(range(len(parts) - 1))
+    filled: dict[int, tuple[str, int]] = {}
+    for step in steps[:upto]:
+        slot = open_slots.pop(step.filled_mask)
+        token = step.token[2:] if step.token.startswith("##") else step.token
+        filled[slot] = (token, step.step)
+    cells, kinds = [], []
+    for k, part in enumerate(parts):
+        for ch in part:
+            cells.append("␣" if ch.isspace() else ch)
+            kinds.append("text")
+        if k < len(parts) - 1:
+            if k in filled:
+                token, when = filled[k]
+                cells.append(token)
+                kinds.append("new" if when == upto else "filled")
+            else:
+                cells.append(mask_token)
+                kinds.append("open")
+    return cells, kinds
+
+
+def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, title: str | None = None,
+              xaxis_title: str = "P", large: bool = False, cols: int | None = None) -> go.Figure:
+    """One horizontal bar chart per mask: ``slots`` = [(subplot title, tokens, probabilities)]."""
+    if not slots:
+        raise ValueError("slots must contain at least one mask")
+    font = _font(large)
+    cols = cols or min(len(slots), 4)
+    rows = math.ceil(len(slots) / cols)
+    k = max(len(tokens) for _, tokens, _ in slots)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(name) for name, _, _ in slots],
+                        horizontal_spacing=0.09, vertical_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1)
+    for i, (_, tokens, probs) in enumerate(slots):
+        probs = [float(p) for p in probs]
+        labels = [esc(tok) for tok in tokens]
+        fig.add_trace(go.Bar(
+            x=probs, y=list(range(len(tokens))), orientation="h", marker_color=PALETTE[0],
+            text=[f"{p:.1%}" if p >= 0.001 else f"{p:.1e}" for p in probs], textposition="auto",
+            customdata=labels, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", showlegend=False,
+        ), row=i // cols + 1, col=i % cols + 1)
+        fig.update_yaxes(tickvals=list(range(len(tokens))), ticktext=labels, autorange="reversed",
+                         tickfont={"size": font + 2}, row=i // cols + 1, col=i % cols + 1)
+        fig.update_xaxes(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%",
+                         row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(title_text=xaxis_title, row=rows)
+    base_layout(fig, title, large=large, height=rows * (70 + (font + 16) * k) + 60)
+    fig.update_annotations(font_size=font + 1)
+    return fig
+
+
+def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,
+                   xaxis_title: str = "P", large: bool = False) -> go.Figure:
+    """User candidates and their probability (product over their tokens), on a log axis."""
+    font = _font(large)
+    scores = [max(float(s), 1e-30) for s in scores]
+    labels = [esc(w) for w in words]
+    fig = go.Figure(go.Bar(
+        x=scores, y=list(range(len(words))), orientation="h",
+        marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
+        text=[f"{s:.2e}" for s in scores], textposition="outside", customdata=labels,
+        hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
+    ))
+    fig.update_yaxes(tickvals=list(range(len(words))), ticktext=labels, autorange="reversed",
+                     tickfont={"size": font + 2})
+    low = math.floor(math.log10(min(scores))) - 1 if scores else -6
+    high = math.log10(max(scores)) + 0.8 if scores else 0
+    fig.update_xaxes(type="log", title_text=xaxis_title, range=[low, min(high, 0.3)], dtick=1,
+                     exponentformat="power", showexponent="all")
+    base_layout(fig, title, large=large, height=110 + (font + 26) * max(len(words), 1))
+    return fig
+
+
+def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]], *,
+                colours: dict[str, str], kind_names: dict[str, str], track_names: Sequence[str],
+                hover: Sequence[Sequence[str]] | None = None, per_line: int = 24, title: str | None = None,
+                large: bool = False) -> go.Figure:
+    """Sentences as rows of coloured cells, one cell per token.
+
+    ``tracks``: one or more aligned rows of cell texts (e.g. original / what the model sees);
+    ``kinds``: a kind per cell (its colour, from ``colours``; the legend uses ``kind_names``).
+    Long sentences wrap every ``per_line`` cells; each wrapped line repeats all tracks.
+    """
+    if not tracks or any(len(t) != len(tracks[0]) for t in tracks) or len(kinds) != len(tracks):
+        raise ValueError("tracks and kinds must be aligned rows of equal length")
+    n = len(tracks[0])
+    if n == 0:
+        raise ValueError("nothing to draw")
+    font = _font(large)
+    order = list(colours)
+    code = {kind: i for i, kind in enumerate(order)}
+    lines = math.ceil(n / per_line)
+    width_cells = min(n, per_line)
+    z, text, custom, ylabels = [], [], [], []
+    for line in range(lines):
+        for t_index, (track, track_kinds) in enumerate(zip(tracks, kinds)):
+            cells = range(line * per_line, line * per_line + width_cells)
+            z.append([code[track_kinds[c]] + 0.5 if c < n else None for c in cells])
+            text.append([esc(track[c]) if c < n else "" for c in cells])
+            custom.append([esc(hover[t_index][c]) if hover and c < n else (esc(track[c]) if c < n else "")
+                           for c in cells])
+            ylabels.append(esc(track_names[t_index]))
+    k = len(order)
+    scale = []
+    for i, kind in enumerate(order):
+        scale += [[i / k, colours[kind]], [(i + 1) / k, colours[kind]]]
+    longest = max(text_width(cell, font + 2) for row in text for cell in row) if text else font
+    cell_w = max(46, min(110, longest + 14))
+    fig = go.Figure(go.Heatmap(
+        z=z, text=text, customdata=custom, texttemplate="%{text}", textfont={"size": font + 2},
+        colorscale=scale, zmin=0, zmax=k, showscale=False, xgap=3, ygap=3,
+        hovertemplate="%{customdata}<extra></extra>", hoverongaps=False,
+    ))
+    for kind in order:  # legend entries (a heatmap has no legend of its own)
+        if kind in kind_names:
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(kind_names[kind]),
+                                     marker={"size": 16, "symbol": "square", "color": colours[kind],
+                                             "line": {"width": 1, "color": "#888"}}))
+    rows = len(z)
+    left = max(text_width(label, font) for label in ylabels) + 30
+    fig.update_yaxes(tickvals=list(range(rows)), ticktext=ylabels, autorange="reversed", showgrid=False,
+                     zeroline=False)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    base_layout(fig, title, large=large)
+    cell_h = font * 2 + 14
+    top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
+    fig.update_layout(
+        width=int(min(MAX_FIGURE_WIDTH, left + 30 + cell_w * width_cells)),
+        height=int(top + 16 + cell_h * rows),
+        margin={"l": int(left), "r": 20, "t": int(top), "b": 16},
+        legend={"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left", "x": 0,
+                "font": {"size": font}},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# attention
+# ---------------------------------------------------------------------------------------------
+def _cell_px(labels: Sequence[str], font: int, n: int, max_width: int = MAX_FIGURE_WIDTH - 260) -> tuple[int, int]:
+    """Cell size (px) that fits the widest horizontal label, and the step for thinning x labels."""
+    widest = max((text_width(label, font) for label in labels), default=font)
+    cell = int(max(font * 1.9, min(widest + 10, 96)))
+    if n * cell > max_width:  # long sentences: smaller cells, every k-th label on the x axis
+        cell = max(12, max_width // n)
+    step = max(1, math.ceil((widest + 8) / cell))
+    return cell, step
+
+
+def attention_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str | None = None,
+                      x_title: str = "", y_title: str = "", highlight_row: int | None = None,
+                      large: bool = False, hover_template: str | None = None) -> go.Figure:
+    """One (n, n) attention matrix: row = query (from), column = key (to), square cells."""
+    m = np.asarray(matrix, dtype=float)
+    n = m.shape[0]
+    if m.shape != (n, n) or len(labels) != n:
+        raise ValueError(f"matrix {m.shape} and {len(labels)} labels do not match")
+    font = _font(large)
+    safe = [esc(label) for label in labels]
+    cell, step = _cell_px(labels, font, n)
+    xtext = [s if i % step == 0 else "" for i, s in enumerate(safe)]
+    custom = np.empty((n, n, 2), dtype=object)
+    for i in range(n):
+        for j in range(n):
+            custom[i, j] = (f"{i}: {safe[i]}", f"{j}: {safe[j]}")
+    fig = go.Figure(go.Heatmap(
+        z=m, x=list(range(n)), y=list(range(n)), colorscale=HEATMAP_SCALE, zmin=0, customdata=custom,
+        hovertemplate=hover_template or "%{customdata[0]} → %{customdata[1]}<br>%{z:.3f}<extra></extra>",
+        colorbar={"thickness": 16, "len": 0.9},
+    ))
+    left = int(max(text_width(label, font) for label in labels) + 24 + (font * 2 if y_title else 0))
+    bottom = int(font * 2.2 + (font * 2 if x_title else 0) + 10)
+    top = 60 if title else 20
+    fig.update_xaxes(tickvals=list(range(n)), ticktext=xtext, tickangle=0, side="bottom", showgrid=False,
+                     title_text=x_title, constrain="domain", range=[-0.5, n - 0.5], tickfont={"size": font})
+    fig.update_yaxes(tickvals=list(range(n)), ticktext=safe, autorange="reversed", showgrid=False,
+                     title_text=y_title, scaleanchor="x", scaleratio=1, constrain="domain",
+                     tickfont={"size": font})
+    if highlight_row is not None and 0 <= highlight_row < n:
+        fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
+                      line={"color": "#d62728", "width": 3}, fillcolor="rgba(0,0,0,0)")
+    base_layout(fig, title, large=large)
+    fig.update_layout(width=left + n * cell + 110, height=top + n * cell + bottom,
+                      margin={"l": left, "r": 100, "t": top, "b": bottom}, plot_bgcolor="white")
+    return fig
+
+
+def attention_grid(att: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[str],
+                   head_names: Sequence[str], title: str | None = None, large: bool = False) -> go.Figure:
+    """Every layer (rows) × head (columns) as a small heatmap; each has its own colour scale."""
+    a = np.asarray(att, dtype=float)
+    layers, heads, n, _ = a.shape
+    safe = [esc(label) for label in labels]
+    size = int(max(90, min(280, (MAX_FIGURE_WIDTH - 120) / heads - 14)))
+    titles = [f"{layer_names[l]} · {head_names[h]}" for l in range(layers) for h in range(heads)]
+    fig = make_subplots(rows=layers, cols=heads, subplot_titles=[esc(t) for t in titles],
+                        horizontal_spacing=min(0.03, 0.3 / heads), vertical_spacing=min(0.06, 0.4 / layers))
+    custom = np.empty((n, n, 2), dtype=object)
+    for i in range(n):
+        for j in range(n):
+            custom[i, j] = (safe[i], safe[j])
+    for l in range(layers):
+        for h in range(heads):
+            fig.add_trace(go.Heatmap(
+                z=a[l, h], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
+                hovertemplate=f"{esc(titles[l * heads + h])}<br>%{{customdata[0]}} → %{{customdata[1]}}: "
+                              "%{z:.3f}<extra></extra>",
+            ), row=l + 1, col=h + 1)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    for index in range(layers * heads):  # square small maps
+        suffix = "" if index == 0 else str(index + 1)
+        fig.update_layout({f"yaxis{suffix}": {"scaleanchor": f"x{suffix}", "constrain": "domain"},
+                           f"xaxis{suffix}": {"constrain": "domain"}})
+    base_layout(fig, title, large=large)
+    fig.update_annotations(font_size=_font(large) - 2)
+    top = 70 if title else 40
+    fig.update_layout(width=heads * (size + 16) + 60, height=layers * (size + 40) + top + 20,
+                      margin={"l": 30, "r": 30, "t": top, "b": 20})
+    return fig
+
+
+def layer_maps(mats: np.ndarray, labels: Sequence[str], *, titles: Sequence[str], title: str | None = None,
+               large: bool = False, cols: int = 4, hover_prefix: str = "") -> go.Figure:
+    """One (n, n) map per layer (head average, rollout ...), ``cols`` per row, labels when they fit."""
+    m = np.asarray(mats, dtype=float)
+    count, n, _ = m.shape
+    font = _font(large)
+    tick_font = font - 1
+    safe = [esc(label) for label in labels]
+    widest = max(text_width(label, tick_font) for label in labels)
+    left = int(widest + 20)
+
+    def map_size(c: int) -> int:
+        return int((MAX_FIGURE_WIDTH - left - 40) / c - 30)
+
+    # as many maps per row as still leave room for horizontal labels (at most ``cols``)
+    cols = min(cols, count)
+    while cols > 2 and (map_size(cols) / n < widest + 6 or count % cols):
+        cols -= 1
+    rows = math.ceil(count / cols)
+    size = map_size(cols)
+    show_x = widest + 4 <= size / n
+    show_y = n * (tick_font + 2) <= size
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(t) for t in titles],
+                        horizontal_spacing=0.06, vertical_spacing=min(0.12, 0.4 / rows))
+    custom = np.empty((n, n, 2), dtype=object)
+    for i in range(n):
+        for j in range(n):
+            custom[i, j] = (safe[i], safe[j])
+    for k in range(count):
+        fig.add_trace(go.Heatmap(
+            z=m[k], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
+            hovertemplate=f"{esc(hover_prefix)}{esc(titles[k])}<br>%{{customdata[0]}} → %{{customdata[1]}}: "
+                          "%{z:.3f}<extra></extra>",
+        ), row=k // cols + 1, col=k % cols + 1)
+    fig.update_xaxes(tickvals=list(range(n)), ticktext=safe, tickangle=0, showticklabels=show_x, showgrid=False,
+                     tickfont={"size": tick_font}, zeroline=False)
+    fig.update_yaxes(tickvals=list(range(n)), ticktext=safe, showticklabels=False, showgrid=False,
+                     autorange="reversed", tickfont={"size": tick_font}, zeroline=False)
+    if show_y:  # token labels on the left of each row of maps only
+        fig.update_yaxes(showticklabels=True, col=1)
+    for index in range(count):
+        suffix = "" if index == 0 else str(index + 1)
+        fig.update_layout({f"yaxis{suffix}": {"scaleanchor": f"x{suffix}", "constrain": "domain"},
+                           f"xaxis{suffix}": {"constrain": "domain"}})
+    base_layout(fig, title, large=large)
+    fig.update_annotations(font_size=font)
+    top = 70 if title else 40
+    left = left if show_y else 20
+    fig.update_layout(width=MAX_FIGURE_WIDTH, height=rows * (size + 60) + top,
+                      margin={"l": left, "r": 20, "t": top, "b": 30})
+    return fig
+
+
+def row_bars(rows: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[str], title: str | None = None,
+             y_title: str = "", highlight: int | None = None, large: bool = False) -> go.Figure:
+    """Where one token looks: its attention row (layers, n) as one bar chart per layer, stacked."""
+    r = np.asarray(rows, dtype=float)
+    count, n = r.shape
+    font = _font(large)
+    safe = [esc(label) for label in labels]
+    fig = make_subplots(rows=count, cols=1, shared_xaxes=True, subplot_titles=[esc(x) for x in layer_names],
+                        vertical_spacing=min(0.08, 0.5 / count))
+    for k in range(count):
+        colours = [PALETTE[1] if j == highlight else PALETTE[0] for j in range(n)]
+        fig.add_trace(go.Bar(
+            x=list(range(n)), y=r[k], marker_color=colours, customdata=safe, showlegend=False,
+            hovertemplate=f"{esc(layer_names[k])}<br>→ %{{customdata}}: %{{y:.3f}}<extra></extra>",
+        ), row=k + 1, col=1)
+        fig.update_yaxes(range=[0, max(1e-6, float(r[k].max()) * 1.1)], title_text=y_title if k == count // 2 else "",
+                         row=k + 1, col=1)
+    cell, step = _cell_px(labels, font, n, max_width=MAX_FIGURE_WIDTH - 120)
+    fig.update_xaxes(tickvals=list(range(n)), ticktext=[s if i % step == 0 else "" for i, s in enumerate(safe)],
+                     tickangle=0, showticklabels=False)
+    fig.update_xaxes(showticklabels=True, row=count, col=1, tickfont={"size": font})
+    base_layout(fig, title, large=large)
+    top = 70 if title else 40
+    fig.update_layout(width=int(min(MAX_FIGURE_WIDTH, max(1000, n * cell + 140))),
+                      height=top + count * (font * 9) + 60, margin={"l": 80, "r": 20, "t": top, "b": 50})
+    fig.update_annotations(font_size=font)
+    return fig

@@ -1,0 +1,155 @@
+"""Figures of the evidence page (layer-wise experiments): numbers in, ``go.Figure`` out.
+
+All translated text (titles, axis names, legend names) is passed in by the page; nothing here
+translates. Model names, words and layer names are escaped before they reach plotly.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import PALETTE, STATIC_COLOUR, base_layout
+
+KIND_COLOURS = {"elmo": PALETTE[1], "bert": PALETTE[0], "static": STATIC_COLOUR}
+BASELINE_COLOURS = ("#6b7280", "#9467bd", "#8c564b", "#ff7f0e")
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=False)
+
+
+@dataclass
+class Series:
+    """One model's values over its layers (``None`` = not measured)."""
+
+    name: str
+    layer_names: Sequence[str]
+    values: Sequence[float | None]
+    kind: str = "bert"
+    dash: str = "solid"
+
+
+def _font(large: bool) -> int:
+    return 20 if large else 15
+
+
+def _colour(series: Series, index: int) -> str:
+    return KIND_COLOURS.get(series.kind, PALETTE[(index + 2) % len(PALETTE)])
+
+
+def _layer_axis(fig: go.Figure, series: Sequence[Series], xaxis_title: str, **where) -> None:
+    longest = max((len(s.layer_names) for s in series), default=1)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(longest)), ticktext=[str(i) for i in range(longest)],
+                     title_text=xaxis_title, range=[-0.3, longest - 0.7], **where)
+
+
+def _trace(series: Series, index: int, *, percent: bool, showlegend: bool = True) -> go.Scatter:
+    fmt = ".1%" if percent else ".3f"
+    colour = _colour(series, index)
+    single = len(series.values) == 1
+    return go.Scatter(
+        x=list(range(len(series.values))), y=[None if v is None else float(v) for v in series.values],
+        mode="markers" if single else "lines+markers", name=esc(series.name), legendgroup=esc(series.name),
+        showlegend=showlegend,
+        line={"color": colour, "width": 4, "dash": series.dash},
+        marker={"size": 16 if single else 12, "color": colour, "symbol": "diamond" if single else "circle"},
+        customdata=[esc(n) for n in series.layer_names],
+        hovertemplate=f"{esc(series.name)}<br>%{{customdata}}: %{{y:{fmt}}}<extra></extra>",
+    )
+
+
+def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_title: str = "layer",
+                 yaxis_title: str = "", baselines: Sequence[tuple[str, float]] = (), percent: bool = True,
+                 y_range: tuple[float, float] | None = None, large: bool = False, height: int = 520) -> go.Figure:
+    """Accuracy (or any score) per layer, one line per model; baselines as dashed horizontal lines.
+
+    ``baselines``: ``[(label, value)]``; the label is drawn at the right end of its line.
+    """
+    font = _font(large)
+    fig = go.Figure()
+    for i, s in enumerate(series):
+        fig.add_trace(_trace(s, i, percent=percent))
+    for j, (label, value) in enumerate(baselines):
+        if value is None:
+            continue
+        colour = BASELINE_COLOURS[j % len(BASELINE_COLOURS)]
+        # a legend entry (a line trace) plus the drawn line, so the label never collides with data
+        fig.add_hline(y=float(value), line={"color": colour, "width": 2, "dash": "dash"})
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=esc(f"{label}: {value:.1%}" if percent
+                                                                            else f"{label}: {value:.3f}"),
+                                 line={"color": colour, "width": 2, "dash": "dash"}, hoverinfo="skip"))
+    _layer_axis(fig, series, xaxis_title)
+    if y_range is None:  # every curve and every baseline inside the frame
+        shown = [float(v) for s in series for v in s.values if v is not None]
+        shown += [float(v) for _, v in baselines if v is not None]
+        if shown:
+            pad = max(0.02, 0.08 * (max(shown) - min(shown)))
+            y_range = (min(shown) - pad, max(shown) + pad)
+    fig.update_yaxes(title_text=yaxis_title, tickformat=".0%" if percent else ".2f", range=y_range)
+    base_layout(fig, title, large=large, height=height)
+    fig.update_layout(legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "font": {"size": font}},
+                      margin={"r": 20})
+    return fig
+
+
+def specificity_panels(panels: Sequence[tuple[str, Sequence[Series]]], *, title: str | None = None,
+                       xaxis_title: str = "layer", large: bool = False, height: int = 520) -> go.Figure:
+    """Side-by-side panels (self-similarity, intra-sentence, anisotropy), one line per model each."""
+    font = _font(large)
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[esc(name) for name, _ in panels],
+                        horizontal_spacing=0.07)
+    for col, (_, series) in enumerate(panels, start=1):
+        for i, s in enumerate(series):
+            fig.add_trace(_trace(s, i, percent=False, showlegend=(col == 1)), row=1, col=col)
+        _layer_axis(fig, series, xaxis_title, row=1, col=col)
+        fig.add_hline(y=0, line={"color": "#9ca3af", "width": 1}, row=1, col=col)
+    fig.update_yaxes(tickformat=".1f")
+    base_layout(fig, title, large=large, height=height)
+    fig.update_annotations(font_size=font + 1)
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left", "font": {"size": font}})
+    fig.update_layout(margin={"b": 110})
+    return fig
+
+
+def word_heatmap(words: Sequence[str], layer_names: Sequence[str], values: Sequence[Sequence[float]], *,
+                 title: str | None = None, colorbar_title: str = "", large: bool = False) -> go.Figure:
+    """Rows = words, columns = layers, colour = value (e.g. self-similarity), numbers in the cells."""
+    font = _font(large)
+    z = [[None if v is None else float(v) for v in row] for row in values]
+    labels = [esc(w) for w in words]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(len(layer_names))), y=list(range(len(words))), colorscale="Blues", zmin=0, zmax=1,
+        text=[[("" if v is None else f"{v:.2f}") for v in row] for row in z], texttemplate="%{text}",
+        textfont={"size": font - 2}, customdata=[[esc(n) for n in layer_names] for _ in words],
+        hovertemplate="%{customdata}<br>%{z:.3f}<extra></extra>",
+        colorbar={"title": {"text": esc(colorbar_title)}},
+    ))
+    fig.update_xaxes(tickvals=list(range(len(layer_names))), ticktext=[esc(n) for n in layer_names], side="top")
+    fig.update_yaxes(tickvals=list(range(len(words))), ticktext=labels, autorange="reversed",
+                     tickfont={"size": font + 1})
+    base_layout(fig, title, large=large, height=max(360, 60 + (font + 12) * len(words)))
+    fig.update_layout(margin={"t": 110 if title else 70})
+    return fig
+
+
+def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequence[float], str]], *,
+                title: str | None = None, yaxis_title: str = "s", large: bool = False) -> go.Figure:
+    """Grouped bars of layer weights: ``groups`` = ``[(legend name, weights, pattern ('' or '/'))]``."""
+    fig = go.Figure()
+    for i, (name, weights, pattern) in enumerate(groups):
+        colour = (PALETTE[2], PALETTE[3])[i % 2] if not pattern else (PALETTE[2], PALETTE[3])[i % 2]
+        fig.add_trace(go.Bar(
+            x=[esc(label) for label in layer_labels], y=[float(w) for w in weights], name=esc(name),
+            marker={"color": colour, "pattern": {"shape": pattern}, "line": {"color": colour, "width": 2}},
+            opacity=1.0 if not pattern else 0.55,
+            text=[f"{float(w):.2f}" for w in weights], textposition="outside",
+            hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        ))
+    fig.update_yaxes(title_text=yaxis_title, range=[0, 1.1], tickformat=".1f")
+    base_layout(fig, title, large=large, height=460)
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
+    return fig

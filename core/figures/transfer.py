@@ -1,0 +1,143 @@
+"""Figures of the feature-based vs fine-tuning page: numbers and translated strings in, go.Figure out.
+
+Labels are the app's own translations (no user text); they are still ``html.escape``d because plotly
+renders a subset of HTML.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import base_layout
+
+FEATURE_COLOUR = "#E07B00"  # orange: frozen model + trained logistic regression
+FINETUNE_COLOUR = "#0B57D0"  # blue: every parameter trained
+FROZEN_COLOUR = "#9CA3AF"  # grey: frozen parameters
+TRAINED_COLOUR = "#D62728"  # red: parameters changed by training
+BASELINE_COLOUR = "#6B7280"
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": "feature-vs-finetune"}}
+
+
+def _e(text: str) -> str:
+    return html.escape(str(text), quote=False)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * float(x):.1f}%"
+
+
+def accuracy_bars(labels: Sequence[str], accuracies: Sequence[float | None], kinds: Sequence[str], *,
+                  baseline: float | None, baseline_label: str, axis_title: str, title: str | None = None,
+                  hover: Sequence[str] | None = None, large: bool = False, height: int | None = None) -> go.Figure:
+    """Horizontal bars, one per method (top to bottom in the given order); ``kinds``: "feature" | "finetune".
+    A missing accuracy (None) is drawn as an empty row; "\n" in a label breaks the line. ``hover``: longer
+    descriptions of the methods."""
+    values = [float(a) if a is not None else 0.0 for a in accuracies]
+    colours = [FINETUNE_COLOUR if k == "finetune" else FEATURE_COLOUR for k in kinds]
+    text = [_pct(a) if a is not None else "—" for a in accuracies]
+    fig = go.Figure(go.Bar(
+        x=values, y=["<br>".join(_e(part) for part in l.split("\n")) for l in labels], orientation="h", marker_color=colours, text=text,
+        textposition="outside", cliponaxis=False, customdata=[_e(h) for h in (hover or labels)],
+        hovertemplate="%{customdata}: %{x:.1%}<extra></extra>",
+        textfont={"size": 22 if large else 16},
+    ))
+    if baseline is not None:
+        fig.add_vline(x=baseline, line_dash="dash", line_color=BASELINE_COLOUR, line_width=2)
+        fig.add_annotation(x=baseline, y=1.0, yref="paper", yanchor="bottom", text=_e(baseline_label),
+                           showarrow=False, font={"color": BASELINE_COLOUR})
+    base_layout(fig, title, large=large, height=height or (120 + 90 * len(labels)))
+    fig.update_xaxes(range=[0, 1.1], tickformat=".0%", title_text=_e(axis_title), dtick=0.2)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(showlegend=False, bargap=0.35, margin={"r": 40})
+    return fig
+
+
+def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], *, selected: int | None,
+                references: Sequence[tuple[str, float, str]] = (), baseline: float | None = None,
+                baseline_label: str = "", axis_title: str = "", layer_axis_title: str = "",
+                title: str | None = None, large: bool = False, height: int | None = None) -> go.Figure:
+    """Held-out accuracy of the frozen-feature probe per layer (one line per pooling), with horizontal
+    reference lines (label, accuracy, colour) such as the ELMo features and the fine-tuned model."""
+    fig = go.Figure()
+    x = list(range(len(layer_names)))
+    dashes = ["solid", "dot", "dashdot"]
+    for i, (name, accs) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(
+            x=x, y=list(accs), mode="lines+markers", name=_e(name),
+            line={"color": FEATURE_COLOUR, "dash": dashes[i % len(dashes)], "width": 3},
+            marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra>" + _e(name) + "</extra>"))
+    positions = ["top left", "bottom right", "top right", "bottom left"]  # close lines keep their labels apart
+    for i, (label, value, colour) in enumerate(references):
+        fig.add_hline(y=value, line_dash="dash", line_color=colour, line_width=2,
+                      annotation_text=f"{_e(label)} {_pct(value)}", annotation_position=positions[i % 4],
+                      annotation_font_color=colour)
+    if baseline is not None:
+        fig.add_hline(y=baseline, line_dash="dot", line_color=BASELINE_COLOUR, line_width=1.5,
+                      annotation_text=_e(baseline_label), annotation_position="bottom right",
+                      annotation_font_color=BASELINE_COLOUR)
+    if selected is not None and 0 <= selected < len(layer_names):
+        fig.add_vrect(x0=selected - 0.3, x1=selected + 0.3, fillcolor=FEATURE_COLOUR, opacity=0.12, line_width=0)
+    base_layout(fig, title, large=large, height=height or (460 if large else 400))
+    fig.update_xaxes(tickvals=x, ticktext=[f"{j}<br>{_e(n)}" for j, n in enumerate(layer_names)],
+                     title_text=_e(layer_axis_title))
+    values = [v for accs in series.values() for v in accs] + [v for _, v, _ in references]
+    values += [baseline] if baseline is not None else []
+    lo = max(0.0, min(values) - 0.08) if values else 0.0
+    fig.update_yaxes(range=[lo, 1.0], tickformat=".0%", title_text=_e(axis_title))
+    _legend_under_title(fig, large)
+    return fig
+
+
+def _legend_under_title(fig: go.Figure, large: bool) -> None:
+    """Title at the very top, the horizontal legend between it and the plot (they never overlap)."""
+    fig.update_layout(margin={"t": 120 if large else 100},
+                      title={"y": 0.98, "yref": "container", "yanchor": "top"},
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"})
+
+
+def finetune_curve(steps: Sequence[int], accuracies: Sequence[float], losses: Sequence[float], *,
+                   acc_name: str, loss_name: str, step_axis_title: str, acc_axis_title: str, loss_axis_title: str,
+                   title: str | None = None, large: bool = False, height: int | None = None,
+                   smooth: int = 10) -> go.Figure:
+    """Held-out accuracy at a few steps (left axis) and the training loss per step, smoothed (right axis)."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    loss = np.asarray(losses, dtype=float)
+    if loss.size:
+        k = max(1, min(smooth, loss.size))
+        smoothed = np.convolve(loss, np.ones(k) / k, mode="valid")
+        fig.add_trace(go.Scatter(x=list(range(k, loss.size + 1)), y=smoothed, mode="lines", name=_e(loss_name),
+                                 line={"color": FROZEN_COLOUR, "width": 2},
+                                 hovertemplate="%{x}: %{y:.3f}<extra></extra>"), secondary_y=True)
+    fig.add_trace(go.Scatter(x=list(steps), y=list(accuracies), mode="lines+markers", name=_e(acc_name),
+                             line={"color": FINETUNE_COLOUR, "width": 3}, marker={"size": 12 if large else 9},
+                             hovertemplate="%{x}: %{y:.1%}<extra></extra>"), secondary_y=False)
+    base_layout(fig, title, large=large, height=height or (440 if large else 380))
+    fig.update_xaxes(title_text=_e(step_axis_title))
+    fig.update_yaxes(title_text=_e(acc_axis_title), tickformat=".0%", range=[0, 1.0], secondary_y=False)
+    fig.update_yaxes(title_text=_e(loss_axis_title), secondary_y=True, rangemode="tozero", showgrid=False)
+    _legend_under_title(fig, large)
+    return fig
+
+
+def parameter_bars(methods: Sequence[str], trained: Sequence[int], frozen: Sequence[int], *,
+                   trained_name: str, frozen_name: str, axis_title: str, title: str | None = None,
+                   large: bool = False, height: int | None = None) -> go.Figure:
+    """Trained vs frozen parameter counts per method, on a log axis (257 next to ~5 million)."""
+    fig = go.Figure()
+    y = [_e(m) for m in methods]
+    for name, counts, colour in ((frozen_name, frozen, FROZEN_COLOUR), (trained_name, trained, TRAINED_COLOUR)):
+        fig.add_trace(go.Bar(
+            x=[max(int(c), 0) or None for c in counts], y=y, orientation="h", name=_e(name), marker_color=colour,
+            text=[f"{int(c):,}" if c else "0" for c in counts], textposition="outside", cliponaxis=False,
+            hovertemplate="%{y}: %{x:,}<extra>" + _e(name) + "</extra>", textfont={"size": 20 if large else 15}))
+    top = max([1, *trained, *frozen])
+    base_layout(fig, title, large=large, height=height or (140 + 110 * len(methods)))
+    fig.update_xaxes(type="log", range=[0, np.log10(top) + 1.2], title_text=_e(axis_title))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(barmode="group", bargap=0.3)
+    _legend_under_title(fig, large)
+    return fig

@@ -1,0 +1,294 @@
+"""Figures of the vector pages: arrays and (already translated, already escaped) strings in,
+``go.Figure`` out. Hover strings that contain user text must be ``html.escape``d by the caller
+(core.vectors_view does it); words from a model's vocabulary are escaped here.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import PALETTE, STATIC_COLOUR, base_layout
+
+UNLABELLED_COLOUR = "#1f77b4"
+TEXT_COLOUR = "#111827"
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": "elmo-bert-lab"}}
+
+
+def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
+    """A stable colour per sense label, in order of first appearance (None: the default blue)."""
+    colours: dict[str | None, str] = {}
+    named = [l for l in dict.fromkeys(labels) if l]
+    for i, label in enumerate(named):
+        colours[label] = PALETTE[i % len(PALETTE)]
+    if None in labels:
+        colours[None] = UNLABELLED_COLOUR if not named else "#7f7f7f"
+    return colours
+
+
+def padded_range(values: np.ndarray, pad: float = 0.12) -> list[float]:
+    """[min, max] of ``values`` widened by ``pad`` of the span (or ±1 when all equal)."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return [-1.0, 1.0]
+    lo, hi = float(values.min()), float(values.max())
+    span = hi - lo
+    if span <= 1e-12:
+        return [lo - 1.0, hi + 1.0]
+    return [lo - pad * span, hi + pad * span]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * float(x):.0f}%"
+
+
+def _groups(labels: Sequence[str | None]) -> list[tuple[str | None, list[int]]]:
+    order = list(dict.fromkeys(labels))
+    return [(label, [i for i, l in enumerate(labels) if l == label]) for label in order]
+
+
+def static_vs_contextual_figure(
+    *,
+    static_words: Sequence[str] | None,
+    static_coords: np.ndarray | None,
+    static_explained: np.ndarray | None,
+    static_label: str,
+    static_hover: str,
+    static_note: str | None,
+    coords: np.ndarray | None,
+    ids: Sequence[str],
+    labels: Sequence[str | None],
+    hover: Sequence[str],
+    explained: np.ndarray | None,
+    axis_range: tuple[list[float], list[float]] | None,
+    static_title: str,
+    contextual_title: str,
+    contextual_note: str | None = None,
+    unlabelled_name: str = "—",
+    neighbour_name: str = "neighbours",
+    title: str | None = None,
+    large: bool = False,
+    height: int = 560,
+) -> go.Figure:
+    """Left: the ONE word2vec point (with its vocabulary neighbours for orientation). Right: one
+    point per occurrence in the contextual model's layer. Two separate spaces, two subplots."""
+    size = 20 if large else 15
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
+                        subplot_titles=(static_title, contextual_title))
+    # ---- left: static space
+    if static_words is not None and static_coords is not None and len(static_words):
+        xy = np.asarray(static_coords, dtype=float)
+        if len(static_words) > 1:
+            fig.add_trace(go.Scatter(
+                x=xy[1:, 0], y=xy[1:, 1], mode="markers+text", name=neighbour_name,
+                text=[html.escape(w) for w in static_words[1:]], textposition="top center",
+                marker={"size": 9, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 2},
+                hovertemplate="%{text}<extra></extra>", legendgroup="static",
+            ), row=1, col=1)
+        fig.add_trace(go.Scatter(
+            x=[xy[0, 0]], y=[xy[0, 1]], mode="markers+text", name=static_label,
+            text=[f"<b>{html.escape(static_words[0])}</b>"], textposition="bottom center",
+            marker={"size": 26, "color": STATIC_COLOUR, "symbol": "star", "line": {"width": 2, "color": "white"}},
+            textfont={"size": size + 3, "color": STATIC_COLOUR},
+            hovertext=[static_hover], hoverinfo="text", legendgroup="static",
+        ), row=1, col=1)
+        if static_explained is not None:
+            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", row=1, col=1)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", row=1, col=1)
+        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, row=1, col=1)
+        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, row=1, col=1)
+    else:
+        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=1)
+        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
+    if static_note:
+        x0, x1 = fig.layout.xaxis.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=0.5 if static_words is None else 0.04, xref="paper", yref="paper",
+                           text=static_note, showarrow=False, font={"size": size, "color": "#8a1c1c"},
+                           align="center", bgcolor="rgba(255,255,255,0.8)")
+
+    # ---- right: contextual space, one point per occurrence
+    if coords is not None and len(ids):
+        xy = np.asarray(coords, dtype=float)
+        colours = label_colours(labels)
+        for label, members in _groups(labels):
+            fig.add_trace(go.Scatter(
+                x=xy[members, 0], y=xy[members, 1], mode="markers+text",
+                name=html.escape(label) if label else unlabelled_name,
+                text=[ids[i] for i in members], textposition="top center",
+                marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+                textfont={"size": size - 1},
+                customdata=[hover[i] for i in members],
+                hovertemplate="%{text}: %{customdata}<extra></extra>",
+            ), row=1, col=2)
+        if explained is not None:
+            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", row=1, col=2)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", row=1, col=2)
+        if axis_range is not None:
+            fig.update_xaxes(range=axis_range[0], row=1, col=2)
+            fig.update_yaxes(range=axis_range[1], row=1, col=2)
+    else:
+        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=2)
+        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=2)
+    if contextual_note:
+        x0, x1 = fig.layout.xaxis2.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=contextual_note,
+                           showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
+
+    base_layout(fig, title, large=large, height=height)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0},
+                      margin={"b": 110, "t": 70})
+    fig.update_annotations(font_size=size + 1, selector={"text": static_title})
+    fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
+    return fig
+
+
+def cosine_heatmap(matrix: np.ndarray, ids: Sequence[str], title: str, *, large: bool = False,
+                   height: int = 560, colorbar_title: str = "cos") -> go.Figure:
+    """Pairwise cosine similarity between occurrences; values printed when the matrix is small."""
+    m = np.asarray(matrix, dtype=float)
+    labels = [f"#{i}" for i in ids]
+    show_values = len(ids) <= 14
+    fig = go.Figure(go.Heatmap(
+        z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale="RdBu", reversescale=True,
+        colorbar={"title": {"text": colorbar_title}},
+        texttemplate="%{z:.2f}" if show_values else None,
+        hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
+    ))
+    base_layout(fig, title, large=large, height=height)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", tickangle=0 if len(ids) <= 14 else -90)
+    return fig
+
+
+def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None], static_accuracy: float | None,
+                   *, contextual_name: str, static_name: str, title: str, large: bool = False,
+                   height: int = 380, current: int | None = None) -> go.Figure:
+    """Leave-one-out nearest-neighbour sense accuracy per contextual layer vs the static line."""
+    y = [None if a is None else float(a) for a in accuracies]
+    fig = go.Figure(go.Scatter(
+        x=list(layer_names), y=y, mode="lines+markers+text", name=contextual_name,
+        text=[("" if a is None else _pct(a)) for a in y], textposition="top center",
+        marker={"size": 11, "color": PALETTE[0]}, line={"width": 3},
+        hovertemplate="%{x}: %{y:.0%}<extra></extra>",
+    ))
+    if current is not None and 0 <= current < len(y) and y[current] is not None:
+        fig.add_trace(go.Scatter(x=[layer_names[current]], y=[y[current]], mode="markers", showlegend=False,
+                                 marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": PALETTE[1]}},
+                                 hoverinfo="skip"))
+    if static_accuracy is not None:
+        fig.add_trace(go.Scatter(
+            x=list(layer_names), y=[float(static_accuracy)] * len(layer_names), mode="lines",
+            name=f"{static_name}: {_pct(static_accuracy)}", line={"dash": "dash", "width": 3, "color": STATIC_COLOUR},
+            hovertemplate=f"{static_name}: %{{y:.0%}}<extra></extra>",
+        ))
+    base_layout(fig, title, large=large, height=height)
+    fig.update_yaxes(range=[0, 1.12], tickformat=".0%")
+    fig.update_xaxes(type="category")
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0})
+    return fig
+
+
+def weights_bar(layer_names: Sequence[str], s: Sequence[float], title: str | None, *, large: bool = False,
+                height: int = 320) -> go.Figure:
+    """The softmax-normalised layer weights s_j as bars labelled with their values."""
+    values = [float(v) for v in s]
+    fig = go.Figure(go.Bar(
+        x=list(layer_names), y=values, text=[f"{v:.2f}" for v in values], textposition="outside",
+        marker={"color": [PALETTE[j % len(PALETTE)] for j in range(len(values))]},
+        hovertemplate="%{x}: s = %{y:.3f}<extra></extra>",
+    ))
+    base_layout(fig, title, large=large, height=height)
+    fig.update_yaxes(range=[0, 1.15], title_text="s")
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | None], hover: Sequence[str],
+                *, layer_coords: np.ndarray | None = None, layer_names: Sequence[str] = (),
+                explained: np.ndarray | None = None, title: str | None = None, mixed_name: str = "ELMo",
+                unlabelled_name: str = "—", large: bool = False, height: int = 560) -> go.Figure:
+    """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
+    size = 20 if large else 15
+    fig = go.Figure()
+    symbols = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "cross-open", "x-open"]
+    if layer_coords is not None:
+        for j, name in enumerate(layer_names):
+            xy = np.asarray(layer_coords[j], dtype=float)
+            fig.add_trace(go.Scatter(
+                x=xy[:, 0], y=xy[:, 1], mode="markers", name=name,
+                marker={"size": 9, "color": "#9a9a9a", "symbol": symbols[j % len(symbols)], "opacity": 0.55},
+                customdata=list(hover), text=list(ids),
+                hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
+            ))
+    xy = np.asarray(coords, dtype=float)
+    colours = label_colours(labels)
+    for label, members in _groups(labels):
+        name = html.escape(label) if label else unlabelled_name
+        fig.add_trace(go.Scatter(
+            x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=f"{mixed_name} · {name}",
+            text=[ids[i] for i in members], textposition="top center", textfont={"size": size - 1},
+            marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+            customdata=[hover[i] for i in members],
+            hovertemplate="%{text}: %{customdata}<extra></extra>",
+        ))
+    base_layout(fig, title, large=large, height=height)
+    if explained is not None:
+        fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})")
+        fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})")
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0}, margin={"b": 110})
+    return fig
+
+
+def elmo_diagram(top: Sequence[str], middle: Sequence[str], bottom: str, weights: Sequence[str],
+                 *, title: str | None = None, large: bool = False, height: int = 430) -> go.Figure:
+    """2L+1 representations (top row) → L+1 mixing terms (middle) → the weighted sum (bottom).
+
+    ``top`` has 2L+1 labels: x_k, then forward/backward of each layer; ``middle`` has L+1 labels;
+    ``weights`` the L+1 arrow labels (s_j). Labels may use plotly's <b>/<sub>/<br> markup (they are
+    constant strings of the app, never user text).
+    """
+    size = 19 if large else 15
+    n_top, n_mid = len(top), len(middle)
+    fig = go.Figure()
+    top_x = np.linspace(0.08, 0.92, n_top)
+    mid_x = np.linspace(0.18, 0.82, n_mid)
+    y_top, y_mid, y_bot = 0.86, 0.50, 0.10
+    box_w_top, box_w_mid, box_h = 0.074, 0.12, 0.085
+
+    def box(x, y, w, colour, fill):
+        fig.add_shape(type="rect", x0=x - w, x1=x + w, y0=y - box_h, y1=y + box_h,
+                      line={"color": colour, "width": 2}, fillcolor=fill, layer="below")
+
+    def arrow(x0, y0, x1, y1, text="", colour="#555"):
+        fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2, arrowcolor=colour)
+        if text:
+            fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False,
+                               font={"size": size, "color": colour}, bgcolor="white")
+
+    # which top boxes feed which middle box: x_k → h_0; (fwd_j, bwd_j) → h_j
+    feeds = {0: [0]}
+    for j in range(1, n_mid):
+        feeds[j] = [2 * j - 1, 2 * j]
+    for i, (x, label) in enumerate(zip(top_x, top)):
+        colour = PALETTE[0] if i == 0 else PALETTE[2 if i % 2 else 3]
+        box(x, y_top, box_w_top, colour, "#f7f9fc")
+        fig.add_annotation(x=x, y=y_top, text=label, showarrow=False, font={"size": size, "color": TEXT_COLOUR})
+    for j, (x, label) in enumerate(zip(mid_x, middle)):
+        box(x, y_mid, box_w_mid, PALETTE[4], "#f5f0fa")
+        fig.add_annotation(x=x, y=y_mid, text=label, showarrow=False, font={"size": size, "color": TEXT_COLOUR})
+        for i in feeds.get(j, []):
+            if i < n_top:
+                arrow(top_x[i], y_top - box_h, x, y_mid + box_h)
+        arrow(x, y_mid - box_h, 0.5, y_bot + box_h, weights[j] if j < len(weights) else "", PALETTE[1])
+    fig.add_shape(type="rect", x0=0.28, x1=0.72, y0=y_bot - box_h, y1=y_bot + box_h,
+                  line={"color": PALETTE[1], "width": 3}, fillcolor="#fdf1f1", layer="below")
+    fig.add_annotation(x=0.5, y=y_bot, text=bottom, showarrow=False, font={"size": size + 2, "color": TEXT_COLOUR})
+    base_layout(fig, title, large=large, height=height)
+    fig.update_xaxes(visible=False, range=[0, 1], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[0, 1], fixedrange=True)
+    fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
+    return fig

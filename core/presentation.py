@@ -1,0 +1,90 @@
+"""Ready-made classroom scenes: the lecture walked through the app in order, one page state per scene.
+
+Each scene names a page (its ``url_path`` in ``ui.PAGES``) and the query parameters that page reads
+(``ui.state.url_param`` names: ``scene``/``ctx``/``layer`` on static-vs-contextual, ``scene``/``mode``/
+``w``/``gamma`` on elmo-weights, ``sentence`` on fill-mask and attention-heatmap, …). A scene is
+opened with the extra parameter ``slide=<scene id>``; ``ui.presentation`` then resets that page's
+widgets so they start from the scene's parameters even if the page was visited before.
+
+Pure data, no Streamlit. Titles and notes are i18n keys ``present.scene.<id>`` / ``present.note.<id>``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+SLIDE_PARAM = "slide"
+
+
+def _encode(value) -> str:
+    """The query-string form (the same rules as ``ui.state.encode``)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Scene:
+    id: str
+    url_path: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def title_key(self) -> str:
+        return f"present.scene.{self.id}"
+
+    @property
+    def note_key(self) -> str:
+        return f"present.note.{self.id}"
+
+    @property
+    def query(self) -> dict[str, str]:
+        """The scene's page parameters plus ``slide=<id>`` (what a link to the scene carries)."""
+        return {**dict(self.params), SLIDE_PARAM: self.id}
+
+
+def _scene(scene_id: str, url_path: str, **params) -> Scene:
+    return Scene(scene_id, url_path, tuple((k, _encode(v)) for k, v in params.items()))
+
+
+SCENES: tuple[Scene, ...] = (
+    _scene("home", "overview"),
+    # static vectors vs contextual vectors: the lecture's 苹果 pair, then many sentences of two senses
+    _scene("pair", "static-vs-contextual", scene="lecture_apple", ctx="elmo"),
+    _scene("senses", "static-vs-contextual", scene="apple", ctx="elmo", layer=0),
+    _scene("oov", "static-vs-contextual", scene="oov", ctx="elmo"),
+    # ELMo's scalar mix: the lecture's worked example, then the two task presets
+    _scene("worked", "elmo-weights", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
+    _scene("syntax", "elmo-weights", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
+    _scene("semantics", "elmo-weights", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
+    # BERT: masked language model, iterative filling, self-attention
+    _scene("fill", "fill-mask", sentence="我吃了一个[MASK][MASK]。"),
+    _scene("iterative", "fill-mask", sentence="[MASK][MASK]昨天发布了新手机。"),
+    _scene("attention", "attention-heatmap", sentence="苹果昨天发布了新手机", token="苹"),
+    # the two ways of using a pre-trained model, and the lecture's exercises
+    _scene("transfer", "feature-vs-finetune"),
+    _scene("exercises", "exercises"),
+)
+BY_ID: dict[str, Scene] = {scene.id: scene for scene in SCENES}
+
+
+def scene_index(slide: str | None, url_path: str | None) -> int | None:
+    """Index of the current scene: the ``slide`` parameter if it names a scene on this page, else the
+    first scene of the page, else None (a page without scenes)."""
+    if slide in BY_ID and (url_path is None or BY_ID[slide].url_path == url_path):
+        return SCENES.index(BY_ID[slide])
+    for i, scene in enumerate(SCENES):
+        if scene.url_path == url_path:
+            return i
+    return None
+
+
+def neighbours(index: int | None) -> tuple[Scene | None, Scene | None]:
+    """(previous, next) scene; off the scene list, "next" is the first scene."""
+    if index is None:
+        return None, SCENES[0]
+    previous = SCENES[index - 1] if index > 0 else None
+    following = SCENES[index + 1] if index + 1 < len(SCENES) else None
+    return previous, following

@@ -1,0 +1,322 @@
+"""ELMo 层权重: ELMo_k = γ Σ_j s_j h_{k,j}, the lecture's worked example, and the mix live on real sentences.
+
+Thin page: the layers of every occurrence are computed once per (model, sentences, word) through
+the caches (core.vectors_view.occurrence_layers); the sliders live in an st.fragment and only call
+core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import streamlit as st
+
+from core import registry, scenes
+from core import vectors_view as vv
+from core.errors import LabError
+from core.figures import vectors as figs
+from core.mixing import PRESETS, one_hot, pre_softmax_from_normalised, scalar_mix
+from ui import cache
+from ui.i18n import t
+from ui.state import sync_to_url, url_param
+
+ss = st.session_state
+LANG = ss.get("lang", "zh")
+LARGE = bool(ss.get("present"))
+MODES = ("softmax", "direct")
+W_RANGE = (-3.0, 3.0)
+GAMMA_RANGE = (0.1, 4.0)
+MAX_URL_TEXT = 1500
+LECTURE_PRESETS = ("syntax", "semantics", "worked_example")  # defined for L + 1 = 3 layers
+
+
+def _mode(value: str) -> str:
+    if value not in MODES:
+        raise ValueError(value)
+    return value
+
+
+def _gamma(value: str) -> float:
+    g = float(value)
+    if not GAMMA_RANGE[0] <= g <= GAMMA_RANGE[1]:
+        raise ValueError(value)
+    return g
+
+
+# ---- first visit in this session: start from the URL ----------------------------------------------
+_scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
+ss.setdefault("vec_scene", _scene.id)
+ss.setdefault("vec_text", url_param("text", _scene.text)[: vv.MAX_TEXT_CHARS])
+ss.setdefault("vec_word", url_param("word", _scene.word)[:100])
+ss.setdefault("elmo_use_bert", url_param("bert", False, cast=bool))
+ss.setdefault("elmo_mode", url_param("mode", "softmax", cast=_mode))
+ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=_gamma))
+
+
+def slider_key(kind: str, mode: str, j: int) -> str:
+    return f"elmo_w_{kind}_{mode}_{j}"
+
+
+def _load_scene() -> None:
+    scene = scenes.get_scene(ss.get("vec_scene"))
+    ss["vec_text"] = scene.text
+    ss["vec_word"] = scene.word
+
+
+def _load_upload() -> None:
+    upload = ss.get("elmo_upload")
+    ss.pop("elmo_upload_error", None)
+    if upload is None:
+        return
+    try:
+        ss["vec_text"] = scenes.decode_upload(upload.getvalue())
+    except LabError as err:
+        ss["elmo_upload_error"] = err
+
+
+def _set_weights(kind: str, mode: str, values) -> None:
+    ss["elmo_mode"] = mode
+    for j, v in enumerate(values):
+        ss[slider_key(kind, mode, j)] = float(v)
+
+
+def _preset(name: str, kind: str, n: int) -> None:
+    """Button callback: put the sliders where the preset says (runs before the widgets exist)."""
+    if name == "uniform":
+        weights, gamma, _ = PRESETS["uniform"]
+        _set_weights(kind, "softmax", [0.0] * n)
+    elif name == "onehot":
+        k = int(ss.get("elmo_onehot_k", n - 1))
+        gamma = 1.0
+        _set_weights(kind, "direct", one_hot(n, min(max(k, 0), n - 1)))
+    else:
+        s, gamma, _ = PRESETS[name]
+        # the softmax of these slider values is exactly s
+        _set_weights(kind, "softmax", pre_softmax_from_normalised(s))
+    ss["elmo_gamma"] = float(gamma)
+
+
+def _switch_mode(kind: str, n: int) -> None:
+    """Carry the current s over when the slider mode changes, so the mix does not jump."""
+    new = ss["elmo_mode"]
+    old = "direct" if new == "softmax" else "softmax"
+    values = [float(ss.get(slider_key(kind, old, j), 0.0 if old == "softmax" else 1.0)) for j in range(n)]
+    try:
+        s = vv.normalised_s(values, old == "softmax")
+    except LabError:
+        s = np.full(n, 1.0 / n)
+    if new == "direct":
+        _set_weights(kind, "direct", np.round(s, 2))
+    else:
+        w = np.log(np.clip(s, np.exp(W_RANGE[0]), None))
+        _set_weights(kind, "softmax", np.clip(w - w.max(), *W_RANGE))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _view(ctx_name: str, sentences: tuple[str, ...], word: str, labels: tuple[str | None, ...]) -> vv.VectorsView:
+    return vv.occurrence_layers(cache.encoder(ctx_name), None, list(sentences), word, list(labels),
+                                encode=lambda texts: cache.encode(ctx_name, tuple(texts)))
+
+
+# ---- the formula ------------------------------------------------------------------------------------
+st.title(t("elmo.title"))
+st.markdown(t("elmo.intro"))
+st.latex(r"\mathrm{ELMo}_k^{task} \;=\; \gamma^{task} \sum_{j=0}^{L} s_j^{task}\, \mathbf{h}_{k,j}^{LM}")
+col_text, col_diag = st.columns([2, 3], gap="large")
+with col_text:
+    st.markdown(t("elmo.explain"))
+with col_diag:
+    L = 2
+    top = [t("elmo.diag.token")] + [t(f"elmo.diag.{d}", j=j) for j in range(1, L + 1) for d in ("fwd", "bwd")]
+    middle = [t("elmo.diag.h0")] + [t("elmo.diag.hj", j=j) for j in range(1, L + 1)]
+    st.plotly_chart(figs.elmo_diagram(top, middle, t("elmo.diag.sum"), [f"s<sub>{j}</sub>" for j in range(L + 1)],
+                                      title=t("elmo.diag.title"), large=LARGE, height=480 if LARGE else 430),
+                    key="elmo_diagram", config=figs.PLOT_CONFIG, theme=None)
+
+# ---- the lecture's worked example, reproduced by core.mixing.scalar_mix ------------------------------
+with st.container(border=True):
+    st.subheader(t("elmo.example.title"))
+    H = np.identity(3)
+    s_ex, g_ex, _ = PRESETS["worked_example"]
+    out = vv.format_vector(scalar_mix(H, s_ex, g_ex))
+    col_a, col_b = st.columns([1, 1], gap="large")
+    with col_a:
+        st.markdown(t("elmo.example.given", s=vv.format_vector(s_ex), gamma=f"{g_ex:.0f}"))
+        st.latex(r"\begin{aligned}\mathrm{ELMo}_k &= \gamma\,(s_0 h_0 + s_1 h_1 + s_2 h_2)\\"
+                 r"&= 2\times(0.2\,h_0 + 0.3\,h_1 + 0.5\,h_2)\\ &= 2\times[0.2,\ 0.3,\ 0.5] = "
+                 + out.replace(", ", r",\ ") + r"\end{aligned}")
+        st.markdown(t("elmo.example.result", vec=out))
+    with col_b:
+        rows = [f"| {t('elmo.example.col.task')} | s | γ | ELMo |", "|---|---|---|---|"]
+        for name in ("syntax", "semantics", "worked_example"):
+            s_p, g_p, _ = PRESETS[name]
+            rows.append(f"| {t('elmo.preset.' + name)} | {vv.format_vector(s_p)} | {g_p:.0f} | "
+                        f"**{vv.format_vector(scalar_mix(H, s_p, g_p))}** |")
+        st.markdown("\n".join(rows))
+        st.caption(t("elmo.example.caption"))
+
+st.divider()
+
+# ---- sentences and model ---------------------------------------------------------------------------
+st.subheader(t("elmo.live.title"))
+bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
+use_bert = st.toggle(t("elmo.use_bert", name=bert_name or "—"), key="elmo_use_bert", persist_state="session",
+                     help=t("elmo.use_bert_help"))
+col_text, col_controls = st.columns([3, 2], gap="large")
+with col_controls:
+    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
+                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
+    st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
+with col_text:
+    st.text_area(t("static.sentences"), key="vec_text", height=200, help=t("static.sentences_help"),
+                 persist_state="session")
+    st.file_uploader(t("static.upload"), type=["txt"], key="elmo_upload", on_change=_load_upload,
+                     help=t("static.upload_help"))
+    if ss.get("elmo_upload_error") is not None:
+        st.error(ss["elmo_upload_error"].message(LANG))
+
+text, word_raw = ss["vec_text"], ss["vec_word"]
+scene = scenes.get_scene(ss["vec_scene"])
+sync_to_url(scene=scene.id, text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
+            word=word_raw if len(word_raw) <= 100 else None, bert=True if use_bert else None)
+
+kind = "bert" if use_bert else "elmo"
+ctx_name = bert_name if use_bert else registry.DEFAULT_ELMO
+infos = {m.name: m for m in registry.list_models()}
+encoder, problem = None, None
+if not ctx_name:
+    problem = t("static.no_bert_model")
+elif ctx_name in infos and not infos[ctx_name].available:
+    problem = t("static.model_unavailable", name=ctx_name, reason=infos[ctx_name].reason or "?")
+else:
+    try:
+        encoder = cache.encoder(ctx_name)
+    except LabError as err:
+        problem = err.message(LANG)
+if problem:
+    st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
+
+if encoder is not None:
+    layer_names = list(encoder.layer_names)
+elif not use_bert and infos.get(ctx_name) and infos[ctx_name].num_layers:
+    layer_names = [f"{j}" for j in range(infos[ctx_name].num_layers)]
+else:  # the lecture's L = 2: the sliders and the toy example still work without a model
+    layer_names = ["token layer", "biLSTM 1", "biLSTM 2"] if not use_bert else ["0", "1", "2"]
+n_layers = len(layer_names)
+
+view, input_error = None, None
+try:
+    parsed = vv.parse_input(text, word_raw)
+except LabError as err:
+    parsed, input_error = None, err.message(LANG)
+if input_error:
+    st.error(input_error)
+elif encoder is not None:
+    try:
+        with st.spinner(t("static.computing")):
+            view = _view(ctx_name, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
+    except LabError as err:
+        st.error(err.message(LANG))
+    if view is not None:
+        word_md = vv.md_escape(parsed.word)
+        if parsed.removed_controls:
+            st.info(t("static.controls_removed", n=parsed.removed_controls))
+        if view.missing and len(view.missing) < len(parsed.sentences):
+            st.info(t("static.missing_note", word=word_md, n=len(view.missing), total=len(parsed.sentences)))
+            st.dataframe({"#": [i + 1 for i in view.missing],
+                          t("static.col.sentence"): [parsed.sentences[i] for i in view.missing]},
+                         hide_index=True, height="content" if len(view.missing) <= 6 else 240)
+        if len(view.missing) == len(parsed.sentences):
+            st.info(t("static.no_occurrences", word=word_md))
+        elif not view.num_occurrences:
+            st.info(t("static.no_tokens", word=word_md))
+
+
+# ---- the mixer: sliders + live charts, in a fragment ---------------------------------------------------
+@st.fragment
+def mixer(view: vv.VectorsView | None) -> None:
+    n = n_layers
+    # seed the sliders (first visit: from the URL)
+    url_w = url_param("w", None, cast=list)
+    for mode in MODES:
+        for j in range(n):
+            key = slider_key(kind, mode, j)
+            if key not in ss:
+                default = 0.0 if mode == "softmax" else 1.0
+                if (mode == ss["elmo_mode"] and isinstance(url_w, list) and len(url_w) == n
+                        and all(isinstance(v, (int, float)) for v in url_w)):
+                    default = float(url_w[j])
+                lo, hi = W_RANGE if mode == "softmax" else (0.0, 1.0)
+                ss[key] = float(min(max(default, lo), hi))
+
+    st.markdown(f"**{t('elmo.controls.title')}**")
+    st.radio(t("elmo.mode"), MODES, key="elmo_mode", horizontal=True, persist_state="session",
+             format_func=lambda m: t(f"elmo.mode.{m}"), on_change=_switch_mode, args=(kind, n),
+             help=t("elmo.mode_help"))
+    mode = ss["elmo_mode"]
+    pre_softmax = mode == "softmax"
+
+    # presets
+    cols = st.columns([1, 1, 1, 1, 1.3, 1])
+    for col, name in zip(cols, ("uniform", "syntax", "semantics", "worked_example")):
+        disabled = name in LECTURE_PRESETS and n != 3
+        col.button(t(f"elmo.preset.{name}"), key=f"elmo_preset_{name}", on_click=_preset, args=(name, kind, n),
+                   disabled=disabled, help=t("elmo.preset_needs3") if disabled else t(f"elmo.preset_help.{name}"),
+                   width="stretch")
+    if ss.get("elmo_onehot_k") not in range(n):
+        ss["elmo_onehot_k"] = n - 1
+    cols[4].selectbox(t("elmo.onehot_layer"), list(range(n)), key="elmo_onehot_k",
+                      format_func=lambda j: f"{j} · {layer_names[j]}", label_visibility="collapsed")
+    cols[5].button(t("elmo.preset.onehot"), key="elmo_preset_onehot", on_click=_preset, args=("onehot", kind, n),
+                   help=t("elmo.preset_help.onehot"), width="stretch")
+
+    col_sliders, col_live = st.columns([2, 3], gap="large")
+    with col_sliders:
+        lo, hi, step = (*W_RANGE, 0.01) if pre_softmax else (0.0, 1.0, 0.05)
+        values = []
+        for j in range(n):
+            label = t("elmo.slider_w" if pre_softmax else "elmo.slider_s", j=j, name=layer_names[j])
+            values.append(st.slider(label, lo, hi, step=step, key=slider_key(kind, mode, j), format="%.2f",
+                                    persist_state="session"))
+        gamma = st.slider(t("elmo.gamma"), *GAMMA_RANGE, step=0.1, key="elmo_gamma", format="%.1f",
+                          help=t("elmo.gamma_help"), persist_state="session")
+        sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
+        try:
+            s = vv.normalised_s(values, pre_softmax)
+        except LabError:
+            st.error(t("elmo.zero_sum"))
+            return
+        st.markdown(f"**{t('elmo.bar_title')}**")
+        st.plotly_chart(figs.weights_bar([f"s<sub>{j}</sub><br>{nm}" for j, nm in enumerate(layer_names)], s, None,
+                                         large=LARGE, height=380 if LARGE else 320),
+                        key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
+        st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
+        toy = scalar_mix(np.identity(n), s, gamma)
+        st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
+
+    with col_live:
+        if view is None or not view.num_occurrences:
+            st.info(t("elmo.live.none"))
+            return
+        mix = vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
+        fig = figs.mix_scatter(
+            mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=view.coords,
+            layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
+            explained=view.projection.explained_variance_ratio,
+            title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
+            mixed_name=t("elmo.live.mixed"), unlabelled_name=t("static.fig.unlabelled"),
+            large=LARGE, height=620 if LARGE else 540)
+        st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
+        st.caption(t("elmo.live.caption"))
+        if mix.accuracy is not None:
+            per_layer = view.accuracy.get(False, [])
+            c1, c2 = st.columns([1, 1])
+            c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
+            c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
+                f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
+            st.caption(t("elmo.live.acc_caption"))
+        else:
+            st.caption(t("static.acc_hint"))
+
+
+mixer(view)

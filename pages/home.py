@@ -1,0 +1,177 @@
+"""Home: what the lab shows and where to start, the lecture's three threads of evolution as a diagram,
+the paradigm table with a demo link per row, and the status of every model."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
+
+from core import status as lab_status
+from core import transfer
+from ui import PAGES
+from ui.i18n import t
+from ui.presentation import scene_link
+from ui.sidebar import get_model_infos
+
+ss = st.session_state
+# A CONSTANT stylesheet (nothing interpolated): tinted boxes for the model families of the diagram.
+THREAD_CSS = """
+<style>
+[class*="st-key-thread_static"] { background: #F3F4F6; border-color: #4B5563 !important; }
+[class*="st-key-thread_elmo"] { background: #FFF1E6; border-color: #C2410C !important; }
+[class*="st-key-thread_gpt"] { background: #F5EDFC; border-color: #7E22CE !important; }
+[class*="st-key-thread_bert"] { background: #E8F0FE; border-color: #0B57D0 !important; }
+</style>
+"""
+
+
+def _page_link(path: str, label: str, icon: str | None = None) -> None:
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except StreamlitPageNotFoundError:  # page run on its own (no st.navigation), e.g. in a test
+        st.markdown(f"**{label}**")
+
+
+def _start_presentation() -> None:
+    ss["present"] = True
+
+
+st.title(t("home.title"))
+st.markdown(t("home.intro"))
+
+# ---- where to start -----------------------------------------------------------------------------
+st.subheader(t("home.start.title"))
+c1, c2, c3 = st.columns(3, gap="medium")
+with c1.container(border=True, height="stretch"):
+    st.markdown(f"**{t('home.start.first.title')}**")
+    st.caption(t("home.start.first.body"))
+    scene_link("pair", t("nav.static"), ":material/compare_arrows:")
+with c2.container(border=True, height="stretch"):
+    st.markdown(f"**{t('home.start.class.title')}**")
+    st.caption(t("home.start.class.body"))
+    if not ss.get("present"):
+        st.button(t("home.start.class.button"), key="home_present", on_click=_start_presentation, type="primary",
+                  icon=":material/slideshow:")
+    else:
+        st.caption(t("home.start.class.on"))
+with c3.container(border=True, height="stretch"):
+    st.markdown(f"**{t('home.start.practice.title')}**")
+    st.caption(t("home.start.practice.body"))
+    scene_link("exercises", t("nav.exercises"), ":material/quiz:")
+
+# ---- the three threads of evolution (lecture: 范式演进与对照) --------------------------------
+# A diagram of native containers (text wraps at any width, the demo links are clickable): one lane per
+# thread, boxes coloured by model family, every lane ending in the BERT column.
+st.subheader(t("home.threads.title"))
+st.markdown(THREAD_CSS, unsafe_allow_html=True)  # constant stylesheet only
+LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
+    ("home.thread1.label", (("home.thread1.s1", "static", "pages/static_vs_contextual.py"),
+                            ("home.thread1.s2", "elmo", "pages/elmo_weights.py"),
+                            ("home.thread1.s3", "bert", "pages/attention.py"))),
+    ("home.thread2.label", (("home.thread2.s1", "elmo", "pages/transfer.py"),
+                            ("home.thread2.s2", "bert", "pages/transfer.py"))),
+    ("home.thread3.label", (("home.thread3.s1", "gpt", None), ("home.thread3.s2", "bert", "pages/fill_mask.py"))),
+)
+FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "blue"}
+TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
+ICONS = {spec.path: spec.icon for spec in PAGES}
+for lane, (label_key, stages) in enumerate(LANES):
+    cols = st.columns([1.25, 3, 0.45, 3, 0.45, 3], vertical_alignment="center", gap="small")
+    cols[0].markdown(f"**{t(label_key)}**")
+    first = 3 - len(stages)  # right-align: two-stage lanes fill the ELMo and BERT columns
+    for i, (text_key, family, demo) in enumerate(stages):
+        slot = first + i
+        if i:
+            cols[2 * slot].markdown("### →")
+        with cols[1 + 2 * slot].container(border=True, key=f"thread_{family}_{lane}_{i}"):
+            st.markdown(f"**:{FAMILY_COLOUR[family]}[{t(text_key)}]**")
+            if demo:
+                _page_link(demo, TITLES.get(demo, demo), ICONS.get(demo))
+            else:
+                st.caption(t("home.thread3.gpt_note"))
+st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
+
+# ---- the lecture's comparison table, one demo per row ------------------------------------------
+st.subheader(t("home.table.title"))
+ROWS = (  # row id, the scene (core.presentation) that demonstrates it
+    ("contextual", "pair"), ("task", "fill"), ("usage", "transfer"), ("arch", "attention"),
+    ("contribution", "syntax"), ("limits", "oov"),
+)
+COLS = ("static", "elmo", "bert")
+WIDTHS = [1.3, 2, 2, 2]
+header = st.columns(WIDTHS, vertical_alignment="bottom")
+for col, text in zip(header, [t("home.table.col.dim")] + [t(f"home.table.col.{c}") for c in COLS]):
+    col.markdown(f"**{text}**")
+for row, scene_id in ROWS:
+    with st.container(border=True, gap=None):
+        cols = st.columns(WIDTHS, vertical_alignment="center")
+        cols[0].markdown(f"**{t(f'home.table.row.{row}')}**")
+        for col, c in zip(cols[1:4], COLS):
+            col.markdown(t(f"home.table.{row}.{c}"))
+        scene_link(scene_id, t("home.table.demo", demo=t(f"home.table.demo.{row}")), ":material/play_circle:")
+st.caption(t("home.table.source"))
+
+# ---- all experiments --------------------------------------------------------------------------
+st.subheader(t("home.pages.title"))
+link_cols = st.columns(2)
+for i, spec in enumerate(PAGES[1:]):
+    with link_cols[i % 2].container(border=True):
+        _page_link(spec.path, t(spec.title_key), spec.icon)
+        st.caption(t(spec.desc_key))
+
+# ---- model status ------------------------------------------------------------------------------
+st.subheader(t("home.models.title"))
+models, problem = get_model_infos()
+if problem:
+    st.info(problem)
+elif not models:
+    st.info(t("home.models.empty"))
+else:
+    KIND_KEYS = {"bert": "home.models.kind.bert", "elmo": "home.models.kind.elmo",
+                 "static": "home.models.kind.static"}
+    names = [m.name for m in models]
+    kinds = [t(KIND_KEYS[m.kind]) if m.kind in KIND_KEYS else str(m.kind) for m in models]
+    states = [t("home.models.ready") if m.available else t("home.models.missing") for m in models]
+    layers = [m.num_layers for m in models]
+    notes = [(m.description if m.available else (m.reason or m.description)) or "" for m in models]
+    hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
+    chosen = ss.get("bert_model")
+    if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):
+        hub_ids.append(chosen)
+    for hub_id in hub_ids:
+        cached = lab_status.hub_model_cached(hub_id)
+        names.append(hub_id)
+        kinds.append(t("home.models.kind.hub"))
+        states.append(t("home.models.hub_cached") if cached else t("home.models.hub_missing"))
+        layers.append(None)
+        notes.append(t("home.models.hub_note_cached") if cached else t("home.models.hub_note_missing"))
+    # no emoji here: st.dataframe draws on a canvas, where colour-emoji fonts are often missing
+    status = pd.DataFrame({
+        t("home.models.col.name"): names,
+        t("home.models.col.kind"): kinds,
+        t("home.models.col.status"): states,
+        t("home.models.col.layers"): pd.array(layers, dtype="Int64"),
+        t("home.models.col.info"): notes,
+    })
+    st.dataframe(
+        status, hide_index=True, width="stretch", placeholder="—", key="home_models",
+        column_config={
+            t("home.models.col.layers"): st.column_config.NumberColumn(width="small"),
+            t("home.models.col.info"): st.column_config.TextColumn(width="large"),
+        },
+    )
+    if any(not m.available for m in models):
+        st.warning(t("home.models.some_missing"))
+    with st.expander(t("home.models.hub_howto.title")):
+        st.markdown(t("home.models.hub_howto.body"))
+        st.code(f"pip install -r requirements.txt\nhf download {lab_status.SUGGESTED_HUB_MODEL}\n"
+                f"# {t('home.models.hub_howto.copy')}\nexport HF_HUB_OFFLINE=1", language="bash")
+        st.markdown(t("home.models.hub_howto.dir"))
+        st.code(f"hf download {lab_status.SUGGESTED_HUB_MODEL} --include \"*.json\" \"*.txt\" \"*.safetensors\" "
+                f"--local-dir ./{lab_status.SUGGESTED_HUB_MODEL}", language="bash")
+
+summary = lab_status.transfer_results_summary(transfer.RESULTS_PATH)
+if summary:
+    st.caption(t("home.models.transfer_ready", created=summary["created"] or "?"))
+else:
+    st.caption(t("home.models.transfer_missing"))

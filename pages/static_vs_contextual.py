@@ -1,0 +1,263 @@
+"""静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
+
+Thin page: widgets → core.vectors_view.occurrence_layers (cached per models/sentences/word) →
+core.figures.vectors → render. The layer scrubber and the centring toggle live in an
+st.fragment and only slice the cached arrays.
+"""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from core import registry, scenes
+from core import vectors_view as vv
+from core.errors import LabError
+from core.figures import vectors as figs
+from core.figures.style import export_html
+from ui import cache
+from ui.i18n import t
+from ui.state import sync_to_url, url_param
+
+ss = st.session_state
+LANG = ss.get("lang", "zh")
+LARGE = bool(ss.get("present"))
+CTX_OPTIONS = ("elmo", "bert")
+MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
+
+
+def _ctx(value: str) -> str:
+    if value not in CTX_OPTIONS:
+        raise ValueError(value)
+    return value
+
+
+# ---- first visit in this session: widgets start from the URL ---------------------------------
+_scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
+ss.setdefault("vec_scene", _scene.id)
+ss.setdefault("vec_text", url_param("text", _scene.text)[: vv.MAX_TEXT_CHARS])
+ss.setdefault("vec_word", url_param("word", _scene.word)[:100])
+ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=_ctx))
+ss.setdefault("static_centre", url_param("centre", False, cast=bool))
+
+
+def _load_scene() -> None:
+    scene = scenes.get_scene(ss.get("vec_scene"))
+    ss["vec_text"] = scene.text
+    ss["vec_word"] = scene.word
+
+
+def _load_upload() -> None:
+    upload = ss.get("static_upload")
+    ss.pop("static_upload_error", None)
+    if upload is None:
+        return
+    try:
+        ss["vec_text"] = scenes.decode_upload(upload.getvalue())
+    except LabError as err:
+        ss["static_upload_error"] = err
+
+
+def _load(name: str | None, infos: dict) -> tuple[object | None, str | None]:
+    """(encoder, None) or (None, a translated reason why not)."""
+    if not name:
+        return None, t("static.no_bert_model")
+    info = infos.get(name)
+    if info is not None and not info.available:
+        return None, t("static.model_unavailable", name=name, reason=info.reason or "?")
+    try:
+        return cache.encoder(name), None
+    except LabError as err:
+        return None, err.message(LANG)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _view(ctx_name: str | None, static_name: str | None, sentences: tuple[str, ...], word: str,
+          labels: tuple[str | None, ...]) -> vv.VectorsView:
+    encoder = cache.encoder(ctx_name) if ctx_name else None
+    static = cache.encoder(static_name) if static_name else None
+    return vv.occurrence_layers(encoder, static, list(sentences), word, list(labels),
+                                encode=lambda texts: cache.encode(ctx_name, tuple(texts)))
+
+
+# ---- inputs -------------------------------------------------------------------------------------
+st.title(t("static.title"))
+st.markdown(t("static.intro"))
+
+col_text, col_controls = st.columns([3, 2], gap="large")
+with col_controls:
+    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
+                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
+    st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
+    bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
+    st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
+             format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
+                                    else t("static.ctx_bert", name=bert_name or "—")))
+    st.caption(t("static.static_always", name=registry.DEFAULT_STATIC))
+with col_text:
+    st.text_area(t("static.sentences"), key="vec_text", height=250, help=t("static.sentences_help"),
+                 persist_state="session")
+    st.file_uploader(t("static.upload"), type=["txt"], key="static_upload", on_change=_load_upload,
+                     help=t("static.upload_help"))
+    if ss.get("static_upload_error") is not None:
+        st.error(ss["static_upload_error"].message(LANG))
+
+text, word_raw, ctx = ss["vec_text"], ss["vec_word"], ss["static_ctx"]
+scene = scenes.get_scene(ss["vec_scene"])
+sync_to_url(scene=scene.id,
+            text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
+            word=word_raw if len(word_raw) <= 100 else None, ctx=ctx)
+
+try:
+    parsed = vv.parse_input(text, word_raw)
+except LabError as err:
+    st.error(err.message(LANG))
+    st.stop()
+word = parsed.word
+if parsed.removed_controls:
+    st.info(t("static.controls_removed", n=parsed.removed_controls))
+
+# ---- models ---------------------------------------------------------------------------------------
+infos = {m.name: m for m in registry.list_models()}
+ctx_name = registry.DEFAULT_ELMO if ctx == "elmo" else bert_name
+static_encoder, static_problem = _load(registry.DEFAULT_STATIC, infos)
+ctx_encoder, ctx_problem = _load(ctx_name, infos)
+if static_problem:
+    st.warning(t("static.static_missing", reason=static_problem))
+if ctx_problem:
+    st.warning(t("static.ctx_missing", reason=ctx_problem))
+
+try:
+    with st.spinner(t("static.computing")):
+        view = _view(ctx_name if ctx_encoder is not None else None,
+                     registry.DEFAULT_STATIC if static_encoder is not None else None,
+                     tuple(parsed.sentences), word, tuple(parsed.labels))
+except LabError as err:
+    st.error(err.message(LANG))
+    st.stop()
+
+word_md = vv.md_escape(word)
+nowhere = len(view.missing) == len(parsed.sentences)
+if view.missing and not nowhere:
+    st.info(t("static.missing_note", word=word_md, n=len(view.missing), total=len(parsed.sentences)))
+    st.dataframe({"#": [i + 1 for i in view.missing], t("static.col.sentence"): [parsed.sentences[i] for i in view.missing]},
+                 hide_index=True, height="content" if len(view.missing) <= 6 else 240)
+if view.oov:
+    st.warning(t("static.oov", word=word_md, name=registry.DEFAULT_STATIC)
+               + (" " + t("static.oov_contextual", name=ctx_name) if view.num_occurrences else ""))
+if ctx_encoder is not None and not view.num_occurrences and len(view.missing) < len(parsed.sentences):
+    st.info(t("static.no_tokens", word=word_md))
+if nowhere:
+    st.info(t("static.no_occurrences", word=word_md))
+
+
+# ---- the explorer: layer scrubber + centring only slice cached arrays -----------------------------
+def _static_parts(view: vv.VectorsView):
+    """Words, coords, explained, hover, note of the left subplot."""
+    if static_encoder is None:
+        return None, None, None, "", t("static.fig.static_unavailable")
+    if view.oov:
+        return None, None, None, "", t("static.fig.oov", word=html.escape(word))
+    if view.static_map is None:
+        return None, None, None, "", t("static.fig.static_none")
+    lines = [f"{i + 1}. {h}" for i, h in enumerate(view.static_hover[: vv.HOVER_MAX_SENTENCES])]
+    more = len(view.static_hover) - vv.HOVER_MAX_SENTENCES
+    if more > 0:
+        lines.append(t("static.fig.more", n=more))
+    hover = f"<b>{t('static.fig.static_point')}</b><br>" + "<br>".join(lines)
+    m = view.static_map
+    return m.words, m.coords, m.explained, hover, t("static.fig.static_caption", n=len(view.static_hover))
+
+
+@st.fragment
+def explorer(view: vv.VectorsView) -> None:
+    names = view.layer_names
+    has_points = view.num_occurrences > 0 and view.coords is not None
+    j = 0
+    if names:
+        if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
+            wanted = url_param("layer", len(names) - 1, cast=int)
+            ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
+        j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
+                             format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
+                             disabled=not has_points, persist_state="session")
+    centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
+    sync_to_url(layer=j if names else None, centre=True if centre else None)
+
+    words, s_coords, s_explained, s_hover, s_note = _static_parts(view)
+    static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_encoder.vectors.shape[1])
+                    if static_encoder is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
+    layer_name = names[j] if names else "—"
+    contextual_note = None
+    if ctx_encoder is None:
+        contextual_note = t("static.fig.ctx_unavailable")
+    elif not has_points:
+        contextual_note = t("static.fig.ctx_none")
+    coords = view.coords[j] if has_points else None
+    axis = None
+    if has_points:
+        allc = view.coords.reshape(-1, 2)
+        axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
+    ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=layer_name, dim=view.stacked().shape[-1])
+                 if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
+    fig = figs.static_vs_contextual_figure(
+        static_words=words, static_coords=s_coords, static_explained=s_explained,
+        static_label=t("static.fig.static_point"), static_hover=s_hover, static_note=s_note,
+        coords=coords, ids=view.ids, labels=view.occurrence_labels, hover=view.hover,
+        explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
+        static_title=static_title, contextual_title=ctx_title,
+        contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
+        neighbour_name=t("static.fig.neighbours"), large=LARGE, height=640 if LARGE else 560,
+    )
+    st.plotly_chart(fig, key="static_scatter", config=figs.PLOT_CONFIG, theme=None)
+    if has_points:
+        ev = view.projection.explained_variance_ratio
+        st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
+    else:
+        st.caption(t("static.caption_spaces_short"))
+
+    if has_points and view.num_occurrences >= 2:
+        col_heat, col_table = st.columns([1, 1], gap="large")
+        with col_heat:
+            matrix = view.cosine[centre][j]
+            title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=layer_name)
+            st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=LARGE,
+                                                height=560 if view.num_occurrences <= 14 else 680),
+                            key="static_heatmap", config=figs.PLOT_CONFIG, theme=None)
+        with col_table:
+            st.markdown(f"**{t('static.nn_title', layer=layer_name)}**")
+            rows = {"#": [], t("static.col.label"): [], t("static.col.sentence"): [], t("static.col.nn"): []}
+            for i, occ in enumerate(view.contextual.occurrences):
+                rows["#"].append(view.ids[i])
+                rows[t("static.col.label")].append(occ.label or "")
+                rows[t("static.col.sentence")].append(vv.highlight(occ.sentence, occ.start, occ.end, escape=False))
+                rows[t("static.col.nn")].append("  ".join(f"#{view.ids[k]} ({sim:.2f})"
+                                                          for k, sim in view.neighbours[centre][j][i]))
+            st.dataframe(rows, hide_index=True, key="static_nn",
+                         height="content" if view.num_occurrences <= 14 else 520)
+            st.caption(t("static.nn_caption"))
+        if any(a is not None for a in view.accuracy.get(centre, [])):
+            st.plotly_chart(figs.accuracy_chart(
+                names, view.accuracy[centre], view.static_accuracy.get(centre),
+                contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
+                title=t("static.acc_title"), large=LARGE, current=j), key="static_acc", config=figs.PLOT_CONFIG, theme=None)
+            st.caption(t("static.acc_caption"))
+        elif parsed.has_labels:
+            st.caption(t("static.acc_none"))
+        else:
+            st.caption(t("static.acc_hint"))
+
+    col1, col2, col3 = st.columns(3)
+    col1.download_button(t("static.dl_html"), data=lambda: export_html(fig), file_name="static-vs-contextual.html",
+                         mime="text/html", on_click="ignore", key="static_dl_html", icon=":material/download:")
+    col2.download_button(t("static.dl_csv"), data=lambda: vv.to_csv(vv.export_rows(view)),
+                         file_name="vectors.csv", mime="text/csv", on_click="ignore", key="static_dl_csv",
+                         icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
+    col3.download_button(t("static.dl_json"), data=lambda: vv.to_json(view), file_name="vectors.json",
+                         mime="application/json", on_click="ignore", key="static_dl_json",
+                         icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
+
+
+if nowhere and not view.oov:
+    st.stop()  # nothing to plot; the note above says why
+explorer(view)

@@ -1,0 +1,281 @@
+"""特征式 vs 微调: the lecture's two transfer strategies, measured on one small task.
+
+Thin page: the numbers come from ``core.transfer`` — cached in ``assets/transfer_results.json``
+(``python -m core.transfer``) so the page is instant in class, or recomputed here with a progress
+bar. The layer / pooling controls live in an st.fragment and only pick numbers out of the results.
+"""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core import registry, transfer
+from core.errors import LabError
+from core.figures import transfer as figs
+from core.figures.style import export_html
+from ui import cache
+from ui.i18n import error_text, t
+from ui.state import sync_to_url, url_param
+
+ss = st.session_state
+LANG = ss.get("lang", "zh")
+LARGE = bool(ss.get("present"))
+STEP_CHOICES = (100, 200, 300, 400)
+LR_CHOICES = (5e-5, 1e-4)
+
+
+def _pooling(value: str) -> str:
+    if value not in transfer.POOLINGS:
+        raise ValueError(value)
+    return value
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _file_results(path: str, mtime: float) -> dict | None:
+    return transfer.load_results(path)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _fingerprint(directory: str, mtime: float, size: int) -> str | None:
+    return transfer.model_fingerprint(directory)
+
+
+def _current_fingerprint(name: str | None) -> str | None:
+    if not name:
+        return None
+    weights = registry.MODELS_DIR / name / "model.safetensors"
+    if not weights.is_file():
+        return None
+    stat = weights.stat()
+    return _fingerprint(str(weights.parent), stat.st_mtime, stat.st_size)
+
+
+def _load_results() -> tuple[dict | None, str]:
+    """(results, where they come from: "session" | "file" | "none")."""
+    if isinstance(ss.get("transfer_results"), dict):
+        return ss["transfer_results"], "session"
+    path = transfer.RESULTS_PATH
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None, "none"
+    try:
+        return _file_results(str(path), mtime), "file"
+    except LabError as err:
+        st.warning(err.message(LANG))
+        return None, "none"
+
+
+def _layer_name(j: int) -> str:
+    return t("transfer.layer_name.0") if j == 0 else t("transfer.layer_name.j", j=j)
+
+
+def _fmt_acc(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+# ---- the two strategies --------------------------------------------------------------------------
+st.title(t("transfer.title"))
+st.markdown(t("transfer.intro"))
+col_a, col_b = st.columns(2, gap="large")
+with col_a.container(border=True):
+    st.markdown(f"#### :material/lock: {t('transfer.feature.title')}")
+    st.markdown(t("transfer.feature.body"))
+with col_b.container(border=True):
+    st.markdown(f"#### :material/local_fire_department: {t('transfer.finetune.title')}")
+    st.markdown(t("transfer.finetune.body"))
+
+results, origin = _load_results()
+
+# ---- task and data --------------------------------------------------------------------------------
+with st.expander(t("transfer.data.title"), expanded=not LARGE):
+    cfg = (results or {}).get("config") or vars(transfer.DEFAULT_CONFIG)
+    st.markdown(t("transfer.data.body", train=cfg.get("n_train", 600), test=cfg.get("n_test", 400),
+                  chars=cfg.get("max_chars", 64), seed=cfg.get("seed", 0),
+                  package=f"{transfer.DATA_PACKAGE}=={transfer.DATA_PACKAGE_VERSION}"))
+    examples = (results or {}).get("data", {}).get("examples") or []
+    if examples:
+        st.dataframe(
+            pd.DataFrame({t("transfer.data.col.label"): [t(f"transfer.label.{e['label']}") for e in examples],
+                          t("transfer.data.col.text"): [e["text"] for e in examples]}),
+            hide_index=True, width="stretch", key="transfer_examples")
+
+# ---- results ----------------------------------------------------------------------------------------
+st.header(t("transfer.results.title"))
+if results is None:
+    st.info(t("transfer.results.none"))
+else:
+    if origin == "session":
+        st.caption(t("transfer.results.from_session", created=results.get("created", "?")))
+    else:
+        st.caption(t("transfer.results.from_file", created=results.get("created", "?"),
+                     minutes=f"{results.get('timings', {}).get('total', 0) / 60:.1f}"))
+    stale = []
+    for key, name in (("feature_bert", transfer.BERT_MODEL), ("feature_elmo", transfer.ELMO_MODEL)):
+        saved = (results.get(key) or {}).get("fingerprint")
+        now = _current_fingerprint(name)
+        if saved and now and saved != now:
+            stale.append(name)
+    if stale:
+        st.warning(t("transfer.results.stale", models=", ".join(stale)))
+
+elmo_res = (results or {}).get("feature_elmo")
+bert_res = (results or {}).get("feature_bert")
+ft_res = (results or {}).get("fine_tune")
+
+
+@st.fragment
+def explorer() -> None:
+    layers = list(bert_res["layers"])
+    n = len(layers)
+    if ss.get("transfer_layer") not in range(n):
+        ss["transfer_layer"] = min(max(url_param("layer", n - 1, cast=int), 0), n - 1)
+    if ss.get("transfer_pool") not in transfer.POOLINGS:
+        ss["transfer_pool"] = url_param("pool", "cls", cast=_pooling)
+    layer_labels = {j: t("transfer.layer_label", j=j, name=_layer_name(j)) for j in range(n)}
+    pool_labels = {p: t(f"transfer.pool.{p}") for p in transfer.POOLINGS}
+
+    c1, c2 = st.columns([3, 2], gap="large")
+    c1.select_slider(t("transfer.layer"), options=list(range(n)), key="transfer_layer",
+                     format_func=layer_labels.__getitem__, help=t("transfer.layer_help"))
+    c2.radio(t("transfer.pool"), list(transfer.POOLINGS), key="transfer_pool", horizontal=True,
+             format_func=pool_labels.__getitem__, help=t("transfer.pool_help"))
+    layer, pool = int(ss["transfer_layer"]), ss["transfer_pool"]
+    sync_to_url(layer=layer, pool=pool)
+
+    bert_acc = bert_res["accuracy"][pool][layer]
+    labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+              t("transfer.method.finetune", steps=results["config"]["steps"])]
+    accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"]]
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("transfer.metric.elmo"), _fmt_acc(accs[0]))
+    m2.metric(t("transfer.metric.bert"), _fmt_acc(accs[1]))
+    m3.metric(t("transfer.metric.finetune"), _fmt_acc(accs[2]))
+    if elmo_res is None:
+        st.caption(t("transfer.elmo_skipped"))
+    bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+            t("transfer.bar.finetune")]
+    fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune"], hover=labels,
+                             baseline=results.get("majority_baseline"),
+                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
+                             title=t("transfer.fig.acc"), large=LARGE)
+    st.plotly_chart(fig, key="transfer_acc", config=figs.PLOT_CONFIG, theme=None)
+
+    refs = [(t("transfer.ref.finetune"), ft_res["accuracy"], figs.FINETUNE_COLOUR)]
+    if elmo_res:
+        refs.append((t("transfer.ref.elmo"), elmo_res["accuracy"], "#8C564B"))
+    curve = figs.layer_curve([_layer_name(j) for j in range(n)], {pool_labels[p]: bert_res["accuracy"][p] for p in transfer.POOLINGS},
+                             selected=layer, references=refs, baseline=results.get("majority_baseline"),
+                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
+                             layer_axis_title=t("transfer.layer_axis"), title=t("transfer.fig.layers"), large=LARGE)
+    st.plotly_chart(curve, key="transfer_layers", config=figs.PLOT_CONFIG, theme=None)
+    st.caption(t("transfer.layers_caption"))
+    d1, d2 = st.columns(2)
+    d1.download_button(t("transfer.dl_html"), data=lambda: export_html(fig), file_name="feature-vs-finetune.html",
+                       mime="text/html", key="transfer_dl_html")
+    d2.download_button(t("transfer.dl_json"), data=lambda: json.dumps(results, ensure_ascii=False, indent=1),
+                       file_name="transfer_results.json", mime="application/json", key="transfer_dl_json")
+
+
+if results is not None:
+    explorer()
+
+    # ---- what was updated -----------------------------------------------------------------------------
+    st.header(t("transfer.params.title"))
+    rows = []
+    if elmo_res:
+        rows.append((t("transfer.method.elmo_short"), elmo_res["trained_params"], elmo_res["frozen_params"],
+                     t("transfer.params.what.feature", model=elmo_res["model"])))
+    rows.append((t("transfer.method.bert_short"), bert_res["trained_params"], bert_res["frozen_params"],
+                 t("transfer.params.what.feature", model=bert_res["model"])))
+    rows.append((t("transfer.method.finetune_short"), ft_res["trained_params"], ft_res["frozen_params"],
+                 t("transfer.params.what.finetune", model=ft_res["model"], encoder=f"{ft_res['encoder_params']:,}",
+                   head=f"{ft_res['head_params']:,}")))
+    col_t, col_f = st.columns([1, 1], gap="large")
+    with col_t:
+        st.dataframe(pd.DataFrame({
+            t("transfer.params.col.method"): [r[0] for r in rows],
+            t("transfer.params.col.trained"): [r[1] for r in rows],
+            t("transfer.params.col.frozen"): [r[2] for r in rows],
+            t("transfer.params.col.what"): [r[3] for r in rows],
+        }), hide_index=True, width="stretch", key="transfer_params",
+            column_config={t("transfer.params.col.trained"): st.column_config.NumberColumn(format="localized"),
+                           t("transfer.params.col.frozen"): st.column_config.NumberColumn(format="localized"),
+                           t("transfer.params.col.what"): st.column_config.TextColumn(width="large")})
+        share = bert_res["trained_params"] / max(ft_res["trained_params"], 1)
+        st.markdown(t("transfer.params.note", feature=f"{bert_res['trained_params']:,}",
+                      finetune=f"{ft_res['trained_params']:,}", share=f"{100 * share:.3f}%"))
+    with col_f:
+        st.plotly_chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                                            trained_name=t("transfer.params.trained"),
+                                            frozen_name=t("transfer.params.frozen"),
+                                            axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"),
+                                            large=LARGE),
+                        key="transfer_param_fig", config=figs.PLOT_CONFIG, theme=None)
+
+    # ---- fine-tuning over time -------------------------------------------------------------------------
+    st.header(t("transfer.curve.title"))
+    st.plotly_chart(figs.finetune_curve([p["step"] for p in ft_res["curve"]], [p["accuracy"] for p in ft_res["curve"]],
+                                        ft_res.get("losses", []), acc_name=t("transfer.curve.acc"),
+                                        loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
+                                        acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
+                                        title=t("transfer.fig.curve"), large=LARGE),
+                    key="transfer_curve", config=figs.PLOT_CONFIG, theme=None)
+    cfg = results["config"]
+    st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
+                 seconds=f"{ft_res.get('seconds', 0):.0f}", threads=results.get("torch_threads", 1)))
+    st.info(t("transfer.takeaway"), icon=":material/school:")
+
+# ---- recompute -----------------------------------------------------------------------------------------
+with st.expander(t("transfer.recompute.title"), expanded=results is None):
+    st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—"))
+    if ss.get("bert_model") and ss.get("bert_model") != transfer.BERT_MODEL:
+        st.caption(t("transfer.recompute.fixed_model", chosen=ss["bert_model"], bert=transfer.BERT_MODEL))
+    infos = {m.name: m for m in registry.list_models()}
+    bert_info = infos.get(transfer.BERT_MODEL)
+    elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
+    bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)
+    if not bert_ok:
+        st.warning(t("transfer.recompute.no_bert", reason=bert_info.reason or "?"))
+    if transfer.ELMO_MODEL and elmo_info is not None and not elmo_info.available:
+        st.warning(t("transfer.recompute.no_elmo", reason=elmo_info.reason or "?"))
+    r1, r2 = st.columns(2)
+    default_steps = transfer.DEFAULT_CONFIG.steps
+    r1.select_slider(t("transfer.recompute.steps"), options=sorted({*STEP_CHOICES, default_steps}),
+                     value=default_steps, key="transfer_steps", help=t("transfer.recompute.steps_help"))
+    lr_labels = {lr: f"{lr:g}" for lr in LR_CHOICES}
+    r2.radio(t("transfer.recompute.lr"), list(LR_CHOICES), index=LR_CHOICES.index(transfer.DEFAULT_CONFIG.lr)
+             if transfer.DEFAULT_CONFIG.lr in LR_CHOICES else 0, key="transfer_lr", horizontal=True,
+             format_func=lr_labels.__getitem__)
+    if st.button(t("transfer.recompute.button"), key="transfer_run", type="primary", disabled=not bert_ok,
+                 icon=":material/play_arrow:"):
+        bar = st.progress(0.0, text=t("transfer.stage.data"))
+        stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "done")}
+
+        def report(fraction: float, stage: str) -> None:
+            bar.progress(min(max(float(fraction), 0.0), 1.0),
+                         text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
+
+        try:
+            bert = cache.encoder(transfer.BERT_MODEL)
+            elmo = None
+            if transfer.ELMO_MODEL and (elmo_info is None or elmo_info.available):
+                try:
+                    elmo = cache.encoder(transfer.ELMO_MODEL)
+                except LabError as err:
+                    st.warning(t("transfer.recompute.no_elmo", reason=err.message(LANG)))
+            config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
+            ss["transfer_results"] = transfer.run_transfer(bert, elmo, config, progress=report)
+        except LabError as err:
+            st.error(err.message(LANG))
+        except Exception as err:  # never a traceback on the projector
+            st.error(error_text(err))
+        else:
+            st.rerun()
+    if origin == "session":
+        st.button(t("transfer.recompute.discard"), key="transfer_discard",
+                  on_click=lambda: ss.pop("transfer_results", None))
+    st.caption(t("transfer.recompute.cli"))
+    st.code("python -m core.transfer", language="bash")

@@ -1,0 +1,303 @@
+"""Real-browser end-to-end fixtures: the app served by ``streamlit run``, driven by Debian's Chromium.
+
+- :func:`start_server` starts ``streamlit run app.py`` on a free localhost port (a thin wrapper around
+  Streamlit's own CLI entry point, which also writes ``core.registry.load_counts`` of the server
+  process to a small JSON file every half second, so tests can check that every model was loaded
+  once per process), waits for ``/_stcore/health`` and loads ``/`` once (the first request straight
+  to a sub-page after a server start shows a one-off "Page not found" notice).
+- ``lab_server`` (session): one server for all browser tests. ``browser`` (module): headless Chromium.
+- :func:`wait_idle` / :func:`wait_for`: poll until the script run is over (the machine has two busy
+  cores, so every wait is generous: ``LAB_E2E_TIMEOUT`` seconds, default 600).
+- :func:`check_healthy`: no exception box, no "Traceback" anywhere on the page.
+- :func:`screenshot`: a full-page PNG in ``test-artifacts/screenshots/`` (Streamlit scrolls inside its
+  main container, so the viewport is grown to the content's height first).
+
+The whole module is skipped when ``/usr/bin/chromium`` or Playwright is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+TIMEOUT_S = float(os.environ.get("LAB_E2E_TIMEOUT", "600"))  # one page run, worst case, on a busy machine
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+VIEWPORT = {"width": 1600, "height": 1000}
+MAX_SCREENSHOT_HEIGHT = 16_000
+
+
+def browser_missing_reason() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (apt-get install -y chromium fonts-noto-cjk)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -r requirements.txt)"
+    return None
+
+
+# ---- the server ----------------------------------------------------------------------------------
+# ``streamlit run`` itself (streamlit.web.cli.main is what the ``streamlit`` command calls), plus a
+# daemon thread that publishes this process's model load counts for the tests.
+SERVER_CODE = r"""
+import json, os, sys, threading, time
+sys.path.insert(0, os.getcwd())
+status = os.environ["LAB_E2E_STATUS"]
+
+def publish():
+    from core import registry
+    while True:
+        try:
+            tmp = status + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"load_counts": dict(registry.load_counts), "pid": os.getpid()}, f)
+            os.replace(tmp, status)
+        except Exception:
+            pass
+        time.sleep(0.5)
+
+threading.Thread(target=publish, daemon=True, name="lab-e2e-status").start()
+from streamlit.web.cli import main
+sys.argv = ["streamlit"] + sys.argv[1:]
+sys.exit(main())
+"""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` in MB (from /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class LabServer:
+    port: int
+    proc: subprocess.Popen
+    status_file: Path
+    log_file: Path
+    warmed: bool = field(default=False)
+
+    def url(self, path: str = "", **query: str) -> str:
+        base = f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
+        return base + ("?" + urllib.parse.urlencode(query) if query else "")
+
+    def load_counts(self) -> dict[str, int]:
+        time.sleep(1.2)  # the status file is rewritten every 0.5 s
+        return json.loads(self.status_file.read_text(encoding="utf-8"))["load_counts"]
+
+    def rss_mb(self) -> float:
+        return rss_mb(self.proc.pid)
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_file.read_text(encoding="utf-8", errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+
+
+def start_server(work_dir: Path) -> LabServer:
+    """``streamlit run app.py`` on a free port; returns once ``/_stcore/health`` answers."""
+    port = free_port()
+    status_file, log_file = work_dir / "server-status.json", work_dir / "server.log"
+    env = {**os.environ, "LAB_E2E_STATUS": str(status_file), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-c", SERVER_CODE, "run", "app.py", "--server.headless", "true",
+               "--server.fileWatcherType", "none", "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--browser.gatherUsageStats", "false"]
+    log = open(log_file, "w", encoding="utf-8")
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    server = LabServer(port, proc, status_file, log_file)
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(server.url("_stcore/health"), timeout=10) as response:
+                if response.status == 200 and status_file.exists():
+                    return server
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"streamlit did not become healthy in {TIMEOUT_S:.0f} s:\n{server.log_tail()}")
+        time.sleep(0.5)
+
+
+# ---- waiting -------------------------------------------------------------------------------------
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testConnectionState !== 'CONNECTED') return false;
+  if (app.dataset.testScriptState !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  return !!document.querySelector('[data-testid="stMain"] h1');
+}"""
+
+
+def wait_idle(page, timeout_s: float = TIMEOUT_S, settle_s: float = 1.0) -> None:
+    """Wait until the app is connected, the script run has finished and nothing is stale; then check
+    again ``settle_s`` later (a rerun triggered by a widget starts a moment after the event)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = max(deadline - time.monotonic(), 1.0)
+        page.wait_for_function(IDLE_JS, timeout=remaining * 1000, polling=250)
+        page.wait_for_timeout(settle_s * 1000)
+        if page.evaluate(IDLE_JS):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("the app did not finish its script run")
+
+
+def wait_for(page, predicate, message: str, timeout_s: float = TIMEOUT_S, interval_s: float = 1.0):
+    """Poll ``predicate()`` (Python, may query the page) until it returns something truthy while the
+    app is idle; returns that value."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        if page.evaluate(IDLE_JS):
+            last = predicate()
+            if last:
+                return last
+        page.wait_for_timeout(interval_s * 1000)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for: {message} (last: {last!r})")
+
+
+def open_page(page, url: str) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=TIMEOUT_S * 1000)
+    wait_idle(page)
+
+
+# ---- checks and artefacts ------------------------------------------------------------------------
+def body_text(page) -> str:
+    return page.evaluate("() => document.body.innerText")
+
+
+def check_healthy(page, *, allow_errors: bool = False) -> None:
+    """No exception box, no "Traceback" anywhere, and (unless allowed) no st.error box."""
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.all_inner_texts()
+    html = page.content()
+    assert "Traceback" not in html and "Traceback" not in body_text(page)
+    assert "Page not found" not in body_text(page)
+    if not allow_errors:
+        errors = page.locator('[data-testid="stAlertContentError"]')
+        assert errors.count() == 0, errors.all_inner_texts()
+
+
+def alerts(page, kind: str) -> list[str]:
+    """Texts of the st.error / st.warning / st.info / st.success boxes (kind: Error, Warning, Info, Success)."""
+    return page.locator(f'[data-testid="stAlertContent{kind}"]').all_inner_texts()
+
+
+def plotly_data(page, index: int = 0) -> str:
+    """The data of the ``index``-th plotly chart on the page, as JSON (traces, typed arrays included)."""
+    return page.evaluate("""(i) => {
+      const plots = document.querySelectorAll('.js-plotly-plot');
+      if (plots.length <= i || !plots[i].data) return null;
+      const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+      return JSON.stringify(plots[i].data.map((t) => {
+        const o = {};
+        for (const [k, v] of Object.entries(t)) o[k] = Array.isArray(v) ? v.map(plain) : plain(v);
+        return o;
+      }));
+    }""", index)
+
+
+def plotly_layout_titles(page) -> list[str]:
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((p) =>
+      (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '')""")
+
+
+def screenshot(page, name: str) -> Path:
+    """A full-page screenshot of everything in the main area (and the sidebar) at its natural height."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    height = page.evaluate("""() => {
+      const main = document.querySelector('[data-testid="stMain"]') || document.scrollingElement;
+      return Math.max(main.scrollHeight, document.documentElement.scrollHeight, window.innerHeight);
+    }""")
+    size = page.viewport_size or VIEWPORT
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), MAX_SCREENSHOT_HEIGHT))})
+    page.wait_for_timeout(1500)  # plotly charts re-layout on resize
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
+    return path
+
+
+# ---- fixtures ------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    reason = browser_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = start_server(tmp_path_factory.mktemp("lab-server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = browser_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def warm_server(lab_server, browser):
+    """The server after one page load of "/" (see the module docstring)."""
+    if not lab_server.warmed:
+        context = browser.new_context(viewport=VIEWPORT, locale="zh-CN")
+        try:
+            open_page(context.new_page(), lab_server.url())
+        finally:
+            context.close()
+        lab_server.warmed = True
+    return lab_server
+
+
+@pytest.fixture
+def page(browser, warm_server):
+    """A fresh browser context per test: a new Streamlit session (its own session_state)."""
+    context = browser.new_context(viewport=VIEWPORT, locale="zh-CN")
+    context.set_default_timeout(TIMEOUT_S * 1000)
+    tab = context.new_page()
+    yield tab
+    context.close()

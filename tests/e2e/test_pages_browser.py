@@ -1,0 +1,313 @@
+"""Every page in a real browser: opened directly by URL, key elements present, one control moved and
+the view checked to have changed, no exception box and no "Traceback", a full-page screenshot each
+(test-artifacts/screenshots/<url_path>.png). Plus ``?lang=en``, ``?present=1`` and an XSS probe.
+
+One ``streamlit run`` server for the whole session (tests/e2e/conftest.py), one fresh browser
+context (= Streamlit session) per test.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from e2e.conftest import (ROOT, alerts, body_text, check_healthy, open_page, plotly_data, plotly_layout_titles,
+                          screenshot, wait_for)
+from ui import PAGES
+from ui.i18n import translate
+
+TRANSFER_RESULTS = ROOT / "assets" / "transfer_results.json"
+EXPERIMENT_RESULTS = ROOT / "assets" / "experiments.json"
+
+
+def zh(key: str, **params) -> str:
+    return translate("zh", key, **params)
+
+
+def en(key: str, **params) -> str:
+    return translate("en", key, **params)
+
+
+def prefix(text: str, n: int = 12) -> str:
+    """The start of a translated string, before any Markdown or placeholder."""
+    return re.split(r"[*`{【「（(]", text, maxsplit=1)[0][:n]
+
+
+def app_py_url_paths() -> list[str]:
+    """url_path literals of the st.Page(...) calls in app.py (pages added beside ui.PAGES)."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
+            for kw in node.keywords:
+                if kw.arg == "url_path" and isinstance(kw.value, ast.Constant):
+                    found.append(kw.value.value)
+    return found
+
+
+URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
+
+
+# ---- small page helpers ----------------------------------------------------------------------------
+def h1(page) -> str:
+    return page.locator('[data-testid="stMain"] h1').first.inner_text().strip()
+
+
+def n_plots(page) -> int:
+    return page.locator('[data-testid="stMain"] .js-plotly-plot').count()
+
+
+def widget(page, testid: str, label: str):
+    """The widget container whose label is exactly ``label`` (falls back to: contains ``label``)."""
+    boxes = page.locator(f'[data-testid="stMain"] [data-testid="{testid}"]')
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        labels = box.locator('[data-testid="stWidgetLabel"]')
+        if labels.count() and labels.first.inner_text().strip() == label:
+            return box
+    box = boxes.filter(has_text=label)
+    assert box.count(), f"no {testid} labelled {label!r}"
+    return box.first
+
+
+def slider_value(box) -> str:
+    return box.locator('[role="slider"]').first.get_attribute("aria-valuetext") or \
+        box.locator('[role="slider"]').first.get_attribute("aria-valuenow") or ""
+
+
+def press_slider(page, box, key: str, times: int = 1) -> None:
+    thumb = box.locator('[role="slider"]').first
+    thumb.focus()
+    for _ in range(times):
+        page.keyboard.press(key)
+        page.wait_for_timeout(100)
+
+
+def dataframes(page) -> int:
+    return page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').count()
+
+
+# ---- one checker per page --------------------------------------------------------------------------
+def check_overview(page) -> None:
+    assert h1(page) == zh("home.title")
+    assert n_plots(page) >= 1, "the three threads diagram"
+    text = body_text(page)
+    for key in ("home.table.title", "home.table.col.static", "home.table.col.elmo", "home.table.col.bert",
+                "home.table.row.contextual", "home.table.row.task", "home.models.title"):
+        assert zh(key) in text, key
+    assert dataframes(page) >= 1, "the model status table"
+    # control: the sidebar's language switch re-renders the page in English
+    page.locator('[data-testid="stSidebar"] [data-testid="stRadio"] label').filter(has_text="English").click()
+    wait_for(page, lambda: h1(page) == en("home.title"), "the English title")
+    assert en("home.table.title") in body_text(page)
+    assert "lang=en" in page.url
+
+
+def check_static(page) -> None:
+    assert h1(page) == zh("static.title")
+    assert n_plots(page) >= 2, "scatter (static | contextual) and the cosine heatmap"
+    assert dataframes(page) >= 1, "the nearest-neighbour table"
+    assert zh("static.nn_title", layer="")[:6] in body_text(page)
+    box = widget(page, "stSlider", zh("static.layer"))
+    before_value, before_data = slider_value(box), plotly_data(page, 0)
+    assert before_data
+    press_slider(page, box, "ArrowLeft")  # the default is the top layer
+    wait_for(page, lambda: plotly_data(page, 0) != before_data, "the scatter to move to another layer")
+    assert slider_value(box) != before_value
+    assert "layer=" in page.url
+
+
+def check_elmo(page) -> None:
+    assert h1(page) == zh("elmo.title")
+    text = body_text(page)
+    assert "[0.4, 0.6, 1.0]" in text, "the lecture's worked example"
+    assert "[1.0, 0.8, 0.2]" in text and "[0.2, 0.6, 1.2]" in text, "the syntax / semantics presets"
+    assert page.locator('[data-testid="stMain"] table').count() >= 1, "the preset table"
+    assert n_plots(page) >= 2, "the diagram and the weight bars"
+
+    def s_now() -> str | None:
+        match = re.search(re.escape(prefix(zh("elmo.s_now"), 20).strip()) + r"\s*(\[[^\]]*\])", body_text(page))
+        return match.group(1) if match else None
+
+    before = s_now()
+    assert before == "[0.33, 0.33, 0.33]", before
+    box = page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(has_text="w0").first
+    press_slider(page, box, "ArrowRight", times=10)  # w0: 0.00 -> 0.10
+    after = wait_for(page, lambda: (s := s_now()) != before and s, "s to change after moving w0")
+    weights = [float(x) for x in after.strip("[]").split(",")]
+    assert weights[0] > weights[1] == pytest.approx(weights[2]) and sum(weights) == pytest.approx(1.0, abs=0.02)
+
+
+def check_fill_mask(page) -> None:
+    assert h1(page) == zh("nav.fill_mask")
+    text = body_text(page)
+    assert prefix(zh("fill.total_prob"), 8) in text and text.count("1.0000") >= 2, "probabilities sum to 1"
+    data = plotly_data(page, 0)
+    assert data and '"bar"' in data
+    import json
+
+    bars = [t for t in json.loads(data) if t.get("type") == "bar"]
+    assert len(bars) == 2, "one bar chart per [MASK] of 我吃了一个[MASK][MASK]。"
+    for trace in bars:
+        probs = [float(v) for v in trace["x"]]
+        assert len(probs) == 5 and all(0 < p <= 1 for p in probs) and probs == sorted(probs, reverse=True)
+    metrics = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    assert any(m.strip().endswith("%") for m in metrics), "the NSP probability"
+    box = widget(page, "stSlider", zh("fill.top_k"))
+    press_slider(page, box, "ArrowRight")
+
+    def six_bars() -> bool:
+        new = plotly_data(page, 0)
+        return bool(new) and all(len(t["x"]) == 6 for t in json.loads(new) if t.get("type") == "bar")
+
+    wait_for(page, six_bars, "six candidates per [MASK] after top-k 5 -> 6")
+    assert "top_k=6" in page.url
+
+
+def check_attention(page) -> None:
+    assert h1(page) == zh("nav.attention")
+    assert n_plots(page) >= 1
+    before = plotly_data(page, 0)
+    assert before and '"heatmap"' in before
+    assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page)[0]
+    box = widget(page, "stSlider", zh("att.layer"))
+    press_slider(page, box, "ArrowRight")
+    wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page) or [""])[0],
+             "the heatmap of layer 2")
+    assert plotly_data(page, 0) != before
+
+
+def check_transfer(page) -> None:
+    assert h1(page) == zh("transfer.title")
+    if TRANSFER_RESULTS.exists():
+        assert n_plots(page) >= 2 and page.locator('[data-testid="stMetric"]').count() >= 3
+        before = plotly_data(page, 0)
+        box = widget(page, "stSlider", zh("transfer.layer"))
+        press_slider(page, box, "ArrowLeft")
+        wait_for(page, lambda: plotly_data(page, 0) != before, "the accuracy bars of another layer")
+    else:
+        assert any(prefix(zh("transfer.results.none"), 10) in a for a in alerts(page, "Info"))
+        box = widget(page, "stSlider", zh("transfer.recompute.steps"))  # never press the recompute button
+        before = slider_value(box)
+        press_slider(page, box, "ArrowRight")
+        wait_for(page, lambda: slider_value(box) != before, "the steps selector to move")
+
+
+def check_exercises(page) -> None:
+    assert h1(page) == zh("ex.title")
+    box = widget(page, "stTextInput", zh("ex.formula.answer"))
+    field = box.locator("input")
+    field.fill("[0.4, 0.6, 1.0]")
+    field.press("Enter")
+    right = prefix(zh("ex.formula.right"), 3)
+    wait_for(page, lambda: any(right in a for a in alerts(page, "Success")), "the answer to be marked right")
+    assert field.input_value() == "[0.4, 0.6, 1.0]"
+    field.fill("1, 1, 1")
+    field.press("Enter")
+    wait_for(page, lambda: alerts(page, "Warning") and not alerts(page, "Success"), "a wrong answer to be marked")
+
+
+def check_evidence(page) -> None:
+    assert h1(page) == zh("evidence.title")
+    radio = page.locator('[data-testid="stMain"] [data-testid="stRadio"]').first
+    if EXPERIMENT_RESULTS.exists():
+        assert n_plots(page) >= 1
+        before = plotly_layout_titles(page)
+        radio.locator("label").filter(has_text=zh("evidence.section.senses")).click()
+        wait_for(page, lambda: plotly_layout_titles(page) and plotly_layout_titles(page) != before,
+                 "the word-sense chart")
+    else:
+        assert any(prefix(zh("evidence.no_results"), 8) in a for a in alerts(page, "Info"))
+        radio.locator("label").filter(has_text=zh("evidence.section.recompute")).click()
+        wait_for(page, lambda: zh("evidence.recompute.button") in body_text(page), "the recompute section")
+    assert "section=" in page.url
+
+
+def check_generic(page) -> None:
+    assert h1(page)
+
+
+CHECKERS = {
+    "overview": check_overview,
+    "static-vs-contextual": check_static,
+    "elmo-weights": check_elmo,
+    "fill-mask": check_fill_mask,
+    "attention-heatmap": check_attention,
+    "feature-vs-finetune": check_transfer,
+    "exercises": check_exercises,
+    "layer-evidence": check_evidence,
+}
+
+
+# ---- the tests -------------------------------------------------------------------------------------
+def test_every_page_is_covered():
+    assert URL_PATHS[: len(PAGES)] == [spec.url_path for spec in PAGES]
+    missing = [p for p in URL_PATHS if p not in CHECKERS]
+    assert not missing, f"add a checker for {missing} (check_generic only checks the title)"
+
+
+@pytest.mark.parametrize("url_path", URL_PATHS)
+def test_page_in_browser(page, warm_server, url_path):
+    open_page(page, warm_server.url(url_path))
+    try:
+        check_healthy(page)
+        CHECKERS.get(url_path, check_generic)(page)
+        check_healthy(page)
+    finally:
+        screenshot(page, url_path)
+
+
+def test_english_ui(page, warm_server):
+    open_page(page, warm_server.url("elmo-weights", lang="en"))
+    try:
+        check_healthy(page)
+        assert h1(page) == en("elmo.title")
+        text = body_text(page)
+        assert en("elmo.example.title") in text and en("nav.fill_mask") in text  # page and navigation
+        assert "[0.4, 0.6, 1.0]" in text
+        assert zh("elmo.example.title") not in text and zh("nav.fill_mask") not in text
+        assert not re.search(r"[\u4e00-\u9fff]", h1(page))
+    finally:
+        screenshot(page, "elmo-weights-en")
+
+
+def test_presentation_mode(page, warm_server):
+    open_page(page, warm_server.url("overview", present="1"))
+    try:
+        check_healthy(page)
+        assert page.locator(".st-key-present_bar").is_visible(), "the scene stepper"
+        assert not page.locator('[data-testid="stSidebar"]').is_visible(), "no sidebar on the projector"
+        assert page.evaluate("() => getComputedStyle(document.documentElement).fontSize") == "24px"
+        title = h1(page)
+        page.locator(".st-key-present_bar button").filter(has_text=zh("present.next")).first.click()
+        wait_for(page, lambda: "slide=" in page.url and h1(page) != title, "the next scene")
+        check_healthy(page)
+        assert page.locator(".st-key-present_bar").is_visible() and "present=1" in page.url
+    finally:
+        screenshot(page, "overview-present")
+
+
+def test_user_text_is_not_html(page, warm_server):
+    """Security (a): HTML typed into the text boxes is shown as text, never executed or rendered."""
+    payload = '<img src=x onerror="window.__xss=1">'
+    open_page(page, warm_server.url("static-vs-contextual"))
+    try:
+        before = plotly_data(page, 0)
+        area = widget(page, "stTextArea", zh("static.sentences")).locator("textarea")
+        area.fill("我吃了一个苹果" + payload + "\n苹果昨天发布了新手机\n" + payload)
+        area.press("Control+Enter")
+        wait_for(page, lambda: plotly_data(page, 0) != before, "the chart of the new sentences")
+        check_healthy(page)
+        word = widget(page, "stTextInput", zh("static.word")).locator("input")
+        word.fill(payload)
+        word.press("Enter")
+        wait_for(page, lambda: any("<img src=x" in a for a in alerts(page, "Info") + alerts(page, "Error")),
+                 "the word shown back as text")
+        check_healthy(page, allow_errors=True)
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
+        assert page.locator('img[src="x"]').count() == 0
+        assert area.input_value().endswith(payload) and word.input_value() == payload
+    finally:
+        screenshot(page, "static-xss")

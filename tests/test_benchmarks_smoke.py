@@ -1,0 +1,164 @@
+"""The benchmark harness returns well-formed results (tiny sizes on the tiny BERT fixture).
+
+No timing is asserted here: timings depend on the machine and its load. What is checked is the
+shape of the report, the pass/ratio bookkeeping, the skip paths, and that the forward-pass
+counter of the slider benchmark really counts (so its "0 passes" can fail).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+from benchmarks import run as bench
+
+RESULT_KEYS = {"name", "value", "limit", "ratio_to_limit", "pass", "target", "unit", "skipped", "details"}
+
+
+def check_result(result: dict) -> None:
+    assert RESULT_KEYS <= set(result), result
+    assert isinstance(result["name"], str) and result["name"]
+    assert result["target"] in ("<=", ">=")
+    if result["skipped"]:
+        assert result["value"] is None and result["pass"] is None and result["reason"]
+        return
+    if result.get("error"):  # ran but broke: a failure with its reason
+        assert result["pass"] is False and result["reason"]
+        return
+    assert isinstance(result["value"], (int, float)) and math.isfinite(result["value"]), result
+    assert isinstance(result["pass"], bool)
+    if result["limit"]:
+        assert result["ratio_to_limit"] == pytest.approx(result["value"] / result["limit"], rel=1e-3, abs=1e-4)
+    expected = (result["value"] >= result["limit"]) if result["target"] == ">=" else (result["value"] <= result["limit"])
+    assert result["pass"] is expected
+
+
+def check_report(report: dict, names: set[str]) -> None:
+    assert {"date", "mode", "machine", "loaded", "load_note", "config", "results", "summary"} <= set(report)
+    machine = report["machine"]
+    assert machine["cores"] >= 1 and isinstance(machine["cpu_model"], str)
+    assert len(machine["load_average_start"]) == 3
+    assert {r["name"] for r in report["results"]} == names
+    for result in report["results"]:
+        check_result(result)
+    json.dumps(report)  # serialisable (no NaN/inf objects, no numpy scalars)
+
+
+def test_make_result_bookkeeping():
+    low = bench.make_result("x", 0.5, 2.0)
+    assert low["pass"] is True and low["ratio_to_limit"] == 0.25 and low["target"] == "<="
+    assert bench.make_result("x", 3.0, 2.0)["pass"] is False
+    assert bench.make_result("y", 3.0, 2.0, higher_is_better=True)["pass"] is True
+    assert bench.make_result("y", 1.0, 2.0, higher_is_better=True)["pass"] is False
+    assert bench.make_result("z", 0, 0)["pass"] is True and bench.make_result("z", 0, 0)["ratio_to_limit"] == 0.0
+    assert bench.make_result("z", 2, 0)["pass"] is False and bench.make_result("z", 2, 0)["ratio_to_limit"] is None
+
+
+def test_interleaved_rotates_order():
+    calls = []
+    times = bench.interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b"),
+                               "c": lambda: calls.append("c")}, 3)
+    assert calls == list("abc" "bca" "cab")
+    assert all(len(v) == 3 for v in times.values())
+
+
+def test_sentences_are_deterministic_and_contain_the_word():
+    first = bench.make_sentences(300)
+    assert first == bench.make_sentences(300) and len(set(first)) == 300
+    assert all(s.count(bench.WORD) == 1 for s in first)
+    assert len(bench.FILL_MASK_SENTENCE.replace("[MASK]", "M")) == 30
+
+
+def test_slider_positions_are_normalised():
+    for weights, gamma in bench.slider_positions(3, 7):
+        assert len(weights) == 3 and min(weights) >= 0 and sum(weights) == pytest.approx(1.0, abs=1e-12)
+        assert 0.5 <= gamma <= 2.0
+
+
+def test_forward_counter_counts_real_passes(tiny_bert):
+    counter = bench.ForwardCounter(tiny_bert)
+    try:
+        tiny_bert.encode(["我吃了一个苹果"])
+        assert counter.passes == 1 and counter.module_calls > 0
+        counter.reset()
+        assert counter.passes == 0
+    finally:
+        counter.remove()
+    tiny_bert.encode(["我吃了一个苹果"])
+    assert counter.passes == 0  # removed: no more counting
+    assert "forward" not in tiny_bert.model.__dict__
+
+
+def test_cli_report_on_tiny_bert(tiny_bert_dir, tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code = bench.main(["--only", "fillmask,slider", "--bert-model", str(tiny_bert_dir),
+                       "--elmo-model", str(tiny_bert_dir), "--fillmask-reps", "3", "--slider-moves", "5",
+                       "--json", str(out)])
+    assert code == 0
+    stdout, stderr = capsys.readouterr()
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert json.loads(stdout) == report
+    check_report(report, {"fillmask_app_vs_bare_forward", "elmo_slider_remix_ms", "elmo_slider_forward_passes"})
+    by_name = {r["name"]: r for r in report["results"]}
+    for name in by_name:
+        assert name in stderr  # the table
+    assert not any(r["skipped"] or r.get("error") for r in report["results"]), report["results"]
+    fill = by_name["fillmask_app_vs_bare_forward"]["details"]
+    assert fill["tokens"] == 32 and fill["reps"] == 3 and fill["app_median_ms"] > 0 and fill["bare_median_ms"] > 0
+    forward = by_name["elmo_slider_forward_passes"]
+    assert forward["value"] == 0 and forward["pass"] is True and forward["details"]["counter_verified"] is True
+    slider = by_name["elmo_slider_remix_ms"]["details"]
+    assert slider["stack_shape"] == [3, 20, 32] and slider["moves"] == 5  # 2 layers + embeddings, 20 sentences
+
+
+def test_embed_on_tiny_bert(tiny_bert_dir):
+    cfg = bench.Config.for_mode(True, bert_model=str(tiny_bert_dir), embed_sentences=12, embed_reps=1,
+                                embed_warmup=False, only=("embed",))
+    report = bench.run_benchmarks(cfg)
+    check_report(report, {"embed_cli_vs_batched_throughput", "embed_cli_vs_loop_speedup"})
+    for result in report["results"]:
+        if result.get("error"):  # startup noise can swallow 12 sentences; the harness says so
+            assert "startup" in result["reason"]
+            continue
+        details = result["details"]
+        assert details["sentences"] == 12 and details["cli_output_lines"] == 12 and details["batch_size"] == 32
+        assert set(details["times_s"]) == {"cli_one", "cli_full", "batched", "loop"}
+        assert all(len(v) == 1 for v in details["times_s"].values())
+
+
+def test_missing_model_is_skipped_with_reason(tmp_path):
+    cfg = bench.Config.for_mode(True, bert_model=str(tmp_path / "nope"), elmo_model=str(tmp_path / "nope"),
+                                only=("fillmask", "embed", "slider"))
+    report = bench.run_benchmarks(cfg)
+    assert len(report["results"]) == 5
+    for result in report["results"]:
+        check_result(result)
+        assert result["skipped"] and "nope" in result["reason"]
+    assert report["summary"]["measured"] == 0 and len(report["summary"]["skipped"]) == 5
+
+
+def test_cold_start_skips_without_browser(tmp_path):
+    cfg = bench.Config.for_mode(True, chromium=str(tmp_path / "no-chromium"), only=("coldstart",))
+    results = bench.run_benchmarks(cfg)["results"]
+    assert [r["name"] for r in results] == ["cold_start_seconds", "cold_start_peak_rss_gb"]
+    for result in results:
+        check_result(result)
+        assert result["skipped"] and "no-chromium" in result["reason"]
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--only", "nonsense"])
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--sentences", "0"])
+    _, cfg = bench.parse_args(["--quick"])
+    assert cfg.embed_sentences == 200 and cfg.only == bench.ALL
+
+
+@pytest.mark.skipif(os.environ.get("LAB_BENCH_COLDSTART") != "1",
+                    reason="starts the app and Chromium (slow): set LAB_BENCH_COLDSTART=1")
+def test_cold_start_harness_runs():
+    report = bench.run_benchmarks(bench.Config.for_mode(True, only=("coldstart",)))
+    check_report(report, {"cold_start_seconds", "cold_start_peak_rss_gb"})

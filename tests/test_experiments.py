@@ -1,0 +1,229 @@
+"""core.experiments: probes and context-specificity on the tiny BERT fixture and synthetic data."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.experiments import context_specificity as cs
+from core.experiments import pos_probe, probe_presets, sense_probe
+from core.experiments.corpus import TaggedSentence, coarse_tag, parse_line, parse_text, sample_split
+from core.encoders import StaticEncoder
+from core.occurrences import find_spans
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# words made of characters the tiny BERT vocabulary knows (tests/conftest.py TINY_TEXT)
+NOUNS = ["苹果", "手机", "北京", "银行", "水果", "公司", "天气", "包袱"]
+VERBS = ["吃", "发布", "去", "走", "背", "抖"]
+
+
+def synthetic_sentences(n: int = 60, seed: int = 0) -> list[TaggedSentence]:
+    """``我 V 了 N 。`` / ``他 V N 。`` style sentences with PKU-like tags."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        noun, verb = NOUNS[rng.integers(len(NOUNS))], VERBS[rng.integers(len(VERBS))]
+        if i % 2:
+            out.append(TaggedSentence(("我", verb, "了", noun, "。"), ("r", "v", "u", "n", "w")))
+        else:
+            out.append(TaggedSentence(("他", verb, noun, "的", "天气", "。"), ("r", "v", "nz", "u", "n", "w")))
+    return out
+
+
+class FakeStatic(StaticEncoder):
+    """A static model: one vector per word type (identical in every context), some words OOV."""
+
+    def __init__(self, dim: int = 8, oov=("了",)):  # no files: vectors made up on the fly
+        self.name, self.layer_names, self.max_tokens = "fake-static", ["word2vec"], 100_000
+        rng = np.random.default_rng(3)
+        self.vectors = rng.normal(size=(50, dim)).astype(np.float32)
+        self._index: dict[str, int] = {}
+        self._oov = set(oov)
+
+    def word_vector(self, word):
+        if word in self._oov:
+            return None
+        row = self._index.setdefault(word, len(self._index) % len(self.vectors))
+        return self.vectors[row]
+
+
+# ---- corpus ------------------------------------------------------------------------------------
+def test_parse_line_drops_document_id_and_keeps_tags():
+    pairs = parse_line("19980101-01-001-001/m  迈向/v  充满/v  希望/n  的/u  新/a  世纪/n  。/w")
+    assert pairs[0] == ("迈向", "v") and pairs[-1] == ("。", "w") and len(pairs) == 7
+    assert parse_line("１/２/m  张/q") == [("１/２", "m"), ("张", "q")]  # the tag is after the last slash
+
+
+def test_parse_text_splits_sentences_and_caps_length():
+    line = "我/r  吃/v  苹果/n  。/w  他/r  走/v  了/u  ！/w  " + "  ".join(["很/d"] * 120) + "  。/w"
+    sentences = parse_text([line], max_chars=100, min_words=3)
+    assert [s.text for s in sentences] == ["我吃苹果。", "他走了！"]
+    assert sentences[0].spans == [(0, 1), (1, 2), (2, 4), (4, 5)]
+    assert coarse_tag("nr") == "n" and coarse_tag("Vg") == "v" and coarse_tag("w") == "w"
+
+
+def test_sample_split_is_deterministic_and_disjoint():
+    pool = synthetic_sentences(40)
+    a_train, a_test = sample_split(pool, 30, 10, seed=0)
+    b_train, b_test = sample_split(pool, 30, 10, seed=0)
+    assert a_train == b_train and a_test == b_test
+    assert {id(s) for s in a_train}.isdisjoint({id(s) for s in a_test})
+
+
+# ---- POS probe ---------------------------------------------------------------------------------
+def test_probe_accuracy_separable_data_is_perfect():
+    rng = np.random.default_rng(0)
+    centres = {"n": np.eye(6)[0] * 5, "v": np.eye(6)[1] * 5, "u": np.eye(6)[2] * 5}
+    labels = [list(centres)[i % 3] for i in range(90)]
+    x = np.stack([centres[l] + rng.normal(scale=0.1, size=6) for l in labels])
+    acc, predicted = pos_probe.probe_accuracy(x[:60], labels[:60], x[60:], labels[60:])
+    assert acc == 1.0 and list(predicted) == labels[60:]
+    # labels unrelated to the features: far from perfect
+    shuffled = list(np.random.default_rng(1).permutation(labels))
+    acc_random, _ = pos_probe.probe_accuracy(rng.normal(size=(60, 6)), shuffled[:60], rng.normal(size=(30, 6)),
+                                             shuffled[60:])
+    assert acc_random < 0.8
+
+
+def test_pos_probe_on_tiny_bert(tiny_bert):
+    result = pos_probe.run_pos_probe([tiny_bert], static=FakeStatic(), sentences=synthetic_sentences(60),
+                                     n_train=45, n_test=15)
+    entry = result["models"][tiny_bert.name]
+    assert len(entry["fine"]) == len(entry["coarse"]) == tiny_bert.num_layers == 3
+    assert all(0.0 <= a <= 1.0 for a in entry["fine"] + entry["coarse"])
+    assert all(c >= f for f, c in zip(entry["fine"], entry["coarse"]))  # coarse collapses fine errors
+    cfg = result["config"]
+    assert cfg["n_train_sentences"] == 45 and cfg["n_test_sentences"] == 15
+    assert cfg["n_test_words"] == sum(len(s.words) for s in sample_split(synthetic_sentences(60), 45, 15)[1])
+    static = result["static"]
+    assert static["model"] == "fake-static" and 0.0 < static["oov_rate_test"] < 0.3  # only 了 is OOV
+    assert 0.0 <= result["baselines"]["majority"]["fine"] <= 1.0
+    # word identity is almost perfect here: the synthetic tags are a function of the word (but 天气)
+    assert result["baselines"]["word_identity"]["fine"] > 0.8
+
+
+def test_unavailable_model_is_skipped_with_reason(tiny_bert):
+    result = pos_probe.run_pos_probe([tiny_bert, "mini-nonexistent-zh"], sentences=synthetic_sentences(20),
+                                     n_train=15, n_test=5)
+    assert "mini-nonexistent-zh" in result["skipped"]
+    assert set(result["skipped"]["mini-nonexistent-zh"]) == {"zh", "en"}
+
+
+# ---- sense probe -------------------------------------------------------------------------------
+def test_loo_centroid_accuracy_separable_and_static():
+    labels = ["a"] * 5 + ["b"] * 5
+    x = np.array([[1.0, 0.1 * i] for i in range(5)] + [[-1.0, 0.1 * i] for i in range(5)])
+    assert sense_probe.loo_centroid_accuracy(x, labels) == 1.0
+    same = np.ones((10, 3))  # a static model: every occurrence has the same vector -> chance
+    assert sense_probe.loo_centroid_accuracy(same, labels) == 0.5
+    assert sense_probe.loo_centroid_accuracy(np.ones((6, 3)), ["b", "b", "b", "b", "a", "a"]) == pytest.approx(2 / 6)
+
+
+def test_sense_probe_on_tiny_bert(tiny_bert):
+    sets = [{"word": "苹果", "file": None,
+             "sentences": ["我吃了一个苹果", "今天吃苹果", "水果是苹果", "苹果发布新手机", "苹果公司发布了", "苹果手机"],
+             "labels": ["水果", "水果", "水果", "公司", "公司", "公司"]}]
+    result = sense_probe.run_sense_probe([tiny_bert], static=FakeStatic(), sense_sets=sets)
+    entry = result["models"][tiny_bert.name]
+    assert len(entry["mean"]) == tiny_bert.num_layers
+    assert all(0.0 <= a <= 1.0 for a in entry["mean"])
+    assert entry["per_word"]["苹果"]["n"] == 6
+    assert result["static"]["mean"] == [0.5]  # identical vectors: the alphabetically first sense, 3 of 6
+    assert result["words"][0]["chance"] == 0.5
+
+
+@pytest.mark.parametrize("word,name", sense_probe.SENSE_SETS)
+def test_sense_files_are_well_formed(word, name):
+    sentences, labels = sense_probe.read_sense_file(ROOT / "assets" / "eval" / name)
+    text = (ROOT / "assets" / "eval" / name).read_text(encoding="utf-8")
+    assert text.startswith("# ")
+    counts = {label: labels.count(label) for label in set(labels)}
+    assert len(counts) >= 2 and min(counts.values()) >= 12, counts
+    assert all(len(find_spans(s, word)) == 1 for s in sentences), "the target must occur exactly once"
+    assert len(set(sentences)) == len(sentences)
+
+
+# ---- context-specificity -----------------------------------------------------------------------
+def test_identical_static_vectors_have_self_similarity_one():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(1, 1, 16))
+    occurrences = {"苹果": np.repeat(v, 7, axis=1), "手机": np.repeat(rng.normal(size=(1, 1, 16)), 4, axis=1)}
+    sentences = [rng.normal(size=(1, 5, 16)) for _ in range(6)]
+    m = cs.specificity_measures(occurrences, sentences, n_pairs=200)
+    assert m["self_similarity"] == [pytest.approx(1.0)]
+    assert m["per_word"]["苹果"] == [pytest.approx(1.0)]
+    assert m["self_similarity_adjusted"][0] == pytest.approx(1.0 - m["anisotropy"][0])
+    assert abs(m["anisotropy"][0]) < 0.2  # random directions are nearly isotropic
+
+
+def test_measures_known_values():
+    # a sentence of two orthogonal unit vectors: cos(v_i, mean) = cos 45°
+    assert cs.intra_sentence_similarity(np.eye(2)) == pytest.approx(math.sqrt(0.5))
+    assert cs.self_similarity(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])) == pytest.approx(1 / 3)
+    pairs = cs.random_pairs([3, 2, 4], 50, seed=1)
+    owner = np.repeat([0, 1, 2], [3, 2, 4])
+    assert len(pairs) == 50 and np.all(owner[pairs[:, 0]] != owner[pairs[:, 1]])
+    # every vector the same direction: anisotropy 1
+    same = [np.ones((1, 3, 4)), np.ones((1, 2, 4))]
+    assert cs.specificity_measures({"x": np.ones((1, 2, 4))}, same, n_pairs=20)["anisotropy"] == [pytest.approx(1.0)]
+
+
+def test_context_specificity_on_tiny_bert_and_static(tiny_bert):
+    result = cs.run_context_specificity([tiny_bert], static=FakeStatic(), sentences=synthetic_sentences(80),
+                                        n_words=5, max_contexts=6, min_contexts=3, n_pairs=300)
+    cfg = result["config"]
+    assert cfg["n_words"] == 5 and all(2 <= c <= 6 for c in cfg["contexts_per_word"].values())
+    assert "。" not in cfg["words"]  # punctuation excluded
+    bert = result["models"][tiny_bert.name]
+    assert len(bert["self_similarity"]) == tiny_bert.num_layers
+    assert all(-1.0 <= v <= 1.0 for v in bert["self_similarity"] + bert["anisotropy"] + bert["intra_sentence"])
+    static = result["static"]
+    assert static["self_similarity"] == [pytest.approx(1.0)]  # one vector per word type
+    assert "了" in static["dropped_words"] or "了" not in cfg["words"]  # OOV words have no vector
+
+
+# ---- presets -------------------------------------------------------------------------------------
+def fake_results(pos, senses, model="mini-elmo-zh"):
+    return {"pos": {"models": {model: {"fine": pos}}}, "senses": {"models": {model: {"mean": senses}}}}
+
+
+def test_probe_presets_sum_to_one_and_follow_the_probes():
+    presets = probe_presets(fake_results([0.80, 0.88, 0.86], [0.50, 0.70, 0.80]))
+    for key in ("syntax", "semantics"):
+        assert len(presets[key]) == 3 and sum(presets[key]) == pytest.approx(1.0)
+        assert all(w > 0 for w in presets[key])
+    assert int(np.argmax(presets["syntax"])) == 1 and int(np.argmax(presets["semantics"])) == 2
+    # documented formula: softmax((acc - max) / 0.05)
+    e = np.exp((np.array([0.80, 0.88, 0.86]) - 0.88) / 0.05)
+    assert presets["syntax"] == pytest.approx(list(e / e.sum()))
+    flat = probe_presets(fake_results([0.9, 0.9, 0.9], [0.5, 0.5, 0.5]))
+    assert flat["syntax"] == pytest.approx([1 / 3] * 3)
+    with pytest.raises(ValueError):
+        probe_presets(fake_results([0.8, 0.9, 0.9], [0.5, 0.5, 0.5], model="other"))
+
+
+def test_cli_quick_end_to_end(tiny_bert_dir, tmp_path):
+    """python -m core.experiments on a synthetic corpus file with the tiny BERT: JSON written."""
+    from core.experiments.__main__ import main
+
+    lines = []
+    for i, s in enumerate(synthetic_sentences(420, seed=5)):
+        tokens = [f"{w}/{t}" for w, t in zip(s.words, s.tags)]
+        if i % 10 == 0:
+            tokens.insert(0, f"19980101-01-001-{i:03d}/m")
+        lines.append("  ".join(tokens))
+    corpus = tmp_path / "pd.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "experiments.json"
+    assert main(["--models", str(tiny_bert_dir), "--static", "none", "--quick", "--corpus", str(corpus),
+                 "--out", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["quick"] is True and data["pos"]["config"]["n_train_sentences"] == 300
+    assert data["published"]["pos"]["layers"] == {"biLM layer 1": 97.3, "biLM layer 2": 96.8}
+    assert set(data["timing_seconds"]) == {"pos", "senses", "context", "total"}
+    assert data["presets"] is None  # no ELMo in this run
+    assert len(data["senses"]["words"]) == len(sense_probe.SENSE_SETS)

@@ -1,0 +1,281 @@
+"""AppTest of the 「ELMo 层权重」 page: the formula, the worked example, every control, bad input.
+
+Models as in test_page_static: a tiny word2vec, mini-elmo-zh absent unless linked from the real
+assets (tests skip when it is not trained yet), BERT = conftest's tiny random BERT.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import build_tiny_bert
+from core import scenes
+from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
+from test_page_static import arr, assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "elmo_weights.py")
+APPLE = scenes.SCENES["apple"].text
+
+
+@pytest.fixture(scope="module")
+def tiny_bert4_dir(tmp_path_factory) -> Path:
+    """A tiny BERT with 3 Transformer layers: L + 1 = 4 mixing terms (the lecture presets need 3)."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert4"), layers=3, seed=3)
+
+
+def make_app(bert_dir, *, lang="zh", query=None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["lang"] = lang
+    at.session_state["bert_model"] = str(bert_dir)
+    for key, value in state.items():
+        at.session_state[key] = value
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def chart(at, key: str) -> dict | None:
+    for el in at.get("plotly_chart"):
+        if key in el.proto.id:
+            return json.loads(el.proto.spec)
+    return None
+
+
+def bars(at) -> list[float]:
+    return arr(chart(at, "elmo_bars")["data"][0]["y"]).tolist()
+
+
+def markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def sliders(at, kind="elmo", mode="softmax", n=3) -> list[float]:
+    return [at.slider(key=f"elmo_w_{kind}_{mode}_{j}").value for j in range(n)]
+
+
+# ---- formula, diagram, worked example -----------------------------------------------------------------
+def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    assert_clean(at)
+    assert at.title[0].value == "ELMo 层权重：按任务给各层加权求和"
+    latex = [l.value for l in at.latex]
+    assert any(r"\gamma^{task} \sum_{j=0}^{L} s_j^{task}" in l and "h}_{k,j}^{LM}" in l for l in latex)
+    text = markdown(at)
+    assert "2L+1 = 5" in text and "L+1 = 3" in text and "h_{k,0} = [x_k; x_k]" in text
+    # the lecture's worked example and the two task presets, computed by scalar_mix
+    assert "该词符最终的 ELMo 向量为 **[0.4, 0.6, 1.0]**" in text
+    assert "| 句法型 | [0.5, 0.4, 0.1] | 2 | **[1.0, 0.8, 0.2]** |" in text
+    assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in text
+    assert any("[0.4,\\ 0.6,\\ 1.0]" in l for l in latex)
+    diagram = chart(at, "elmo_diagram")
+    labels = [a.get("text", "") for a in diagram["layout"]["annotations"]]
+    assert sum("前向" in l for l in labels) == 2 and sum("后向" in l for l in labels) == 2  # 2L = 4 states
+    assert sum(l.startswith("<b>h<sub>k,") and "= [" in l for l in labels) == 3  # L + 1 = 3 mixing terms
+    # mini-elmo-zh is absent here: its reason is shown, the sliders still work
+    assert "模型暂不可用" in messages(at) and "mini-elmo-zh" in messages(at)
+    assert sliders(at) == [0.0, 0.0, 0.0] and at.slider(key="elmo_gamma").value == 1.0
+    assert np.allclose(bars(at), [1 / 3] * 3)
+
+
+def test_english(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir, lang="en")
+    assert_clean(at)
+    assert "The token's final ELMo vector is **[0.4, 0.6, 1.0]**." in markdown(at)
+
+
+# ---- sliders, γ, modes and presets ------------------------------------------------------------------
+def test_weight_slider_moves_softmax_bars(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.slider(key="elmo_w_elmo_softmax_2").set_value(2.0).run()
+    assert_clean(at)
+    expected = softmax([0.0, 0.0, 2.0])
+    assert np.allclose(bars(at), expected)
+    assert "当前 s = **[0.11, 0.11, 0.79]**" in markdown(at)
+    assert "ELMo = **[0.11, 0.11, 0.79]**" in markdown(at)  # applied to the lecture's h0, h1, h2
+    at.slider(key="elmo_w_elmo_softmax_0").set_value(-3.0).run()
+    assert np.allclose(bars(at), softmax([-3.0, 0.0, 2.0]))
+    assert at.query_params["w"] == "[-3.0,0.0,2.0]"
+
+
+def test_gamma_slider(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.slider(key="elmo_gamma").set_value(3.0).run()
+    assert_clean(at)
+    assert "γ = **3.0**" in markdown(at)
+    assert "ELMo = **[1.00, 1.00, 1.00]**" in markdown(at)
+    assert np.allclose(bars(at), [1 / 3] * 3)  # γ scales the vector, not the weights
+    assert at.query_params["gamma"] == "3.0"
+
+
+@pytest.mark.parametrize(("preset", "toy"), [
+    ("syntax", "[1.00, 0.80, 0.20]"), ("semantics", "[0.20, 0.60, 1.20]"), ("worked_example", "[0.40, 0.60, 1.00]"),
+])
+def test_lecture_presets(models_dir, tiny_bert_dir, preset, toy):
+    at = make_app(tiny_bert_dir)
+    at.button(key=f"elmo_preset_{preset}").click().run()
+    assert_clean(at)
+    s, gamma, _ = PRESETS[preset]
+    assert np.allclose(sliders(at), pre_softmax_from_normalised(s))  # softmax of the sliders is exactly s
+    assert np.allclose(bars(at), s, atol=1e-12)
+    assert at.slider(key="elmo_gamma").value == gamma
+    assert f"ELMo = **{toy}**" in markdown(at)
+
+
+def test_uniform_and_onehot_presets_and_mode_switch(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.button(key="elmo_preset_semantics").click().run()
+    at.button(key="elmo_preset_uniform").click().run()
+    assert_clean(at)
+    assert sliders(at) == [0.0, 0.0, 0.0] and at.slider(key="elmo_gamma").value == 1.0
+    assert np.allclose(bars(at), [1 / 3] * 3)
+    # one-hot: exact, through the "s directly" mode
+    at.selectbox(key="elmo_onehot_k").select(1).run()
+    at.button(key="elmo_preset_onehot").click().run()
+    assert_clean(at)
+    assert at.radio(key="elmo_mode").value == "direct"
+    assert sliders(at, mode="direct") == [0.0, 1.0, 0.0]
+    assert bars(at) == [0.0, 1.0, 0.0]
+    assert "ELMo = **[0.00, 1.00, 0.00]**" in markdown(at)
+    # direct mode: values are normalised by their sum
+    at.slider(key="elmo_w_elmo_direct_2").set_value(1.0).run()
+    assert np.allclose(bars(at), [0.0, 0.5, 0.5])
+    # all zero: a message, no exception
+    at.slider(key="elmo_w_elmo_direct_1").set_value(0.0).run()
+    at.slider(key="elmo_w_elmo_direct_2").set_value(0.0).run()
+    assert_clean(at)
+    assert "至少要有一个层的权重大于 0" in "\n".join(e.value for e in at.error)
+    # switching back to softmax keeps (approximately) the current s
+    at.slider(key="elmo_w_elmo_direct_0").set_value(0.5).run()
+    at.slider(key="elmo_w_elmo_direct_2").set_value(0.5).run()
+    at.radio(key="elmo_mode").set_value("softmax").run()
+    assert_clean(at)
+    assert np.allclose(bars(at), [0.5, 0.0, 0.5], atol=0.05)
+
+
+# ---- live effect on sentences -----------------------------------------------------------------------
+def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_dir, encode_calls):
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
+    assert chart(at, "elmo_scatter") is None  # no ELMo here
+    at.toggle(key="elmo_use_bert").set_value(True).run()
+    assert_clean(at)
+    assert "同一个混合公式用于 BERT 各层（非 ELMo 原设定）" in at.toggle(key="elmo_use_bert").label
+    runs = len(encode_calls)
+    assert runs == 1
+    scatter = chart(at, "elmo_scatter")
+    mixed = [tr for tr in scatter["data"] if tr["name"].startswith("混合后")]
+    assert {tr["name"] for tr in mixed} == {"混合后 · 水果", "混合后 · 公司"}
+    before = np.concatenate([arr(tr["x"]) for tr in mixed])
+    metric = at.metric[0]
+    assert metric.label == "当前混合的准确率" and metric.value.endswith("%")
+    at.slider(key="elmo_w_bert_softmax_0").set_value(3.0).run()
+    at.slider(key="elmo_gamma").set_value(2.5).run()
+    assert_clean(at)
+    mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
+    assert not np.allclose(np.concatenate([arr(tr["x"]) for tr in mixed]), before)
+    assert len(encode_calls) == runs  # sliders only re-weight cached layers
+    assert at.query_params["bert"] == "1"
+
+
+def test_bert_with_four_layers_disables_three_layer_presets(models_dir, tiny_bert4_dir):
+    at = make_app(tiny_bert4_dir, elmo_use_bert=True)
+    assert_clean(at)
+    assert [at.slider(key=f"elmo_w_bert_softmax_{j}").value for j in range(4)] == [0.0] * 4
+    assert len(bars(at)) == 4
+    for name in ("syntax", "semantics", "worked_example"):
+        assert at.button(key=f"elmo_preset_{name}").disabled
+    assert not at.button(key="elmo_preset_uniform").disabled
+    at.selectbox(key="elmo_onehot_k").select(3).run()
+    at.button(key="elmo_preset_onehot").click().run()
+    assert bars(at) == [0.0, 0.0, 0.0, 1.0]
+    assert "[0.00, 0.00, 0.00, 1.00]" in markdown(at)
+
+
+def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir, elmo_use_bert=True)
+    at.selectbox(key="vec_scene").select("xing").run()
+    assert_clean(at)
+    assert at.text_input(key="vec_word").value == "行"
+    assert at.text_area(key="vec_text").value == scenes.SCENES["xing"].text
+    at.text_input(key="vec_word").input("银行").run()
+    assert_clean(at)
+    assert "有 8 / 12 个句子里没有「银行」" in messages(at)
+    scatter = chart(at, "elmo_scatter")
+    assert len(np.concatenate([arr(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")])) == 4
+
+
+def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
+    assert_clean(at)
+    assert "模型暂不可用" not in messages(at)
+    assert [s.label for s in at.slider][:3] == ["w0（token layer）", "w1（biLSTM 1）", "w2（biLSTM 2）"]
+    runs = len(encode_calls)
+    at.button(key="elmo_preset_semantics").click().run()
+    assert_clean(at)
+    assert len(encode_calls) == runs
+    scatter = chart(at, "elmo_scatter")
+    assert "mini-elmo-zh" in scatter["layout"]["title"]["text"]
+    assert at.metric[0].value.endswith("%")
+
+
+def test_url_state(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir, query={"scene": "da", "word": "打", "w": "[0.5,-1,2]", "gamma": "2.5",
+                                        "mode": "softmax", "bert": "1"})
+    assert_clean(at)
+    assert at.text_input(key="vec_word").value == "打"
+    assert at.toggle(key="elmo_use_bert").value is True
+    assert sliders(at, kind="bert") == [0.5, -1.0, 2.0]
+    assert at.slider(key="elmo_gamma").value == 2.5
+    assert np.allclose(bars(at), softmax([0.5, -1.0, 2.0]))
+    bad = make_app(tiny_bert_dir, query={"w": "[1,2]", "gamma": "99", "mode": "nope"})  # ignored, no crash
+    assert_clean(bad)
+    assert sliders(bad) == [0.0, 0.0, 0.0] and bad.slider(key="elmo_gamma").value == 1.0
+
+
+def test_upload(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.file_uploader(key="elmo_upload").upload("a.txt", "打电话|我给他打电话\n".encode(), "text/plain").run()
+    assert at.text_area(key="vec_text").value == "打电话|我给他打电话\n"
+    at.file_uploader(key="elmo_upload").upload("b.txt", "苹果".encode("utf-16"), "text/plain").run()
+    assert_clean(at)
+    assert "不是 UTF-8 文本" in messages(at)
+
+
+# ---- bad input --------------------------------------------------------------------------------------
+BAD = [
+    ("", "苹果", "请输入至少一个句子"),
+    ("  \n \n", "苹果", "请输入至少一个句子"),
+    ("苹" * 5000, "苹果", "输入太长"),
+    (APPLE, "", "请输入要观察的目标词"),
+    (APPLE, "橙子", "所有句子里都没有找到「橙子」"),
+    ("<script>alert(1)</script>\n我吃了一个苹果", "苹果", "有 1 / 2 个句子里没有"),
+    ("我吃了一个😀", "😀", None),
+    ("我吃了一个蘋果", "蘋果", None),
+    ("I ate an apple", "apple", None),
+    ("我吃了\x00一个苹果\x07", "苹果", "已忽略输入中的 2 个控制字符"),
+]
+
+
+@pytest.mark.parametrize(("text", "word", "expected"), BAD)
+def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
+    at = make_app(tiny_bert_dir, elmo_use_bert=True)
+    at.text_area(key="vec_text").input(text)
+    at.text_input(key="vec_word").input(word)
+    at.run()
+    assert_clean(at)
+    if expected:
+        assert expected in messages(at)
+    else:  # odd but valid: one occurrence, plotted
+        assert chart(at, "elmo_scatter") is not None
+    assert at.text_area(key="vec_text").value == text
+    assert at.text_input(key="vec_word").value == word
+    assert "[0.4, 0.6, 1.0]" in markdown(at)  # the rest of the page still renders
+    assert bars(at)
+    assert "<script>" not in messages(at)
+    scatter = chart(at, "elmo_scatter")
+    assert scatter is None or "<script>" not in json.dumps(scatter, ensure_ascii=False)

@@ -1,0 +1,219 @@
+"""pages/evidence.py with AppTest: renders from assets/experiments.json, every control, recompute."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import core.experiments as experiments
+import core.registry as registry
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "evidence.py")
+RESULTS = ROOT / "assets" / "experiments.json"
+TIMEOUT = 90
+
+
+def real_results() -> dict:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def with_fake_elmo(results: dict) -> dict:
+    """The real results plus an ELMo entry (3 layers) so the ELMo-specific lines can be checked."""
+    data = copy.deepcopy(results)
+    elmo = "mini-elmo-zh"
+    data["pos"]["models"][elmo] = {"layer_names": ["token layer", "biLSTM 1", "biLSTM 2"], "kind": "elmo",
+                                   "fine": [0.61, 0.83, 0.79], "coarse": [0.70, 0.88, 0.85]}
+    first = next(iter(data["senses"]["models"].values()))
+    data["senses"]["models"][elmo] = {
+        "layer_names": ["token layer", "biLSTM 1", "biLSTM 2"], "kind": "elmo",
+        "per_word": {w: {"n": r["n"], "missing": 0, "oov": False, "accuracy": [0.5, 0.6, 0.7]}
+                     for w, r in first["per_word"].items()},
+        "mean": [0.5, 0.6, 0.7]}
+    some = next(iter(data["context"]["models"].values()))
+    data["context"]["models"][elmo] = {
+        **{k: some[k] for k in ("n_words", "n_occurrences", "dropped_words", "n_pairs")},
+        "layer_names": ["token layer", "biLSTM 1", "biLSTM 2"], "kind": "elmo",
+        "self_similarity": [1.0, 0.7, 0.5], "intra_sentence": [0.3, 0.5, 0.6], "anisotropy": [0.2, 0.3, 0.35],
+        "self_similarity_adjusted": [0.8, 0.4, 0.15], "intra_sentence_adjusted": [0.1, 0.2, 0.25],
+        "per_word": {w: [1.0, 0.7, 0.5] for w in some["per_word"]}}
+    data["presets"] = experiments.probe_presets(data)
+    return data
+
+
+def page(monkeypatch, tmp_path, results: dict | None = None, lang: str = "zh", query: dict | None = None) -> AppTest:
+    """The page alone, reading ``results`` (default: the committed assets/experiments.json)."""
+    if results is not None:
+        path = tmp_path / "experiments.json"
+        experiments.save_results(results, path)
+        monkeypatch.setattr(experiments, "DEFAULT_OUT", path)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["lang"] = lang
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    parts = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "subheader", "title"):
+        parts += [str(e.value) for e in at.get(kind)]
+    return "\n".join(parts)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def trace(fig: dict, name: str) -> dict:
+    return next(tr for tr in fig["data"] if tr.get("name") == name)
+
+
+def test_cached_results_file_exists_and_is_full():
+    data = real_results()
+    assert data["version"] == experiments.FORMAT_VERSION
+    assert data["published"]["pos"]["layers"] == {"biLM layer 1": 97.3, "biLM layer 2": 96.8}
+    assert "mini-bert-zh" in data["pos"]["models"]
+
+
+def test_renders_from_the_json_with_published_numbers_and_sample_sizes(monkeypatch, tmp_path):
+    at = page(monkeypatch, tmp_path)
+    data = real_results()
+    cfg = data["pos"]["config"]
+    body = texts(at)
+    assert "97.3" in body and "96.8" in body
+    for n in (cfg["n_train_sentences"], cfg["n_test_sentences"], cfg["n_train_words"], cfg["n_test_words"]):
+        assert str(n) in body
+    assert at.query_params["section"] == "pos"
+    fig = figures(at)[0]
+    bert = data["pos"]["models"]["mini-bert-zh"]
+    assert trace(fig, "mini-bert-zh")["y"] == pytest.approx(bert["fine"])
+
+
+def test_pos_tagset_switch_changes_the_curve(monkeypatch, tmp_path):
+    data = with_fake_elmo(real_results())
+    at = page(monkeypatch, tmp_path, data)
+    assert "83.0%" in texts(at) and "79.0%" in texts(at)  # ELMo layer 1 vs 2, fine tags
+    assert "与论文同向" in texts(at)
+    at.radio(key="_ev_tags").set_value("coarse").run()
+    assert not at.exception
+    assert at.query_params["tags"] == "coarse"
+    fig = figures(at)[0]
+    assert trace(fig, "mini-elmo-zh")["y"] == pytest.approx([0.70, 0.88, 0.85])
+    assert trace(fig, "mini-bert-zh")["y"] == pytest.approx(data["pos"]["models"]["mini-bert-zh"]["coarse"])
+
+
+def test_senses_section_word_select(monkeypatch, tmp_path):
+    data = with_fake_elmo(real_results())
+    at = page(monkeypatch, tmp_path, data, query={"section": "senses"})
+    body = texts(at)
+    assert "67.4" in body and "69.0" in body and "71.1" in body
+    assert "44" in body  # 苹果: 22 + 22 sentences
+    assert at.radio(key="_ev_section").value == "senses"
+    bert = data["senses"]["models"]["mini-bert-zh"]
+    assert trace(figures(at)[0], "mini-bert-zh")["y"] == pytest.approx(bert["mean"])
+    at.selectbox(key="_ev_word").set_value("包袱").run()
+    assert not at.exception and at.query_params["word"] == "包袱"
+    assert trace(figures(at)[0], "mini-bert-zh")["y"] == pytest.approx(bert["per_word"]["包袱"]["accuracy"])
+    names = [tr.get("name", "") for tr in figures(at)[0]["data"]]
+    assert any("33.3%" in n for n in names)  # chance for the three senses of 包袱
+
+
+def test_context_section_modes_and_model(monkeypatch, tmp_path):
+    data = with_fake_elmo(real_results())
+    at = page(monkeypatch, tmp_path, data, lang="en", query={"section": "context"})
+    cfg = data["context"]["config"]
+    body = texts(at)
+    assert str(cfg["n_occurrences"]) in body and str(cfg["n_sentences"]) in body
+    assert "It falls with depth" in body  # fake ELMo: 0.4 -> 0.15
+    fig = figures(at)[0]
+    elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
+    assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default
+    at.radio(key="_ev_ctx").set_value("raw").run()
+    assert not at.exception and at.query_params["ctx"] == "raw"
+    elmo_traces = [tr for tr in figures(at)[0]["data"] if tr.get("name") == "mini-elmo-zh"]
+    assert elmo_traces[0]["y"] == pytest.approx([1.0, 0.7, 0.5])
+    at.selectbox(key="_ev_ctx_model").set_value("mini-bert-zh").run()
+    assert not at.exception and at.query_params["ctx_model"] == "mini-bert-zh"
+    heat = figures(at)[1]
+    assert len(heat["data"][0]["z"]) == cfg["n_words"] - len(data["context"]["models"]["mini-bert-zh"]["dropped_words"])
+
+
+def test_presets_section(monkeypatch, tmp_path):
+    data = with_fake_elmo(real_results())
+    at = page(monkeypatch, tmp_path, data, query={"section": "presets"})
+    fig = figures(at)[0]
+    expected = experiments.probe_presets(data)
+    assert fig["data"][0]["y"] == pytest.approx(expected["syntax"])
+    assert fig["data"][1]["y"] == pytest.approx(expected["semantics"])
+    assert fig["data"][2]["y"] == pytest.approx([0.5, 0.4, 0.1])  # the lecture's example
+    assert sum(expected["syntax"]) == pytest.approx(1.0)
+
+
+def test_presets_missing_without_elmo(monkeypatch, tmp_path):
+    data = real_results()
+    data["pos"]["models"].pop("mini-elmo-zh", None)
+    at = page(monkeypatch, tmp_path, data, query={"section": "presets"})
+    assert "mini-elmo-zh" in texts(at) and not figures(at)
+
+
+def test_unavailable_model_reason_is_shown(monkeypatch, tmp_path):
+    infos = [registry.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
+             registry.ModelInfo("mini-elmo-zh", "elmo", False, "not trained yet: lacks model.safetensors", None, "")]
+    monkeypatch.setattr(registry, "list_models", lambda: infos)
+    at = page(monkeypatch, tmp_path)
+    assert any("not trained yet: lacks model.safetensors" in w.value for w in at.warning)
+
+
+def test_no_results_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(experiments, "DEFAULT_OUT", tmp_path / "missing.json")
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert any("python -m core.experiments" in i.value for i in at.info)
+
+
+def test_corrupt_results_file_shows_error(monkeypatch, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(experiments, "DEFAULT_OUT", bad)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception and at.error and "bad.json" in at.error[0].value
+
+
+def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, tmp_path):
+    data = real_results()
+    calls = {}
+
+    def fake_run_all(models, *, static, quick, progress, **_):
+        calls.update(models=list(models), static=static, quick=quick)
+        progress(0.5, "half")
+        fresh = copy.deepcopy(data)
+        fresh["created"] = "2030-01-01T00:00:00+00:00"
+        fresh["timing_seconds"]["total"] = 12.0
+        return fresh
+
+    monkeypatch.setattr(experiments, "run_all", fake_run_all)
+    at = page(monkeypatch, tmp_path, query={"section": "recompute"})
+    assert at.toggle(key="_ev_quick").value is True
+    at.toggle(key="_ev_quick").set_value(False).run()
+    assert at.query_params["quick"] == "0"
+    at.button(key="_ev_run").click().run()
+    assert not at.exception
+    assert calls == {"models": ["mini-elmo-zh", "mini-bert-zh"], "static": "word2vec-zh", "quick": False}
+    assert "12" in at.success[0].value
+    assert "2030-01-01" in texts(at)  # the provenance line now describes the session results
+    at.button(key="_ev_reset").click().run()
+    assert not at.exception and "2030-01-01" not in texts(at)
+
+
+def test_english_section_labels(monkeypatch, tmp_path):
+    at = page(monkeypatch, tmp_path, lang="en")
+    assert at.title[0].value == "Evidence: layer-wise findings"
+    assert "Peters et al." in texts(at)

@@ -1,0 +1,342 @@
+"""AppTest of the 「静态 vs 上下文」 page: every control, the notes, bad input.
+
+The models are made deterministic: BERT = conftest's tiny random BERT (via the sidebar key
+``bert_model``), word2vec-zh = the tiny word2vec of test_vectors_view, and mini-elmo-zh is either
+absent (its warning is tested) or the real embedded one (tests skip when it is not trained yet).
+"""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import scenes
+from test_vectors_view import build_tiny_static
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "static_vs_contextual.py")
+REAL_ELMO = ROOT / "assets" / "models" / "mini-elmo-zh"
+LECTURE_TEXT = scenes.SCENES["lecture_apple"].text
+
+
+def reset_model_caches():
+    import streamlit as st
+
+    from core import registry
+
+    for name in list(registry.EMBEDDED):
+        registry._cache.pop(name, None)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def models_dir(tmp_path, monkeypatch):
+    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with link_real_elmo)."""
+    from core import registry
+
+    directory = tmp_path / "models"
+    build_tiny_static(directory / "word2vec-zh")
+    monkeypatch.setattr(registry, "MODELS_DIR", directory)
+    reset_model_caches()
+    yield directory
+    reset_model_caches()
+
+
+def link_real_elmo(models_dir: Path) -> None:
+    from core.registry import _embedded_files
+
+    if not all((REAL_ELMO / f).exists() for f in _embedded_files("elmo")):
+        pytest.skip("mini-elmo-zh is not trained yet (assets/models/mini-elmo-zh incomplete)")
+    (models_dir / "mini-elmo-zh").symlink_to(REAL_ELMO, target_is_directory=True)
+
+
+@pytest.fixture
+def encode_calls(monkeypatch):
+    """How many times a contextual model really runs (BERT or ELMo forward passes)."""
+    from core.encoders import BertEncoder, ElmoEncoder
+
+    calls = []
+    for cls in (BertEncoder, ElmoEncoder):
+        original = cls.encode
+
+        def counting(self, sentences, *args, _original=original, **kwargs):
+            calls.append(list(sentences))
+            return _original(self, sentences, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "encode", counting)
+    return calls
+
+
+def make_app(tiny_bert_dir, *, lang="zh", ctx="bert", query=None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["lang"] = lang
+    at.session_state["bert_model"] = str(tiny_bert_dir)
+    if ctx:
+        at.session_state["static_ctx"] = ctx
+    for key, value in state.items():
+        at.session_state[key] = value
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def charts(at) -> dict[str, dict]:
+    """The page's plotly figures by widget key suffix (scatter, heatmap, acc)."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        for name in ("static_scatter", "static_heatmap", "static_acc"):
+            if name in el.proto.id:
+                out[name] = spec
+    return out
+
+
+def arr(value) -> np.ndarray:
+    """A plotly JSON array: a plain list, or plotly's typed-array form {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            data = data.reshape([int(n) for n in str(shape).split(",")])
+        return data
+    return np.asarray(value)
+
+
+def contextual_points(spec) -> tuple[list, list]:
+    """(x, y) of all occurrence points of the right subplot."""
+    xs, ys = [], []
+    for tr in spec["data"]:
+        if tr.get("xaxis") == "x2":
+            xs += arr(tr["x"]).tolist()
+            ys += arr(tr["y"]).tolist()
+    return xs, ys
+
+
+def messages(at) -> str:
+    return "\n".join([e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info])
+
+
+def assert_clean(at):
+    assert not at.exception, [e.message for e in at.exception]
+
+
+# ---- the default view -----------------------------------------------------------------------------------
+def test_default_lecture_pair(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    assert_clean(at)
+    assert at.title[0].value == "静态词向量 vs 上下文词向量"
+    assert at.text_area(key="vec_text").value == LECTURE_TEXT
+    assert at.text_input(key="vec_word").value == "苹果"
+    specs = charts(at)
+    scatter = specs["static_scatter"]
+    star = [tr for tr in scatter["data"] if tr.get("marker", {}).get("symbol") == "star"]
+    assert len(star) == 1 and len(arr(star[0]["x"])) == 1  # ONE static point for both sentences ...
+    assert star[0]["name"] == "word2vec：所有句子同一个向量"
+    assert "我吃了一个【苹果】" in star[0]["hovertext"][0] and "【苹果】昨天发布了新手机" in star[0]["hovertext"][0]
+    xs, _ = contextual_points(scatter)
+    assert len(xs) == 2  # ... and one contextual point per occurrence
+    assert arr(specs["static_heatmap"]["data"][0]["z"]).shape == (2, 2)
+    assert "static_acc" not in specs  # unlabelled sentences: a tip instead of the accuracy chart
+    assert any("标签|" in c.value for c in at.caption)
+    # both spaces are named, with their dimensions
+    titles = [a["text"] for a in scatter["layout"]["annotations"]]
+    assert "word2vec-zh（静态，16 维）" in titles and any("上下文，32 维" in t for t in titles)
+
+
+def test_english(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir, lang="en")
+    assert_clean(at)
+    assert at.title[0].value == "Static vs contextual word vectors"
+    star = [tr for tr in charts(at)["static_scatter"]["data"] if tr.get("marker", {}).get("symbol") == "star"]
+    assert star[0]["name"] == "word2vec: one vector for all sentences"
+
+
+# ---- controls ------------------------------------------------------------------------------------------------
+def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.selectbox(key="vec_scene").select("apple").run()
+    assert_clean(at)
+    assert at.text_area(key="vec_text").value == scenes.SCENES["apple"].text
+    assert at.text_input(key="vec_word").value == "苹果"
+    specs = charts(at)
+    xs, _ = contextual_points(specs["static_scatter"])
+    assert len(xs) == 16
+    legend = {tr["name"] for tr in specs["static_scatter"]["data"] if tr.get("xaxis") == "x2"}
+    assert legend == {"水果", "公司"}
+    acc = specs["static_acc"]["data"]
+    assert len(arr(acc[0]["x"])) == 3  # tiny BERT: embeddings + 2 layers
+    static_line = acc[-1]
+    # every sentence has the same word2vec vector: the neighbour of all is occurrence 1 (水果) -> 8/16
+    assert arr(static_line["y"]).tolist() == [0.5, 0.5, 0.5] and "静态" in static_line["name"]
+    at.selectbox(key="vec_scene").select("baofu").run()
+    assert at.text_input(key="vec_word").value == "包袱"
+    legend = {tr["name"] for tr in charts(at)["static_scatter"]["data"] if tr.get("xaxis") == "x2"}
+    assert legend == {"布包", "负担", "笑料"}
+
+
+def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_bert_dir, encode_calls):
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
+    assert_clean(at)
+    runs = len(encode_calls)
+    assert runs == 1
+    slider = at.select_slider(key="static_layer")
+    assert slider.value == 2 and slider.options == ["0 · embeddings", "1 · layer 1", "2 · layer 2"]
+    top = contextual_points(charts(at)["static_scatter"])
+    top_range = charts(at)["static_scatter"]["layout"]["xaxis2"]["range"]
+    at.select_slider(key="static_layer").set_value(0).run()
+    assert_clean(at)
+    spec = charts(at)["static_scatter"]
+    assert any("embeddings" in a["text"] for a in spec["layout"]["annotations"])
+    assert contextual_points(spec) != top
+    assert spec["layout"]["xaxis2"]["range"] == top_range  # one joint PCA: the frame does not move
+    heat_raw = charts(at)["static_heatmap"]
+    assert "原始" in heat_raw["layout"]["title"]["text"] and "embeddings" in heat_raw["layout"]["title"]["text"]
+    at.toggle(key="static_centre").set_value(True).run()
+    assert_clean(at)
+    heat = charts(at)["static_heatmap"]
+    assert "均值中心化" in heat["layout"]["title"]["text"]
+    assert not np.allclose(arr(heat["data"][0]["z"]), arr(heat_raw["data"][0]["z"]))
+    assert len(encode_calls) == runs  # neither control re-ran the model
+    assert at.query_params["layer"] == "0" and at.query_params["centre"] == "1"
+
+
+def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.text_input(key="vec_word").input("手机").run()
+    assert_clean(at)
+    assert "有 1 / 2 个句子里没有「手机」" in messages(at)
+    listed = at.dataframe[0].value
+    assert list(listed.iloc[:, 1]) == ["我吃了一个苹果"]
+    xs, _ = contextual_points(charts(at)["static_scatter"])
+    assert len(xs) == 1  # everything else still renders
+
+
+def test_word_absent_everywhere(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.text_input(key="vec_word").input("香蕉").run()
+    assert_clean(at)
+    assert "所有句子里都没有找到「香蕉」" in messages(at)
+    assert at.text_input(key="vec_word").value == "香蕉"
+
+
+def test_oov_scene_is_the_third_limitation(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.selectbox(key="vec_scene").select("oov").run()
+    assert_clean(at)
+    warning = "\n".join(w.value for w in at.warning)
+    assert "「元宇宙」不在 word2vec-zh 的词表里（OOV" in warning and "第三个局限" in warning
+    assert "仍然能从字符出发" in warning
+    spec = charts(at)["static_scatter"]
+    assert not [tr for tr in spec["data"] if tr.get("marker", {}).get("symbol") == "star"]
+    assert any("OOV" in a["text"] for a in spec["layout"]["annotations"])
+    assert len(contextual_points(spec)[0]) == 3  # the contextual model still gives vectors
+
+
+def test_coinage_typed_by_hand(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.text_area(key="vec_text").input("他发明了量子煎饼侠\n量子煎饼侠来了").run()
+    at.text_input(key="vec_word").input("量子煎饼侠").run()
+    assert_clean(at)
+    assert "不在 word2vec-zh 的词表里" in messages(at)
+
+
+def test_contextual_model_radio_elmo_unavailable(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.radio(key="static_ctx").set_value("elmo").run()
+    assert_clean(at)
+    assert "上下文模型暂不可用" in messages(at) and "mini-elmo-zh" in messages(at)
+    spec = charts(at)["static_scatter"]
+    assert [tr for tr in spec["data"] if tr.get("marker", {}).get("symbol") == "star"]  # static still shown
+    assert any("上下文模型暂不可用" in a["text"] for a in spec["layout"]["annotations"])
+    assert at.query_params["ctx"] == "elmo"
+
+
+def test_static_model_unavailable(models_dir, tiny_bert_dir):
+    import shutil
+
+    shutil.rmtree(models_dir / "word2vec-zh")
+    at = make_app(tiny_bert_dir)
+    assert_clean(at)
+    assert "静态词向量暂不可用" in messages(at)
+    assert len(contextual_points(charts(at)["static_scatter"])[0]) == 2
+
+
+def test_real_elmo(models_dir, tiny_bert_dir):
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, ctx="elmo", vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
+    assert_clean(at)
+    assert at.select_slider(key="static_layer").options == ["0 · token layer", "1 · biLSTM 1", "2 · biLSTM 2"]
+    at.select_slider(key="static_layer").set_value(0).run()
+    xs, ys = contextual_points(charts(at)["static_scatter"])
+    # the token layer [x; x] is context-free: all 16 occurrences of 苹果 coincide
+    assert np.allclose(xs, xs[0], atol=1e-6) and np.allclose(ys, ys[0], atol=1e-6)
+
+
+def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    at.file_uploader(key="static_upload").upload("s.txt", "水果|我吃了一个苹果\n公司|苹果手机\n".encode(), "text/plain").run()
+    assert_clean(at)
+    assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"
+    at.file_uploader(key="static_upload").upload("x.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "text/plain").run()
+    assert_clean(at)
+    assert "不是 UTF-8 文本" in "\n".join(e.value for e in at.error)
+    assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"  # text kept
+
+
+def test_url_state_round_trip(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir, ctx=None,
+                  query={"scene": "baofu", "word": "包袱", "ctx": "bert", "layer": "1", "centre": "1"})
+    assert_clean(at)
+    assert at.text_area(key="vec_text").value == scenes.SCENES["baofu"].text
+    assert at.radio(key="static_ctx").value == "bert"
+    assert at.select_slider(key="static_layer").value == 1
+    assert at.toggle(key="static_centre").value is True
+    at.text_area(key="vec_text").input("我吃了一个包袱").run()
+    assert at.query_params["text"] == "我吃了一个包袱" and at.query_params["word"] == "包袱"
+
+
+def test_downloads(models_dir, tiny_bert_dir):
+    at = make_app(tiny_bert_dir)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["下载图（HTML）", "下载向量（CSV）", "下载向量（JSON）"]
+
+
+# ---- bad input: a clear message, never a traceback, the text stays in the box ----------------------------
+BAD = [
+    ("", "苹果", "请输入至少一个句子"),
+    ("   \n\t \n", "苹果", "请输入至少一个句子"),
+    ("苹" * 5000, "苹果", "输入太长"),
+    (LECTURE_TEXT, "", "请输入要观察的目标词"),
+    (LECTURE_TEXT, "   ", "请输入要观察的目标词"),
+    (LECTURE_TEXT, "香蕉", "所有句子里都没有找到"),
+    ("<script>alert(1)</script>\n我吃了一个苹果", "苹果", "有 1 / 2 个句子里没有"),
+    (LECTURE_TEXT, "<script>alert(1)</script>", "输入太长：25 个字符，上限 20"),  # longer than any word
+    ("我吃了<script>\n苹果<script>", "<script>", "不在 word2vec-zh 的词表里"),
+    ("我吃了一个😀\n😀昨天发布了新手机", "😀", "不在 word2vec-zh 的词表里"),
+    ("我吃了一个蘋果\n蘋果昨天发布了新手机", "蘋果", "不在 word2vec-zh 的词表里"),
+    ("I ate an apple\nApple released a new phone", "apple", "不在 word2vec-zh 的词表里"),
+    ("我吃了\x00一个苹果\x07\n苹果\x1b昨天发布了新手机", "苹果", "已忽略输入中的 3 个控制字符"),
+]
+
+
+@pytest.mark.parametrize(("text", "word", "expected"), BAD)
+def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
+    at = make_app(tiny_bert_dir)
+    at.text_area(key="vec_text").input(text)
+    at.text_input(key="vec_word").input(word)
+    at.run()
+    assert_clean(at)
+    assert expected in messages(at)
+    assert at.text_area(key="vec_text").value == text
+    assert at.text_input(key="vec_word").value == word
+    assert "<script>" not in messages(at)  # user text is escaped in Markdown messages
+    for spec in charts(at).values():  # ... and in plotly's hover/legend/title HTML
+        assert "<script>" not in json.dumps(spec, ensure_ascii=False)
+    if word == "<script>":
+        hover = charts(at)["static_scatter"]["data"][-1]["customdata"]
+        assert hover[0] == "我吃了【&lt;script&gt;】"

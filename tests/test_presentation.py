@@ -1,0 +1,197 @@
+"""Presentation mode: the scene list matches the pages, the stepper moves to the right page with the
+right parameters (and resets a page visited before), the chrome-hiding stylesheet is constant."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import presentation as pres
+from ui import PAGES
+from ui import presentation as ui_pres
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 180  # scene pages load models (ELMo, BERT) on their first run
+PATHS = {spec.url_path: spec.path for spec in PAGES}
+
+
+# ---- the scene list ------------------------------------------------------------------------------------
+def test_scenes_name_real_pages_and_parameters_the_pages_read():
+    assert len({s.id for s in pres.SCENES}) == len(pres.SCENES) >= 10
+    for scene in pres.SCENES:
+        assert scene.url_path in PATHS, scene
+        source = (ROOT / PATHS[scene.url_path]).read_text(encoding="utf-8")
+        for key, _ in scene.params:
+            assert re.search(rf"""url_param\(\s*["']{re.escape(key)}["']""", source), (scene.id, key)
+        if scene.params:
+            assert ui_pres.RESET_PREFIXES.get(scene.url_path), f"{scene.url_path}: no reset prefixes"
+
+
+def test_scene_texts_exist_in_both_languages():
+    for lang in ("zh", "en"):
+        table = json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+        for scene in pres.SCENES:
+            assert table.get(scene.title_key) and table.get(scene.note_key), (lang, scene.id)
+
+
+def test_lecture_values_in_scenes():
+    q = {s.id: s.query for s in pres.SCENES}
+    assert q["pair"]["scene"] == "lecture_apple"
+    assert q["worked"]["w"] == "[0.2,0.3,0.5]" and q["worked"]["gamma"] == "2.0" and q["worked"]["mode"] == "direct"
+    assert q["syntax"]["w"] == "[0.5,0.4,0.1]" and q["semantics"]["w"] == "[0.1,0.3,0.6]"
+    assert q["fill"]["sentence"] == "我吃了一个[MASK][MASK]。"
+    assert q["attention"]["sentence"] == "苹果昨天发布了新手机"
+    assert all(s.query[pres.SLIDE_PARAM] == s.id for s in pres.SCENES)
+    order = [s.id for s in pres.SCENES]
+    assert order[0] == "home" and order[-2:] == ["transfer", "exercises"]
+
+
+def test_scene_index_and_neighbours():
+    assert pres.scene_index("senses", "static-vs-contextual") == 2
+    assert pres.scene_index(None, "static-vs-contextual") == 1  # first scene of the page
+    assert pres.scene_index("senses", "fill-mask") == pres.scene_index(None, "fill-mask")  # slide of another page
+    assert pres.scene_index(None, "nowhere") is None
+    assert pres.neighbours(None) == (None, pres.SCENES[0])
+    assert pres.neighbours(0) == (None, pres.SCENES[1])
+    assert pres.neighbours(len(pres.SCENES) - 1) == (pres.SCENES[-2], None)
+
+
+def test_stylesheet_is_constant_and_hides_the_chrome():
+    css = ui_pres.PRESENT_CHROME_CSS
+    assert "{" in css and "stSidebar" in css and "stHeader" in css and "display: none" in css
+    assert "http" not in css and "@import" not in css and "url(" not in css  # nothing fetched
+    assert ui_pres.SHORTCUTS_SUPPORTED  # streamlit 1.67 has st.button(shortcut=...)
+
+
+# ---- the stepper in the app -------------------------------------------------------------------------------
+def app(query: dict | None = None, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def click(at: AppTest, key: str) -> AppTest:
+    """Click a stepper button and follow the page switch: AppTest runs the new page once after
+    st.switch_page but would run the old page again next time, unlike a browser."""
+    at.button(key=key).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    slide = at.query_params[pres.SLIDE_PARAM] if pres.SLIDE_PARAM in at.query_params else None
+    if slide in pres.BY_ID:
+        at.switch_page(PATHS[pres.BY_ID[slide].url_path])
+    return at
+
+
+def bar_text(at: AppTest) -> str:
+    return next((m.value for m in at.markdown if "场景" in m.value or "Scene" in m.value), "")
+
+
+def test_present_mode_off_has_no_stepper():
+    at = app()
+    assert "present_next" not in [b.key for b in at.button]
+    assert not any("stSidebar" in m.value for m in at.markdown)
+
+
+def test_start_presenting_from_home_and_the_bar():
+    at = app()
+    at.button(key="home_present").click().run()
+    assert at.session_state["present"] is True and at.query_params["present"] == "1"
+    assert bar_text(at).startswith("**场景 1/12 · 三条演进主线**")
+    assert any(ui_pres.PRESENT_CHROME_CSS.strip() in m.value for m in at.markdown)
+    assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
+    assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
+    assert at.button(key="present_prev").proto.shortcut.lower() == "pageup"
+    # the language button switches the whole page, the exit button leaves presentation mode
+    at.button(key="present_lang").click().run()
+    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/12 · Three threads of evolution**")
+    assert at.title[0].value == "From static word vectors to ELMo to BERT"
+    at.button(key="present_exit").click().run()
+    assert at.session_state["present"] is False and "present" not in at.query_params
+    assert "present_next" not in [b.key for b in at.button]
+
+
+def test_step_back_and_forth_between_light_pages():
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    assert bar_text(at).startswith("**场景 12/12 · 动手练一练**")
+    assert at.button(key="present_next").disabled
+    click(at, "present_prev")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "transfer"
+    assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
+    assert bar_text(at).startswith("**场景 11/12 · 特征式 vs 微调，实测**")
+    click(at, "present_next")
+    assert at.query_params[pres.SLIDE_PARAM] == "exercises" and at.title[0].value == "动手练一练"
+    # jump through the list of all scenes
+    click(at, "present_go_home")
+    assert at.title[0].value == "从静态词向量到 ELMo 再到 BERT" and at.query_params[pres.SLIDE_PARAM] == "home"
+
+
+def test_fill_mask_scenes_reset_the_page_state():
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    click(at, "present_go_fill")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["sentence"] == "我吃了一个[MASK][MASK]。"
+    assert at.session_state["fill_sentence"] == "我吃了一个[MASK][MASK]。"
+    at.text_input(key="fill_sentence").set_value("今天天气很[MASK]。").run()  # the teacher edits the scene
+    assert at.session_state["fill_sentence"] == "今天天气很[MASK]。"
+    click(at, "present_next")  # → iterative: same page, the new scene's sentence
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "iterative"
+    assert at.session_state["fill_sentence"] == "[MASK][MASK]昨天发布了新手机。"
+    assert bar_text(at).startswith("**场景 9/12")
+    click(at, "present_next")  # → attention
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"
+    click(at, "present_prev")  # back to iterative, afresh
+    assert at.session_state["fill_sentence"] == "[MASK][MASK]昨天发布了新手机。"
+    click(at, "present_prev")  # back to fill: the teacher's edit is gone, the scene is back
+    assert at.session_state["fill_sentence"] == "我吃了一个[MASK][MASK]。"
+
+
+def test_static_scenes_pair_then_senses():
+    at = app({"present": "1"})
+    click(at, "present_next")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "pair" and at.session_state["vec_scene"] == "lecture_apple"
+    click(at, "present_next")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["vec_scene"] == "apple" and at.session_state["static_ctx"] == "elmo"
+    if "static_layer" in at.session_state:  # the layer scrubber exists once ELMo is available
+        assert at.session_state["static_layer"] == 0
+
+
+def test_elmo_weight_scenes_set_the_sliders():
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    click(at, "present_go_syntax")
+    assert not at.exception, [e.value for e in at.exception]
+    ss = at.session_state
+    assert ss["elmo_mode"] == "direct" and ss["elmo_gamma"] == 2.0
+    assert [ss[f"elmo_w_elmo_direct_{j}"] for j in range(3)] == [0.5, 0.4, 0.1]
+    click(at, "present_next")
+    assert [at.session_state[f"elmo_w_elmo_direct_{j}"] for j in range(3)] == [0.1, 0.3, 0.6]
+
+
+def test_scene_links_on_home_carry_the_scene():
+    at = app()
+    links = [el.proto for el in at.get("page_link")]
+    by_label = {p.label: p for p in links}
+    row = by_label["特征式 vs 微调，实测"]
+    assert row.page.endswith("feature-vs-finetune") or "transfer" in row.page
+    assert "slide=transfer" in row.query_string
+    pair = by_label["同一个「苹果」，两个向量"]
+    assert "slide=pair" in pair.query_string and "scene=lecture_apple" in pair.query_string
+
+
+@pytest.mark.parametrize("slide,expected", [("exercises", True), ("pair", False), ("bogus", False)])
+def test_arrive_only_for_a_scene_of_this_page(slide, expected):
+    at = app({"slide": slide}, page=PATHS["exercises"])
+    applied = at.session_state[ui_pres.APPLIED_KEY] if ui_pres.APPLIED_KEY in at.session_state else None
+    assert (applied == "exercises") is expected

@@ -1,0 +1,298 @@
+"""Security checks of the source tree and the model loader.
+
+(a) User text is never rendered as raw HTML: every ``unsafe_allow_html=True`` (and every ``st.html`` /
+    ``components.html``) renders a module-level string constant or a literal. The browser half of
+    this check types ``<img src=x onerror=...>`` into a page (tests/e2e/test_pages_browser.py::
+    test_user_text_is_not_html).
+(b) Weights are read through safetensors only: no ``pickle.load`` anywhere, ``torch.load`` only for
+    training checkpoints in core/train/common.py with ``weights_only=True``, and a model directory with
+    pickle weights only is refused (``LabError("unsafe_weights")``) without unpickling anything.
+(c) ``trust_remote_code`` is never true.
+(d) Uploads are size-limited (.streamlit/config.toml ``server.maxUploadSize`` ≤ 5 MB).
+"""
+from __future__ import annotations
+
+import ast
+import pickle
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import build_tiny_bert
+from core.errors import LabError
+
+ROOT = Path(__file__).resolve().parent.parent
+APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+                      *(ROOT / "core").rglob("*.py")])
+ALL_SOURCES = sorted(set(APP_SOURCES) | set((ROOT / "benchmarks").rglob("*.py")))
+TRAINING_CHECKPOINTS = ROOT / "core" / "train" / "common.py"
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_sources_found():
+    assert len(APP_SOURCES) > 20 and ROOT / "app.py" in APP_SOURCES
+    assert TRAINING_CHECKPOINTS.exists()
+
+
+# ---- (a) raw HTML --------------------------------------------------------------------------------------
+def module_string_constants(tree: ast.Module) -> set[str]:
+    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
+    never declared ``global`` in a function)."""
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bindings[node.name] = bindings.get(node.name, 0) + 1
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                bindings[name] = bindings.get(name, 0) + 99
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bindings[name.id] = bindings.get(name.id, 0) + 1
+    constants = set()
+    for node in tree.body:
+        value, targets = None, []
+        if isinstance(node, ast.Assign):
+            value, targets = node.value, node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            value, targets = node.value, [node.target]
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            for target in targets:
+                if isinstance(target, ast.Name) and bindings.get(target.id) == 1:
+                    constants.add(target.id)
+    return constants
+
+
+def html_sinks(tree: ast.Module):
+    """(call, reason) for every call that renders raw HTML: unsafe_allow_html=<not False>, st.html(...),
+    components.html(...)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "unsafe_allow_html" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                yield node, "unsafe_allow_html"
+            if kw.arg is None and isinstance(kw.value, ast.Dict):  # **{"unsafe_allow_html": True}
+                if any(isinstance(k, ast.Constant) and k.value == "unsafe_allow_html" for k in kw.value.keys):
+                    yield node, "unsafe_allow_html"
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "html":
+            yield node, "html"
+
+
+def unsafe_html_problems(tree: ast.Module, name: str) -> list[str]:
+    constants = module_string_constants(tree)
+    problems = []
+    for call, reason in html_sinks(tree):
+        where = f"{name}:{call.lineno} ({reason})"
+        kw_flag = next((kw.value for kw in call.keywords if kw.arg == "unsafe_allow_html"), None)
+        if kw_flag is not None and not (isinstance(kw_flag, ast.Constant) and kw_flag.value is True):
+            problems.append(f"{where}: unsafe_allow_html must be the literal True or False")
+        args = list(call.args) + [kw.value for kw in call.keywords if kw.arg in ("body", "html")]
+        if not args:
+            problems.append(f"{where}: no content argument")
+            continue
+        first = args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            continue
+        if isinstance(first, ast.Name) and first.id in constants:
+            continue
+        problems.append(f"{where}: renders {ast.unparse(first)[:80]!r}, not a module-level string constant")
+    return problems
+
+
+def test_raw_html_only_renders_constants():
+    problems, sinks = [], 0
+    for path in APP_SOURCES:
+        tree = parse(path)
+        sinks += sum(1 for _ in html_sinks(tree))
+        problems += unsafe_html_problems(tree, rel(path))
+    assert not problems, "\n".join(problems)
+    assert sinks >= 1, "the checker should at least see the presentation-mode stylesheets"
+
+
+@pytest.mark.parametrize("source, ok", [
+    ('CSS = "<style></style>"\nst.markdown(CSS, unsafe_allow_html=True)', True),
+    ('st.markdown("<br>", unsafe_allow_html=True)', True),
+    ('st.markdown(text, unsafe_allow_html=False)', True),
+    ('st.markdown(f"<b>{name}</b>", unsafe_allow_html=True)', False),
+    ('CSS = "x"\nCSS = user\nst.markdown(CSS, unsafe_allow_html=True)', False),
+    ('def f():\n    CSS = "x"\n    st.markdown(CSS, unsafe_allow_html=True)', False),
+    ('st.markdown("<b>" + name, unsafe_allow_html=True)', False),
+    ('st.markdown(text, unsafe_allow_html=flag)', False),
+    ('st.html(user_text)', False),
+    ('st.components.v1.html(page)', False),
+    ('CSS = "<style></style>"\nst.html(CSS)', True),
+])
+def test_the_html_checker_itself(source, ok):
+    assert (unsafe_html_problems(ast.parse(source), "example") == []) is ok
+
+
+# ---- (b) safetensors only ------------------------------------------------------------------------------
+PICKLE_MODULES = {"pickle", "cPickle", "_pickle", "dill", "cloudpickle", "joblib", "shelve", "marshal"}
+
+
+def load_calls(tree: ast.Module):
+    """(kind, call) for torch.load / pickle-ish loads / np.load(allow_pickle=True) / pandas.read_pickle."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            top = node.module.split(".")[0]
+            for alias in node.names:
+                if top == "torch" and alias.name == "load":
+                    aliases[alias.asname or alias.name] = "torch.load"
+                if top in PICKLE_MODULES and alias.name in ("load", "loads", "Unpickler", "open"):
+                    aliases[alias.asname or alias.name] = "pickle.load"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in aliases:
+            yield aliases[func.id], node
+        elif isinstance(func, ast.Attribute):
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if owner == "torch" and func.attr == "load":
+                yield "torch.load", node
+            elif owner in PICKLE_MODULES and func.attr in ("load", "loads", "Unpickler", "open"):
+                yield "pickle.load", node
+            elif func.attr == "read_pickle":
+                yield "pickle.load", node
+            elif func.attr == "load" and owner in ("np", "numpy"):
+                flag = next((kw.value for kw in node.keywords if kw.arg == "allow_pickle"), None)
+                if flag is not None and not (isinstance(flag, ast.Constant) and flag.value is False):
+                    yield "pickle.load", node
+
+
+def test_no_pickle_loading_in_the_app():
+    problems, torch_loads = [], 0
+    for path in APP_SOURCES:
+        for kind, call in load_calls(parse(path)):
+            where = f"{rel(path)}:{call.lineno}"
+            if kind == "pickle.load":
+                problems.append(f"{where}: unpickling ({ast.unparse(call)[:80]})")
+            elif path != TRAINING_CHECKPOINTS:
+                problems.append(f"{where}: torch.load outside {rel(TRAINING_CHECKPOINTS)}")
+            else:
+                torch_loads += 1
+                flag = next((kw.value for kw in call.keywords if kw.arg == "weights_only"), None)
+                if not (isinstance(flag, ast.Constant) and flag.value is True):
+                    problems.append(f"{where}: torch.load without weights_only=True")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_load_checker_itself():
+    bad = ast.parse("import pickle, torch\nfrom pickle import loads as L\npickle.load(f)\nL(b)\ntorch.load(p)\n"
+                    "np.load(p, allow_pickle=True)\npd.read_pickle(p)")
+    assert [kind for kind, _ in load_calls(bad)] .count("pickle.load") == 4
+    assert [kind for kind, _ in load_calls(bad)].count("torch.load") == 1
+    assert list(load_calls(ast.parse("np.load(p)\nsafetensors.torch.load_file(p)\njson.load(f)"))) == []
+
+
+class _Payload:
+    """Unpickling this creates a file: proof that a pickle was executed."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def _pickle_weights(directory: Path, marker: Path) -> None:
+    (directory / "pytorch_model.bin").write_bytes(pickle.dumps(_Payload(marker)))
+
+
+def test_pickle_only_model_directory_is_refused(tmp_path):
+    from core.registry import load_encoder
+
+    directory = build_tiny_bert(tmp_path / "pickle-only")
+    (directory / "model.safetensors").unlink()
+    marker = tmp_path / "pickle-was-executed"
+    _pickle_weights(directory, marker)
+    with pytest.raises(LabError) as info:
+        load_encoder(str(directory))
+    assert info.value.code == "unsafe_weights"
+    assert "pytorch_model.bin" in info.value.message("en") and "safetensors" in info.value.message("zh")
+    assert not marker.exists(), "the pickle was executed"
+
+
+def test_safetensors_win_over_a_pickle_next_to_them(tmp_path):
+    from core.registry import load_encoder
+
+    directory = build_tiny_bert(tmp_path / "both")
+    marker = tmp_path / "pickle-was-executed"
+    _pickle_weights(directory, marker)
+    encoder = load_encoder(str(directory))
+    assert encoder.kind == "bert" and encoder.encode(["我吃了一个苹果"])[0].layers.shape[0] == 3
+    assert not marker.exists(), "the pickle was executed"
+
+
+def test_real_pytorch_bin_is_refused_too(tmp_path):
+    """A genuine torch pickle of the weights (``pytorch_model.bin``, what old hub models ship)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from core.registry import load_encoder
+
+    directory = build_tiny_bert(tmp_path / "bin")
+    weights = load_file(directory / "model.safetensors")
+    (directory / "model.safetensors").unlink()
+    torch.save(weights, directory / "pytorch_model.bin")
+    with pytest.raises(LabError) as info:
+        load_encoder(str(directory))
+    assert info.value.code == "unsafe_weights"
+
+
+# ---- (c) no remote code ----------------------------------------------------------------------------------
+def test_trust_remote_code_is_never_true():
+    problems = []
+    for path in ALL_SOURCES:
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"trust_remote_code\W{0,3}\s*[=:]\s*(\w+)", text):
+            if m.group(1) != "False":
+                problems.append(f"{rel(path)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}")
+        for node in ast.walk(parse(path)):
+            values = []
+            if isinstance(node, ast.Call):
+                values += [kw.value for kw in node.keywords if kw.arg == "trust_remote_code"]
+            if isinstance(node, ast.Dict):
+                values += [v for k, v in zip(node.keys, node.values)
+                           if isinstance(k, ast.Constant) and k.value == "trust_remote_code"]
+            for value in values:
+                if not (isinstance(value, ast.Constant) and value.value is False):
+                    problems.append(f"{rel(path)}:{value.lineno}: trust_remote_code={ast.unparse(value)}")
+    assert not problems, "\n".join(problems)
+    registry = (ROOT / "core" / "registry.py").read_text(encoding="utf-8")
+    assert '"trust_remote_code": False' in registry or "trust_remote_code=False" in registry
+
+
+# ---- (d) upload size and server settings ------------------------------------------------------------------
+def test_upload_size_is_limited():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    server = config.get("server", {})
+    assert "maxUploadSize" in server, "server.maxUploadSize must be set (Streamlit's default is 200 MB)"
+    assert 0 < server["maxUploadSize"] <= 5
+    from core.scenes import MAX_UPLOAD_BYTES
+
+    assert MAX_UPLOAD_BYTES <= server["maxUploadSize"] * 1_000_000
+    # the protections Streamlit has on by default stay on
+    assert server.get("enableXsrfProtection", True) is True
+    assert server.get("enableCORS", True) is True
+    assert config.get("client", {}).get("showErrorDetails", "full") in ("none", False), \
+        "tracebacks must not reach the browser"

@@ -1,0 +1,82 @@
+"""Translations: one flat JSON table per language in ``assets/i18n/<lang>.json``.
+
+Usage::
+
+    from ui.i18n import t
+    st.title(t("home.title"))
+    st.warning(t("sidebar.model_unavailable", reason=why))   # "{reason}": str.format style
+
+The current language is ``st.session_state["lang"]`` (set by the sidebar). Missing keys fall back
+to Chinese, then to the key itself, so a forgotten translation never crashes a page. Placeholders
+that are not supplied stay as ``{name}`` in the output instead of raising.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+LANGS: dict[str, str] = {"zh": "中文", "en": "English"}
+DEFAULT_LANG = "zh"
+
+I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+
+
+@lru_cache(maxsize=None)
+def table(lang: str) -> dict[str, str]:
+    """The translation table of ``lang`` (empty for an unknown language). Cached per process."""
+    if lang not in LANGS:
+        return {}
+    with open(I18N_DIR / f"{lang}.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def current_lang() -> str:
+    """``st.session_state["lang"]`` if it is a known language, else ``"zh"``.
+
+    Safe to call outside a Streamlit run (returns the default)."""
+    try:
+        import streamlit as st
+
+        lang = st.session_state.get("lang", DEFAULT_LANG)
+    except Exception:  # no script run context (plain python, tests of pure helpers)
+        return DEFAULT_LANG
+    return lang if lang in LANGS else DEFAULT_LANG
+
+
+class _KeepMissing(dict):
+    def __missing__(self, name: str) -> str:
+        return "{" + name + "}"
+
+
+def translate(lang: str, key: str, **params: Any) -> str:
+    """The string for ``key`` in ``lang`` (fallback: zh, then the key), formatted with ``params``."""
+    text = table(lang).get(key)
+    if text is None:
+        text = table(DEFAULT_LANG).get(key, key)
+    if not params:
+        return text
+    try:
+        return text.format_map(_KeepMissing(params))
+    except (ValueError, IndexError, AttributeError):  # malformed template: show it unformatted
+        return text
+
+
+def t(key: str, **params: Any) -> str:
+    """The string for ``key`` in the current language (see module docstring)."""
+    return translate(current_lang(), key, **params)
+
+
+def error_text(exc: BaseException) -> str:
+    """A user-facing message for ``exc``: ``LabError.message(lang)`` when available, else a generic
+    translated line (raw exception text and tracebacks are never shown to the audience)."""
+    message = getattr(exc, "message", None)
+    if callable(message):
+        try:
+            text = message(current_lang())
+            if text:
+                return str(text)
+        except Exception:
+            pass
+    return t("common.error_generic", kind=type(exc).__name__)

@@ -1,0 +1,153 @@
+"""Presentation mode: a scene stepper above every page, and a stylesheet that hides the app chrome.
+
+``app.py`` calls, once per run, after the sidebar and before the page:
+
+- :func:`arrive` always: a URL with ``slide=<scene id>`` (core.presentation) resets the page's widget
+  state the first time it is opened, so the page starts from the scene's query parameters even if it
+  was visited before (the pages read the URL only to seed widgets that are not in session state yet);
+- :func:`render_stepper` when ``st.session_state["present"]`` is on: previous / next buttons
+  (keyboard: PageUp / PageDown, what presentation clickers send), the scene's title and a note for the
+  teacher, a list of all scenes, the language and a way out of presentation mode.
+
+Links to a scene from anywhere (home page, exercises) use :func:`scene_link`.
+"""
+from __future__ import annotations
+
+import inspect
+
+import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
+
+from core import presentation as pres
+from ui import PAGES
+from ui.i18n import LANGS, t
+
+# url_path -> the session-state key prefixes under which that page keeps the widget values it seeds
+# from the URL once. Keep in step with the pages (tests/test_presentation.py checks every scene).
+RESET_PREFIXES: dict[str, tuple[str, ...]] = {
+    "static-vs-contextual": ("vec_", "static_"),
+    "elmo-weights": ("vec_", "elmo_"),
+    "fill-mask": ("fill_", "_keep.fill_"),
+    "attention-heatmap": ("att_", "_keep.att_", "_att_"),
+    "feature-vs-finetune": ("transfer_layer", "transfer_pool"),
+    "exercises": ("ex_variant",),
+}
+APPLIED_KEY = "_present_slide_applied"
+SHORTCUTS_SUPPORTED = "shortcut" in inspect.signature(st.button).parameters
+
+# A CONSTANT stylesheet (never interpolate anything into it): no sidebar, header or toolbar on the
+# projector; the stepper stays visible at the top while the page scrolls.
+PRESENT_CHROME_CSS = """
+<style>
+[data-testid="stSidebar"],
+[data-testid="stSidebarCollapsedControl"],
+[data-testid="stExpandSidebarButton"],
+[data-testid="stSidebarNav"],
+[data-testid="stHeader"],
+[data-testid="stToolbar"],
+[data-testid="stDecoration"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 0.6rem !important; }
+.st-key-present_bar {
+  position: sticky; top: 0; z-index: 990;
+  background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
+}
+</style>
+"""
+
+
+def page_path(url_path: str) -> str | None:
+    """The script path of the page with ``url_path`` (``ui.PAGES``)."""
+    return next((spec.path for spec in PAGES if spec.url_path == url_path), None)
+
+
+def arrive(url_path: str | None) -> bool:
+    """Reset the page's seeded widget state when a scene link is opened; True if it did.
+
+    Runs before the page: the page then seeds its widgets from the scene's query parameters."""
+    ss = st.session_state
+    slide = st.query_params.get(pres.SLIDE_PARAM)
+    scene = pres.BY_ID.get(slide) if slide else None
+    if scene is None or scene.url_path != url_path:
+        ss.pop(APPLIED_KEY, None)  # left the scene: opening it again starts it afresh
+        return False
+    if ss.get(APPLIED_KEY) == scene.id:
+        return False  # the scene is already running; keep what the teacher changed since
+    ss[APPLIED_KEY] = scene.id
+    prefixes = RESET_PREFIXES.get(scene.url_path, ())
+    if prefixes:
+        for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
+            del ss[key]
+    return True
+
+
+def go_to(scene: pres.Scene) -> None:
+    """Switch to ``scene`` (its page with its query parameters). Does not return."""
+    path = page_path(scene.url_path)
+    if path is None:
+        return
+    st.switch_page(path, query_params=scene.query)
+
+
+def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
+    """An ``st.page_link`` to a scene (falls back to plain text when the page runs outside app.py)."""
+    scene = pres.BY_ID[scene_id]
+    path = page_path(scene.url_path)
+    try:
+        st.page_link(path, label=label, icon=icon, query_params=scene.query)
+    except StreamlitPageNotFoundError:
+        st.markdown(f"**{label}**")
+
+
+def _exit() -> None:
+    st.session_state["present"] = False
+
+
+def _toggle_lang() -> None:
+    ss = st.session_state
+    ss["lang"] = "en" if ss.get("lang") == "zh" else "zh"
+
+
+def _button(label: str, key: str, shortcut: str | None = None, **kwargs) -> bool:
+    if shortcut and SHORTCUTS_SUPPORTED:
+        kwargs["shortcut"] = shortcut
+    return st.button(label, key=key, **kwargs)
+
+
+def render_stepper(url_path: str | None) -> None:
+    """The presentation bar (call only in presentation mode, before the page runs)."""
+    st.markdown(PRESENT_CHROME_CSS, unsafe_allow_html=True)  # constant stylesheet only
+    index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path)
+    previous, following = pres.neighbours(index)
+    total = len(pres.SCENES)
+    target = None
+    with st.container(key="present_bar"):
+        cols = st.columns([1.3, 6.2, 1.3, 1.5, 1.1, 1.1], vertical_alignment="center", gap="small")
+        with cols[0]:
+            if _button(t("present.prev"), "present_prev", "PageUp", icon=":material/arrow_back:",
+                       disabled=previous is None, width="stretch", help=t("present.prev_help")):
+                target = previous
+        with cols[1]:
+            if index is None:
+                st.markdown(f"**{t('present.off_list')}**")
+            else:
+                scene = pres.SCENES[index]
+                st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**  \n"
+                            f":gray[{t(scene.note_key)}]")
+        with cols[2]:
+            if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
+                       icon_position="right", type="primary", disabled=following is None, width="stretch",
+                       help=t("present.next_help")):
+                target = following
+        with cols[3]:
+            with st.popover(t("present.all"), icon=":material/list:", width="stretch"):
+                for i, scene in enumerate(pres.SCENES):
+                    if st.button(f"{i + 1}. {t(scene.title_key)}", key=f"present_go_{scene.id}",
+                                 type="primary" if i == index else "tertiary", width="stretch"):
+                        target = scene
+        other = "en" if st.session_state.get("lang") == "zh" else "zh"
+        cols[4].button(LANGS[other], key="present_lang", on_click=_toggle_lang, icon=":material/translate:",
+                       width="stretch", help=t("present.lang_help"))
+        cols[5].button(t("present.exit"), key="present_exit", on_click=_exit, icon=":material/close:",
+                       width="stretch", help=t("present.exit_help"))
+    if target is not None:
+        go_to(target)

@@ -1,0 +1,192 @@
+"""The sidebar every page shares (rendered once per run by ``app.py``).
+
+Session-state keys it owns (read them from any page; do not write them):
+
+- ``st.session_state["lang"]``: ``"zh"`` | ``"en"``; URL ``?lang=``.
+- ``st.session_state["bert_model"]``: name of the BERT-family model for the BERT pages (a registry
+  name such as ``"mini-bert-zh"``, a hub id such as ``"bert-base-chinese"`` or a local directory),
+  or ``None`` when the user picked "other" and left the box empty; URL ``?model=``.
+- ``st.session_state["present"]``: presentation mode (bool); URL ``?present=1``.
+
+The widgets use private keys (``_w_*``) that are re-seeded from the keys above on every run, so the
+choices survive page switches and language changes (Streamlit drops the state of widgets that are
+not rendered or whose label changes).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import LANGS, DEFAULT_LANG, error_text, t
+from ui.state import sync_to_url, url_param
+
+DEFAULT_BERT_MODEL = "mini-bert-zh"
+MAX_MODEL_ID_LEN = 200
+_OTHER = "__other__"  # selectbox sentinel: "other hub id or local directory"
+
+# A CONSTANT stylesheet: never interpolate user text into it.
+PRESENT_CSS = """
+<style>
+html { font-size: 24px !important; }
+[data-testid="stMainBlockContainer"] {
+  max-width: 100% !important;
+  padding-top: 2.5rem !important;
+  padding-left: 3rem !important;
+  padding-right: 3rem !important;
+}
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.4rem !important; }
+[data-testid="stMainBlockContainer"] p,
+[data-testid="stMainBlockContainer"] li { line-height: 1.6 !important; }
+</style>
+"""
+
+
+def clean_model_id(value: object) -> str | None:
+    """A hub id / directory / registry name, stripped; ``None`` if empty, too long or containing
+    control characters (validation of what it points to is ``core.registry``'s job)."""
+    text = str(value or "").strip()
+    if not text or len(text) > MAX_MODEL_ID_LEN or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return None
+    return text
+
+
+def get_model_infos():
+    """``(models, problem)``: ``core.registry.list_models()`` and ``None``, or ``None`` and a
+    translated message when the registry is missing or fails. Never raises."""
+    try:
+        from core.registry import list_models
+    except ImportError:
+        return None, t("sidebar.registry_missing")
+    except Exception as exc:  # a half-written registry must not take the app down
+        return None, error_text(exc)
+    try:
+        return list(list_models()), None
+    except Exception as exc:  # LabError carries its own bilingual message
+        return None, error_text(exc)
+
+
+def init_state() -> None:
+    """Fill ``lang`` / ``present`` / ``bert_model`` from the URL the first time a session runs."""
+    ss = st.session_state
+    if ss.get("lang") not in LANGS:
+        lang = url_param("lang", DEFAULT_LANG)
+        ss["lang"] = lang if lang in LANGS else DEFAULT_LANG
+    if "present" not in ss:
+        ss["present"] = bool(url_param("present", False, cast=bool))
+    # bert_model is initialised in render_sidebar, once the registry's models are known.
+
+
+def chart_font_size(normal: int = 16, present: int = 24) -> int:
+    """Font size (px) for plotly charts: plotly uses pixels, so it ignores the CSS zoom."""
+    return present if st.session_state.get("present") else normal
+
+
+# ---- widget callbacks: copy the widget's value into the canonical key ------------------------
+def _on_lang() -> None:
+    st.session_state["lang"] = st.session_state["_w_lang"]
+
+
+def _on_present() -> None:
+    st.session_state["present"] = bool(st.session_state["_w_present"])
+
+
+def _on_model() -> None:
+    choice = st.session_state["_w_model"]
+    if choice == _OTHER:
+        st.session_state["bert_model"] = clean_model_id(st.session_state.get("_model_other_text"))
+    else:
+        st.session_state["bert_model"] = choice
+
+
+def _on_model_other() -> None:
+    text = st.session_state["_w_model_other"]
+    st.session_state["_model_other_text"] = text
+    st.session_state["bert_model"] = clean_model_id(text)
+
+
+def _render_model_selector(bert_models: list) -> None:
+    ss = st.session_state
+    names = [m.name for m in bert_models]
+    by_name = {m.name: m for m in bert_models}
+
+    if "bert_model" not in ss:
+        available = [m.name for m in bert_models if m.available]
+        fallback = available[0] if available else (names[0] if names else DEFAULT_BERT_MODEL)
+        ss["bert_model"] = url_param("model", None, cast=clean_model_id) or fallback
+    current = ss["bert_model"]
+
+    # seed the widgets from the canonical value
+    if current in by_name:
+        ss["_w_model"] = current
+    else:
+        ss["_w_model"] = _OTHER
+        if current:
+            ss["_model_other_text"] = current
+    ss["_w_model_other"] = ss.get("_model_other_text", "")
+
+    # labels are computed now, in the current language (a format_func closure calling t() later
+    # could be evaluated in another language, e.g. by the testing framework)
+    labels = {_OTHER: t("sidebar.model_other_option")}
+    for name in names:
+        labels[name] = name if by_name[name].available else t("sidebar.model_unavailable_label", name=name)
+
+    st.selectbox(
+        t("sidebar.model"),
+        names + [_OTHER],
+        key="_w_model",
+        format_func=labels.__getitem__,
+        on_change=_on_model,
+        help=t("sidebar.model_help"),
+    )
+    if ss["_w_model"] == _OTHER:
+        st.text_input(
+            t("sidebar.model_other"),
+            key="_w_model_other",
+            on_change=_on_model_other,
+            max_chars=MAX_MODEL_ID_LEN,
+            placeholder="bert-base-chinese",
+            help=t("sidebar.model_other_help"),
+        )
+        if not ss.get("bert_model"):
+            st.caption(t("sidebar.model_other_empty"))
+    else:
+        info = by_name[ss["_w_model"]]
+        if info.available:
+            if info.description:
+                st.caption(info.description)
+        else:
+            st.warning(t("sidebar.model_unavailable", reason=info.reason or "?"))
+
+
+def render_sidebar() -> None:
+    """Language, BERT model and presentation-mode controls; keeps them in session_state and the URL."""
+    init_state()
+    ss = st.session_state
+    ss["_w_lang"] = ss["lang"]
+    ss["_w_present"] = ss["present"]
+
+    with st.sidebar:
+        st.radio(
+            "语言 / Language",
+            list(LANGS),
+            key="_w_lang",
+            format_func=LANGS.get,
+            horizontal=True,
+            on_change=_on_lang,
+        )
+
+        models, problem = get_model_infos()
+        bert_models = [m for m in (models or []) if getattr(m, "kind", None) == "bert"]
+        if problem:
+            st.info(problem)
+        elif not bert_models:
+            st.info(t("sidebar.no_bert_models"))
+        _render_model_selector(bert_models)
+
+        st.toggle(t("sidebar.present"), key="_w_present", on_change=_on_present,
+                  help=t("sidebar.present_help"))
+        st.caption(t("sidebar.footer"))
+
+    if ss["present"]:
+        st.markdown(PRESENT_CSS, unsafe_allow_html=True)  # constant stylesheet only
+
+    sync_to_url(lang=ss["lang"], model=ss.get("bert_model"), present=True if ss["present"] else None)

@@ -1,0 +1,80 @@
+"""URL-shareable state: read widget defaults from the query string, write the current values back.
+
+A teacher can copy the address bar and get the same page, language, model and inputs again::
+
+    text = url_param("text", "我吃了一个苹果")
+    layer = url_param("layer", 2, cast=int)
+    words = url_param("words", ["苹果"], cast=list)      # JSON in the URL
+    ...
+    sync_to_url(text=text, layer=layer, words=words)
+
+Encoding in the URL: ``bool`` -> ``"1"``/``"0"``; ``list``/``tuple``/``dict`` -> compact JSON;
+``None`` -> the parameter is removed; everything else -> ``str(value)``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import streamlit as st
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def encode(value: Any) -> str | None:
+    """The query-string form of ``value`` (``None`` means: remove the parameter)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def decode(raw: str, cast: Callable[[Any], Any] = str) -> Any:
+    """Turn a query-string value back into ``cast``'s type. Raises ValueError/TypeError if invalid."""
+    if cast is bool:
+        low = raw.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ValueError(f"not a boolean: {raw!r}")
+    if cast in (list, tuple, dict):
+        value = json.loads(raw)
+        if cast is tuple and isinstance(value, list):
+            value = tuple(value)
+        if not isinstance(value, cast):
+            raise TypeError(f"expected {cast.__name__}, got {type(value).__name__}")
+        return value
+    return cast(raw)
+
+
+def url_param(key: str, default: Any, cast: Callable[[Any], Any] = str) -> Any:
+    """``st.query_params[key]`` converted with ``cast``; ``default`` if absent or not convertible.
+
+    ``cast`` may be any one-argument callable (``int``, ``float``, a validator ...); ``bool``,
+    ``list``, ``tuple`` and ``dict`` are decoded as written by :func:`sync_to_url`.
+    """
+    raw = st.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        return decode(raw, cast)
+    except (ValueError, TypeError):  # json.JSONDecodeError is a ValueError
+        return default
+
+
+def sync_to_url(**values: Any) -> None:
+    """Write ``values`` to the query string; only parameters whose encoded value changed are touched
+    (each write to ``st.query_params`` updates the browser's address bar)."""
+    for key, value in values.items():
+        new = encode(value)
+        old = st.query_params.get(key)
+        if new is None:
+            if old is not None:
+                del st.query_params[key]
+        elif new != old:
+            st.query_params[key] = new
