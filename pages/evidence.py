@@ -252,11 +252,13 @@ def context_section(results: dict) -> None:
         st.session_state["_ev_ctx_model"] = names[0]
     model = st.selectbox(t("evidence.ctx.heatmap_model"), names, key="_ev_ctx_model")
     sync_to_url(ctx=mode, ctx_model=model)
-    words, layer_names, values = view.context_per_word(results, model)
+    words, layer_names, values = view.context_per_word(results, model, adjusted)
     kind = (ctx["models"].get(model) or ctx["static"])["kind"]
     heat = word_heatmap(words, [layer_label(kind, j) for j in range(len(layer_names))], values,
-                        title=t("evidence.ctx.heatmap_title", model=model), colorbar_title=t("evidence.ctx.panel.self_similarity"),
-                        large=large)
+                        title=t("evidence.ctx.heatmap_title", model=model)
+                        + (t("evidence.ctx.adjusted_suffix") if adjusted else ""),
+                        colorbar_title=t("evidence.ctx.panel.self_similarity"),
+                        zrange=None if adjusted else (0.0, 1.0), large=large)
     show_figure(heat, f"self-similarity-{model}")
     show_table(view.context_table(results), key="context")
     st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"]))

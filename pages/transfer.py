@@ -111,7 +111,8 @@ else:
         st.caption(t("transfer.results.from_session", created=results.get("created", "?")))
     else:
         st.caption(t("transfer.results.from_file", created=results.get("created", "?"),
-                     minutes=f"{results.get('timings', {}).get('total', 0) / 60:.1f}"))
+                     minutes=f"{results.get('timings', {}).get('total', 0) / 60:.1f}",
+                     cpu=f"{results.get('cpu_timings', {}).get('total', 0) / 60:.1f}"))
     stale = []
     for key, name in (("feature_bert", transfer.BERT_MODEL), ("feature_elmo", transfer.ELMO_MODEL)):
         saved = (results.get(key) or {}).get("fingerprint")
@@ -193,27 +194,22 @@ if results is not None:
     rows.append((t("transfer.method.finetune_short"), ft_res["trained_params"], ft_res["frozen_params"],
                  t("transfer.params.what.finetune", model=ft_res["model"], encoder=f"{ft_res['encoder_params']:,}",
                    head=f"{ft_res['head_params']:,}")))
-    col_t, col_f = st.columns([1, 1], gap="large")
-    with col_t:
-        st.dataframe(pd.DataFrame({
-            t("transfer.params.col.method"): [r[0] for r in rows],
-            t("transfer.params.col.trained"): [r[1] for r in rows],
-            t("transfer.params.col.frozen"): [r[2] for r in rows],
-            t("transfer.params.col.what"): [r[3] for r in rows],
-        }), hide_index=True, width="stretch", key="transfer_params",
-            column_config={t("transfer.params.col.trained"): st.column_config.NumberColumn(format="localized"),
-                           t("transfer.params.col.frozen"): st.column_config.NumberColumn(format="localized"),
-                           t("transfer.params.col.what"): st.column_config.TextColumn(width="large")})
-        share = bert_res["trained_params"] / max(ft_res["trained_params"], 1)
-        st.markdown(t("transfer.params.note", feature=f"{bert_res['trained_params']:,}",
-                      finetune=f"{ft_res['trained_params']:,}", share=f"{100 * share:.3f}%"))
-    with col_f:
-        st.plotly_chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                                            trained_name=t("transfer.params.trained"),
-                                            frozen_name=t("transfer.params.frozen"),
-                                            axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"),
-                                            large=LARGE),
-                        key="transfer_param_fig", config=figs.PLOT_CONFIG, theme=None)
+    # st.table, not st.dataframe: the long "what" cells wrap instead of being cut off
+    st.table(pd.DataFrame({
+        t("transfer.params.col.method"): [r[0] for r in rows],
+        t("transfer.params.col.trained"): [f"{r[1]:,}" for r in rows],
+        t("transfer.params.col.frozen"): [f"{r[2]:,}" for r in rows],
+        t("transfer.params.col.what"): [r[3] for r in rows],
+    }), hide_index=True)
+    share = bert_res["trained_params"] / max(ft_res["trained_params"], 1)
+    st.markdown(t("transfer.params.note", feature=f"{bert_res['trained_params']:,}",
+                  finetune=f"{ft_res['trained_params']:,}", share=f"{100 * share:.3f}%"))
+    st.plotly_chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                                        trained_name=t("transfer.params.trained"),
+                                        frozen_name=t("transfer.params.frozen"),
+                                        axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"),
+                                        large=LARGE),
+                    key="transfer_param_fig", config=figs.PLOT_CONFIG, theme=None)
 
     # ---- fine-tuning over time -------------------------------------------------------------------------
     st.header(t("transfer.curve.title"))
@@ -225,7 +221,8 @@ if results is not None:
                     key="transfer_curve", config=figs.PLOT_CONFIG, theme=None)
     cfg = results["config"]
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
-                 seconds=f"{ft_res.get('seconds', 0):.0f}", threads=results.get("torch_threads", 1)))
+                 seconds=f"{ft_res.get('seconds', 0):.0f}", cpu=f"{ft_res.get('cpu_seconds', 0):.0f}",
+                 threads=results.get("torch_threads", 1)))
     st.info(t("transfer.takeaway"), icon=":material/school:")
 
 # ---- recompute -----------------------------------------------------------------------------------------

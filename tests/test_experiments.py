@@ -227,3 +227,18 @@ def test_cli_quick_end_to_end(tiny_bert_dir, tmp_path):
     assert set(data["timing_seconds"]) == {"pos", "senses", "context", "total"}
     assert data["presets"] is None  # no ELMo in this run
     assert len(data["senses"]["words"]) == len(sense_probe.SENSE_SETS)
+
+
+def test_stale_models_follow_the_weight_file_content(tmp_path, monkeypatch):
+    import core.experiments as experiments
+
+    (tmp_path / "mini-bert-zh").mkdir()
+    weights = tmp_path / "mini-bert-zh" / "model.safetensors"
+    weights.write_bytes(b"first version")
+    monkeypatch.setattr(experiments, "MODELS_DIR", tmp_path)
+    results = {"requested_models": ["mini-bert-zh", "/some/dir"],
+               "checkpoints": {"mini-bert-zh": experiments.checkpoint_fingerprint("mini-bert-zh")}}
+    assert experiments.checkpoint_fingerprint("/some/dir") is None
+    assert experiments.stale_models(results) == []
+    weights.write_bytes(b"second version")
+    assert experiments.stale_models(results) == ["mini-bert-zh"]

@@ -202,10 +202,10 @@ def test_page_shows_cached_results(page, results):
     assert _metrics(at) == expected
     assert any("预先计算" in c.value for c in at.caption)
     assert not at.warning  # fingerprints match
-    params = at.dataframe[-1].value  # the parameter table (the review examples come first)
-    assert list(params.iloc[:, 1]) == [results["feature_elmo"]["trained_params"], bert["trained_params"],
-                                       results["fine_tune"]["trained_params"]]
-    assert list(params.iloc[:, 2])[-1] == 0
+    params = at.table[0].value  # trained / frozen parameters per approach
+    assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
+                                                          bert["trained_params"], results["fine_tune"]["trained_params"])]
+    assert list(params.iloc[:, 2]) == [f"{results['feature_elmo']['frozen_params']:,}", f"{bert['frozen_params']:,}", "0"]
     assert len(at.get("plotly_chart")) == 4
     assert at.query_params["layer"] == str(last) and at.query_params["pool"] == "cls"
 

@@ -20,7 +20,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from core import presentation as pres
 from ui import PAGES
-from ui.i18n import LANGS, t
+from ui.i18n import t
 
 # url_path -> the session-state key prefixes under which that page keeps the widget values it seeds
 # from the URL once. Keep in step with the pages (tests/test_presentation.py checks every scene).
@@ -33,6 +33,7 @@ RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "exercises": ("ex_variant",),
 }
 APPLIED_KEY = "_present_slide_applied"
+SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
 SHORTCUTS_SUPPORTED = "shortcut" in inspect.signature(st.button).parameters
 
 # A CONSTANT stylesheet (never interpolate anything into it): no sidebar, header or toolbar on the
@@ -51,6 +52,7 @@ PRESENT_CHROME_CSS = """
   position: sticky; top: 0; z-index: 990;
   background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
 }
+.st-key-present_bar kbd { display: none !important; }  /* the keys are named in the buttons' tooltips */
 </style>
 """
 
@@ -121,7 +123,7 @@ def render_stepper(url_path: str | None) -> None:
     total = len(pres.SCENES)
     target = None
     with st.container(key="present_bar"):
-        cols = st.columns([1.3, 6.2, 1.3, 1.5, 1.1, 1.1], vertical_alignment="center", gap="small")
+        cols = st.columns([1.4, 6, 1.4, 1.6, 1, 1.1], vertical_alignment="center", gap="small")
         with cols[0]:
             if _button(t("present.prev"), "present_prev", "PageUp", icon=":material/arrow_back:",
                        disabled=previous is None, width="stretch", help=t("present.prev_help")):
@@ -145,7 +147,7 @@ def render_stepper(url_path: str | None) -> None:
                                  type="primary" if i == index else "tertiary", width="stretch"):
                         target = scene
         other = "en" if st.session_state.get("lang") == "zh" else "zh"
-        cols[4].button(LANGS[other], key="present_lang", on_click=_toggle_lang, icon=":material/translate:",
+        cols[4].button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang, icon=":material/translate:",
                        width="stretch", help=t("present.lang_help"))
         cols[5].button(t("present.exit"), key="present_exit", on_click=_exit, icon=":material/close:",
                        width="stretch", help=t("present.exit_help"))

@@ -16,6 +16,7 @@ Every ``run_*`` function takes ``progress(fraction, text)``, a callback for prog
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import math
 import time
@@ -63,17 +64,30 @@ def _round(value, digits: int = 4):
     return value
 
 
+_HASHES: dict[tuple, str] = {}  # (path, size, mtime_ns) -> sha256 prefix: hash each file version once
+
+
+def _sha256(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _HASHES[key] = digest.hexdigest()[:16]
+    return _HASHES[key]
+
+
 def checkpoint_fingerprint(name: str) -> dict | None:
-    """Size and modification time of an embedded model's weight file (None for other models)."""
+    """File name, size and content hash of an embedded model's weights (None for other models)."""
     if name not in EMBEDDED:
         return None
     directory = MODELS_DIR / name
     for filename in ("model.safetensors", "vectors.safetensors"):
         path = directory / filename
         if path.exists():
-            stat = path.stat()
-            return {"file": filename, "bytes": stat.st_size,
-                    "mtime": _dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds")}
+            return {"file": filename, "bytes": path.stat().st_size, "sha256": _sha256(path)}
     return None
 
 
@@ -83,7 +97,14 @@ def stale_models(results: dict) -> list[str]:
     stale = []
     for name in results.get("requested_models", []):
         now = checkpoint_fingerprint(name)
-        if now is not None and used.get(name) != now:
+        if now is None:
+            continue
+        before = used.get(name) or {}
+        if "sha256" not in before and "mtime" in before:  # results written before hashes were stored
+            stat = (MODELS_DIR / name / now["file"]).stat()
+            now = {"file": now["file"], "bytes": stat.st_size,
+                   "mtime": _dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds")}
+        if before != now:
             stale.append(name)
     return stale
 

@@ -108,16 +108,19 @@ def context_models(results: dict) -> list[str]:
     return ordered(ctx["models"]) + ([ctx["static"]["model"]] if ctx.get("static") else [])
 
 
-def context_per_word(results: dict, model: str) -> tuple[list[str], list[str], list[list[float]]]:
-    """``(words, layer_names, values[word][layer])`` self-similarity of one model, most contextual
-    word (lowest top-layer self-similarity) first."""
+def context_per_word(results: dict, model: str, adjusted: bool = False
+                     ) -> tuple[list[str], list[str], list[list[float]]]:
+    """``(words, layer_names, values[word][layer])`` self-similarity of one model (minus the layer's
+    anisotropy when ``adjusted``), most context-specific word (lowest top-layer value) first."""
     ctx = results["context"]
-    entry = ctx["models"].get(model) or (ctx["static"] if ctx.get("static", {}) and ctx["static"]["model"] == model
-                                         else None)
+    static = ctx.get("static") or {}
+    entry = ctx["models"].get(model) or (static if static.get("model") == model else None)
     if entry is None:
         raise KeyError(model)
-    words = sorted(entry["per_word"], key=lambda w: (entry["per_word"][w][-1], w))
-    return words, entry["layer_names"], [entry["per_word"][w] for w in words]
+    aniso = [a or 0.0 for a in entry["anisotropy"]] if adjusted else [0.0] * len(entry["layer_names"])
+    table = {w: [v - a for v, a in zip(values, aniso)] for w, values in entry["per_word"].items()}
+    words = sorted(table, key=lambda w: (table[w][-1], w))
+    return words, entry["layer_names"], [table[w] for w in words]
 
 
 def context_table(results: dict) -> list[dict]:

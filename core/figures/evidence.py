@@ -107,22 +107,27 @@ def specificity_panels(panels: Sequence[tuple[str, Sequence[Series]]], *, title:
             fig.add_trace(_trace(s, i, percent=False, showlegend=(col == 1)), row=1, col=col)
         _layer_axis(fig, series, xaxis_title, row=1, col=col)
         fig.add_hline(y=0, line={"color": "#9ca3af", "width": 1}, row=1, col=col)
-    fig.update_yaxes(tickformat=".1f")
+    fig.update_yaxes(tickformat=".2f")
     base_layout(fig, title, large=large, height=height)
-    fig.update_annotations(font_size=font + 1)
-    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left", "font": {"size": font}})
-    fig.update_layout(margin={"b": 110})
+    fig.update_annotations(font_size=font + 1, yshift=8)
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.3, "xanchor": "left", "yanchor": "top",
+                              "font": {"size": font}})
+    fig.update_layout(margin={"b": 130, "t": 110 if title else 60})
     return fig
 
 
 def word_heatmap(words: Sequence[str], layer_names: Sequence[str], values: Sequence[Sequence[float]], *,
-                 title: str | None = None, colorbar_title: str = "", large: bool = False) -> go.Figure:
-    """Rows = words, columns = layers, colour = value (e.g. self-similarity), numbers in the cells."""
+                 title: str | None = None, colorbar_title: str = "", zrange: tuple[float, float] | None = (0.0, 1.0),
+                 large: bool = False) -> go.Figure:
+    """Rows = words, columns = layers, colour = value (e.g. self-similarity), numbers in the cells.
+
+    ``zrange`` fixes the colour scale (None: from the data)."""
     font = _font(large)
     z = [[None if v is None else float(v) for v in row] for row in values]
     labels = [esc(w) for w in words]
+    zmin, zmax = zrange if zrange is not None else (None, None)
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(len(layer_names))), y=list(range(len(words))), colorscale="Blues", zmin=0, zmax=1,
+        z=z, x=list(range(len(layer_names))), y=list(range(len(words))), colorscale="Blues", zmin=zmin, zmax=zmax,
         text=[[("" if v is None else f"{v:.2f}") for v in row] for row in z], texttemplate="%{text}",
         textfont={"size": font - 2}, customdata=[[esc(n) for n in layer_names] for _ in words],
         hovertemplate="%{customdata}<br>%{z:.3f}<extra></extra>",
@@ -131,8 +136,9 @@ def word_heatmap(words: Sequence[str], layer_names: Sequence[str], values: Seque
     fig.update_xaxes(tickvals=list(range(len(layer_names))), ticktext=[esc(n) for n in layer_names], side="top")
     fig.update_yaxes(tickvals=list(range(len(words))), ticktext=labels, autorange="reversed",
                      tickfont={"size": font + 1})
-    base_layout(fig, title, large=large, height=max(360, 60 + (font + 12) * len(words)))
-    fig.update_layout(margin={"t": 110 if title else 70})
+    top = 120 if title else 70
+    base_layout(fig, title, large=large, height=top + 40 + (font + 20) * max(len(words), 3))
+    fig.update_layout(margin={"t": top})
     return fig
 
 
@@ -141,12 +147,12 @@ def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequenc
     """Grouped bars of layer weights: ``groups`` = ``[(legend name, weights, pattern ('' or '/'))]``."""
     fig = go.Figure()
     for i, (name, weights, pattern) in enumerate(groups):
-        colour = (PALETTE[2], PALETTE[3])[i % 2] if not pattern else (PALETTE[2], PALETTE[3])[i % 2]
+        colour = (PALETTE[2], PALETTE[3])[i % 2]  # syntax green, semantics orange; pattern = lecture
         fig.add_trace(go.Bar(
             x=[esc(label) for label in layer_labels], y=[float(w) for w in weights], name=esc(name),
             marker={"color": colour, "pattern": {"shape": pattern}, "line": {"color": colour, "width": 2}},
             opacity=1.0 if not pattern else 0.55,
-            text=[f"{float(w):.2f}" for w in weights], textposition="outside",
+            text=[f"{float(w):.2f}" for w in weights], textposition="outside", textfont={"color": "#111827"},
             hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         ))
     fig.update_yaxes(title_text=yaxis_title, range=[0, 1.1], tickformat=".1f")

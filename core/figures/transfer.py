@@ -118,7 +118,8 @@ def finetune_curve(steps: Sequence[int], accuracies: Sequence[float], losses: Se
     base_layout(fig, title, large=large, height=height or (440 if large else 380))
     fig.update_xaxes(title_text=_e(step_axis_title))
     fig.update_yaxes(title_text=_e(acc_axis_title), tickformat=".0%", range=[0, 1.0], secondary_y=False)
-    fig.update_yaxes(title_text=_e(loss_axis_title), secondary_y=True, rangemode="tozero", showgrid=False)
+    fig.update_yaxes(title_text=_e(loss_axis_title), secondary_y=True, rangemode="tozero", showgrid=False,
+                     tickformat=".2f")
     _legend_under_title(fig, large)
     return fig
 
@@ -136,7 +137,7 @@ def parameter_bars(methods: Sequence[str], trained: Sequence[int], frozen: Seque
             hovertemplate="%{y}: %{x:,}<extra>" + _e(name) + "</extra>", textfont={"size": 20 if large else 15}))
     top = max([1, *trained, *frozen])
     base_layout(fig, title, large=large, height=height or (140 + 110 * len(methods)))
-    fig.update_xaxes(type="log", range=[0, np.log10(top) + 1.2], title_text=_e(axis_title))
+    fig.update_xaxes(type="log", range=[0, np.log10(top) + 1.6], title_text=_e(axis_title))
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(barmode="group", bargap=0.3)
     _legend_under_title(fig, large)

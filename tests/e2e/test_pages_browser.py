@@ -72,13 +72,17 @@ def widget(page, testid: str, label: str):
     return box.first
 
 
+SLIDER_THUMB = 'input[type="range"], [role="slider"]'  # react-aria: a visually hidden range input
+
+
 def slider_value(box) -> str:
-    return box.locator('[role="slider"]').first.get_attribute("aria-valuetext") or \
-        box.locator('[role="slider"]').first.get_attribute("aria-valuenow") or ""
+    thumb = box.locator(SLIDER_THUMB).first
+    return thumb.get_attribute("aria-valuetext") or thumb.get_attribute("aria-valuenow") or thumb.input_value()
 
 
 def press_slider(page, box, key: str, times: int = 1) -> None:
-    thumb = box.locator('[role="slider"]').first
+    """Focus the slider's thumb and press ``key`` (ArrowRight / ArrowLeft ...), like a keyboard user."""
+    thumb = box.locator(SLIDER_THUMB).first
     thumb.focus()
     for _ in range(times):
         page.keyboard.press(key)
