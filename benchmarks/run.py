@@ -115,8 +115,10 @@ def _log(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-def interleaved(paths: dict[str, Callable[[], object]], reps: int) -> dict[str, list[float]]:
-    """Time each path ``reps`` times, rotating the order every repetition (A B C, B C A, ...)."""
+def interleaved(paths: dict[str, Callable[[], object]], reps: int, *, label: str | None = None
+                ) -> dict[str, list[float]]:
+    """Time each path ``reps`` times, rotating the order every repetition (A B C, B C A, ...).
+    With ``label``, log each repetition's times (for the slow benchmarks)."""
     names = list(paths)
     times: dict[str, list[float]] = {n: [] for n in names}
     for rep in range(reps):
@@ -125,6 +127,9 @@ def interleaved(paths: dict[str, Callable[[], object]], reps: int) -> dict[str, 
             t0 = time.perf_counter()
             paths[name]()
             times[name].append(time.perf_counter() - t0)
+        if label:
+            _log(f"{label}: repetition {rep + 1}/{reps}: "
+                 + ", ".join(f"{n} {times[n][-1]:.2f} s" for n in names))
     return times
 
 
@@ -317,7 +322,7 @@ def bench_embed(cfg: Config) -> list[dict]:
         gc.collect()
         _log(f"embed: {cfg.embed_reps} interleaved repetitions")
         times = interleaved({"cli_one": lambda: cli(one_in), "cli_full": lambda: cli(full_in),
-                             "batched": batched, "loop": loop}, cfg.embed_reps)
+                             "batched": batched, "loop": loop}, cfg.embed_reps, label="embed")
     except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
         return [error_result(n, l, str(exc), higher_is_better=True, unit="x") for n, l in zip(names, limits)]
     finally:
@@ -797,11 +802,23 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Config]:
     return args, cfg
 
 
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # runs the finally blocks: temp files removed, Streamlit server stopped
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     args, cfg = parse_args(argv)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    report = run_benchmarks(cfg)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main_thread else None
+    try:
+        report = run_benchmarks(cfg)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     text = json.dumps(report, ensure_ascii=False, indent=2)
     if args.json:
         Path(args.json).write_text(text + "\n", encoding="utf-8")

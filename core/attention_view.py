@@ -105,7 +105,7 @@ def encode_pair(encoder, first: str, second: str) -> Encoding:
     """
     first, second = check_text(first), check_text(second)
     encoder.check_length(first, second)
-    batch, outputs = encoder.forward([first], [second], attentions=True)
+    batch, outputs = encoder.forward([first], [second], attentions=True, heads=False)
     ids = batch["input_ids"][0].tolist()
     shift = len(first) + len(PAIR_JOINER)
     sequence_ids = batch.sequence_ids(0)

@@ -91,12 +91,18 @@ class BertEncoder(Encoder):
             raise LabError("too_many_tokens", count=count, limit=self.max_tokens)
 
     @torch.inference_mode()
-    def forward(self, texts: list[str], pairs: list[str] | None = None, *, attentions: bool = False):
-        """One batched forward pass: (tokenized batch, model outputs with hidden states and MLM logits)."""
+    def forward(self, texts: list[str], pairs: list[str] | None = None, *, attentions: bool = False,
+                heads: bool = True):
+        """One batched forward pass: (tokenized batch, model outputs with hidden states).
+
+        ``heads=False`` runs the encoder only: embeddings never need the MLM output layer, which
+        over a character vocabulary is a large share of a small model's compute.
+        """
         batch = self._tokenize(texts, pairs)
         inputs = {k: v for k, v in batch.items() if k not in ("offset_mapping", "special_tokens_mask")}
+        model = self.model if heads else self.model.base_model
         with self._lock:
-            outputs = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+            outputs = model(**inputs, output_hidden_states=True, output_attentions=attentions)
         return batch, outputs
 
     def encode(self, sentences, *, attentions=False, batch_size=32):
@@ -106,7 +112,7 @@ class BertEncoder(Encoder):
         results: list[Encoding | None] = [None] * len(sentences)
         for group in _length_batches([len(s) for s in sentences], batch_size):
             texts = [sentences[i] for i in group]
-            batch, outputs = self.forward(texts, attentions=attentions)
+            batch, outputs = self.forward(texts, attentions=attentions, heads=False)
             hidden = torch.stack(outputs.hidden_states).float()  # (layers, batch, time, dim)
             atts = torch.stack(outputs.attentions).float() if attentions else None
             for row, index in enumerate(group):

@@ -27,6 +27,7 @@ from ui.state import sync_to_url, url_param
 
 SECTIONS = ("pos", "senses", "context", "presets", "recompute")
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "scale": 1}}
+CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
 RESULTS_KEY = "evidence_results"  # session copy of recomputed results (the JSON file is not touched)
 
 large = bool(st.session_state.get("present"))
@@ -105,8 +106,11 @@ except LabError as err:
 
 section = url_param("section", "pos", cast=lambda v: v if v in SECTIONS else "pos")
 st.session_state.setdefault("_ev_section", section)
+# labels computed now, in the current language (a format_func calling t() later could be
+# evaluated in another language, e.g. by the testing framework)
+section_labels = {s: t(f"evidence.section.{s}") for s in SECTIONS}
 section = st.radio(t("evidence.section.label"), SECTIONS, key="_ev_section", horizontal=True,
-                   format_func=lambda s: t(f"evidence.section.{s}"))
+                   format_func=section_labels.__getitem__)
 sync_to_url(section=section)
 
 if results is not None:
@@ -136,8 +140,9 @@ def pos_section(results: dict) -> None:
     right.markdown(t("evidence.pos.method"))
     tags = url_param("tags", "fine", cast=lambda v: v if v in ("fine", "coarse") else "fine")
     st.session_state.setdefault("_ev_tags", tags)
+    tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
     tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
-                    format_func=lambda s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]))
+                    format_func=tag_labels.__getitem__)
     sync_to_url(tags=tags)
     rows = view.pos_series(results, tags)
     base = view.pos_baselines(results, tags)
@@ -183,8 +188,8 @@ def senses_section(results: dict) -> None:
     options = ["__all__"] + words
     word = url_param("word", "__all__", cast=lambda v: v if v in options else "__all__")
     st.session_state.setdefault("_ev_word", word)
-    word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word",
-                        format_func=lambda w: t("evidence.senses.all") if w == "__all__" else w)
+    word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
+    word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
     sync_to_url(word=word)
     chosen = None if word == "__all__" else word
     rows = view.sense_series(results, chosen)
@@ -199,16 +204,21 @@ def senses_section(results: dict) -> None:
         for w in senses["words"])
     n_sentences = sum(w["n"] for w in senses["words"])
     st.caption(t("evidence.senses.sample", details=details))
+    if chosen is None:
+        n_scope, scope = n_sentences, t("evidence.senses.scope_all")
+    else:
+        n_scope = next(w["n"] for w in senses["words"] if w["word"] == chosen)
+        scope = t("evidence.senses.scope_word", word=chosen, n=n_scope)
     for r in rows:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
-            change, margin = view.direction(v[1], v[2], n_sentences)
+            change, margin = view.direction(v[1], v[2], n_scope)
             verdict = {"higher": "same", "lower": "opposite", "tie": "tie"}[change]
-            st.markdown(t("evidence.senses.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
+            st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
         elif None not in v:
             best = view.best_layer(v)
-            st.markdown(t("evidence.senses.other_result", model=r["name"], first=pct(v[0]), best=best,
+            st.markdown(t("evidence.senses.other_result", model=r["name"], scope=scope, first=pct(v[0]), best=best,
                           acc=pct(v[best]), last=pct(v[-1])))
     show_table(view.sense_table(results), tuple(words) + ("mean",), key="senses")
     st.markdown(t("evidence.senses.note", n_sentences=n_sentences, n_words=len(words)))
@@ -227,8 +237,9 @@ def context_section(results: dict) -> None:
                      n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
     mode = url_param("ctx", "adjusted", cast=lambda v: v if v in ("raw", "adjusted") else "adjusted")
     st.session_state.setdefault("_ev_ctx", mode)
+    mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
     mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
-                    format_func=lambda m: t(f"evidence.ctx.{m}"))
+                    format_func=mode_labels.__getitem__)
     adjusted = mode == "adjusted"
     panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
                                                  else ""), to_series(view.context_series(results, m, adjusted)))
@@ -241,10 +252,12 @@ def context_section(results: dict) -> None:
         e = ctx["models"][name]
         v = e["self_similarity_adjusted"]
         if len(v) >= 3:
-            verdict = "same" if v[-1] < v[1] else "opposite"
+            verdict = ("same" if v[-1] < v[1] - CTX_FLAT else "opposite" if v[-1] > v[1] + CTX_FLAT else "flat")
             st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
+                          intra_first=num(e["intra_sentence_adjusted"][1]),
+                          intra_last=num(e["intra_sentence_adjusted"][-1]),
                           aniso_first=num(e["anisotropy"][1]), aniso_last=num(e["anisotropy"][-1]),
-                          verdict=t(f"evidence.verdict.ctx_{verdict}")))
+                          verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT)))
     names = view.context_models(results)
     model = url_param("ctx_model", names[0], cast=lambda v: v if v in names else names[0])
     st.session_state.setdefault("_ev_ctx_model", model)

@@ -133,7 +133,9 @@ else:
     kinds = [t(KIND_KEYS[m.kind]) if m.kind in KIND_KEYS else str(m.kind) for m in models]
     states = [t("home.models.ready") if m.available else t("home.models.missing") for m in models]
     layers = [m.num_layers for m in models]
-    notes = [(m.description if m.available else (m.reason or m.description)) or "" for m in models]
+    described = {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"}  # embedded models with a translated description
+    notes = [((t(f"home.models.desc.{m.name}") if m.name in described else m.description) if m.available
+              else (m.reason or m.description)) or "" for m in models]
     hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
     chosen = ss.get("bert_model")
     if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):

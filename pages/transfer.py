@@ -79,15 +79,16 @@ def _fmt_acc(x: float | None) -> str:
 # ---- the two strategies --------------------------------------------------------------------------
 st.title(t("transfer.title"))
 st.markdown(t("transfer.intro"))
+results, origin = _load_results()
+dim = int(((results or {}).get("feature_bert") or {}).get("dim", 256))  # the sentence vector's size
 col_a, col_b = st.columns(2, gap="large")
 with col_a.container(border=True):
     st.markdown(f"#### :material/lock: {t('transfer.feature.title')}")
-    st.markdown(t("transfer.feature.body"))
+    st.markdown(t("transfer.feature.body", dim=dim, trained=dim + 1))
 with col_b.container(border=True):
     st.markdown(f"#### :material/local_fire_department: {t('transfer.finetune.title')}")
     st.markdown(t("transfer.finetune.body"))
 
-results, origin = _load_results()
 
 # ---- task and data --------------------------------------------------------------------------------
 with st.expander(t("transfer.data.title"), expanded=not LARGE):

@@ -20,7 +20,7 @@ import pytest
 
 from e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, alerts, body_text, browser_missing_reason, open_page,
                           start_server, wait_idle)
-from e2e.test_pages_browser import URL_PATHS
+from e2e.test_pages_browser import DEFAULT_PAGE, URL_PATHS, page_url
 from core.registry import list_models
 
 SESSIONS = 10
@@ -48,12 +48,13 @@ def check_page(page, label: str) -> None:
     assert page.locator('[data-testid="stMain"] h1').count() >= 1, label
 
 
-def go_via_sidebar(page, url_path: str) -> None:
-    link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]')
+def go_via_sidebar(page, server, url_path: str) -> None:
+    nav = '[data-testid="stSidebarNav"] a'
+    link = page.locator(nav).first if url_path == DEFAULT_PAGE else page.locator(f'{nav}[href$="/{url_path}"]')
     if link.count():
         link.first.click()
     else:  # navigation not rendered (should not happen): open the page directly
-        page.goto(page.url.split("/")[0] + "//" + page.url.split("/")[2] + "/" + url_path, wait_until="commit")
+        page.goto(page_url(server, url_path), wait_until="commit")
 
 
 def test_ten_sessions_at_once(fresh_server):
@@ -78,7 +79,7 @@ def test_ten_sessions_at_once(fresh_server):
 
             started = time.monotonic()
             for page, path in zip(pages, first):  # all sessions start before any is waited for
-                page.goto(server.url(path), wait_until="commit")
+                page.goto(page_url(server, path), wait_until="commit")
             for i, (page, path) in enumerate(zip(pages, first)):
                 wait_idle(page)
                 check_page(page, f"session {i}, round 1, {path}")
@@ -86,10 +87,10 @@ def test_ten_sessions_at_once(fresh_server):
 
             started = time.monotonic()
             for page, path in zip(pages, second):
-                go_via_sidebar(page, path)
+                go_via_sidebar(page, server, path)
             for i, (page, path) in enumerate(zip(pages, second)):
                 wait_idle(page)
-                assert page.url.split("?")[0].endswith("/" + path), (i, page.url)
+                assert page.url.split("?")[0].endswith("/" + ("" if path == DEFAULT_PAGE else path)), (i, page.url)
                 check_page(page, f"session {i}, round 2, {path}")
             round2 = time.monotonic() - started
             for c in contexts:

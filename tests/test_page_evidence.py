@@ -122,15 +122,19 @@ def test_senses_section_word_select(monkeypatch, tmp_path):
     assert trace(figures(at)[0], "mini-bert-zh")["y"] == pytest.approx(bert["per_word"]["包袱"]["accuracy"])
     names = [tr.get("name", "") for tr in figures(at)[0]["data"]]
     assert any("33.3%" in n for n in names)  # chance for the three senses of 包袱
+    assert "「包袱」，39 句" in texts(at)  # the result lines describe the chosen word, not the mean
 
 
 def test_context_section_modes_and_model(monkeypatch, tmp_path):
     data = with_fake_elmo(real_results())
+    bert = data["context"]["models"]["mini-bert-zh"]
+    bert["self_similarity_adjusted"] = [0.5 + 0.01 * (j % 2) for j in range(len(bert["layer_names"]))]
     at = page(monkeypatch, tmp_path, data, lang="en", query={"section": "context"})
     cfg = data["context"]["config"]
     body = texts(at)
     assert str(cfg["n_occurrences"]) in body and str(cfg["n_sentences"]) in body
     assert "It falls with depth" in body  # fake ELMo: 0.4 -> 0.15
+    assert "Roughly flat" in body  # BERT made flat above
     fig = figures(at)[0]
     elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
     assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default
@@ -217,3 +221,12 @@ def test_english_section_labels(monkeypatch, tmp_path):
     at = page(monkeypatch, tmp_path, lang="en")
     assert at.title[0].value == "Evidence: layer-wise findings"
     assert "Peters et al." in texts(at)
+
+
+def test_registered_in_the_app_navigation():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("pages/evidence.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "证据：逐层实验"
+    assert "97.3" in texts(at)

@@ -183,10 +183,10 @@ def test_scene_links_on_home_carry_the_scene():
     at = app()
     links = [el.proto for el in at.get("page_link")]
     by_label = {p.label: p for p in links}
-    row = by_label["特征式 vs 微调，实测"]
+    row = by_label["看演示：特征式 vs 微调，实测"]
     assert row.page.endswith("feature-vs-finetune") or "transfer" in row.page
     assert "slide=transfer" in row.query_string
-    pair = by_label["同一个「苹果」，两个向量"]
+    pair = by_label["看演示：同一个「苹果」，两个向量"]
     assert "slide=pair" in pair.query_string and "scene=lecture_apple" in pair.query_string
 
 

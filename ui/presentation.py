@@ -53,6 +53,14 @@ PRESENT_CHROME_CSS = """
   background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
 }
 .st-key-present_bar kbd { display: none !important; }  /* the keys are named in the buttons' tooltips */
+/* widget labels, options, inputs and captions follow the enlarged root font size */
+[data-testid="stWidgetLabel"] p,
+[data-testid="stRadio"] label p,
+[data-testid="stCheckbox"] label p,
+[data-testid="stMain"] input,
+[data-testid="stMain"] textarea,
+[data-testid="stMain"] button p { font-size: 1rem !important; }
+[data-testid="stCaptionContainer"] { font-size: 0.9rem !important; }
 </style>
 """
 
@@ -122,34 +130,28 @@ def render_stepper(url_path: str | None) -> None:
     previous, following = pres.neighbours(index)
     total = len(pres.SCENES)
     target = None
-    with st.container(key="present_bar"):
-        cols = st.columns([1.4, 6, 1.4, 1.6, 1, 1.1], vertical_alignment="center", gap="small")
-        with cols[0]:
-            if _button(t("present.prev"), "present_prev", "PageUp", icon=":material/arrow_back:",
-                       disabled=previous is None, width="stretch", help=t("present.prev_help")):
-                target = previous
-        with cols[1]:
-            if index is None:
-                st.markdown(f"**{t('present.off_list')}**")
-            else:
-                scene = pres.SCENES[index]
-                st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**  \n"
-                            f":gray[{t(scene.note_key)}]")
-        with cols[2]:
-            if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
-                       icon_position="right", type="primary", disabled=following is None, width="stretch",
-                       help=t("present.next_help")):
-                target = following
-        with cols[3]:
-            with st.popover(t("present.all"), icon=":material/list:", width="stretch"):
-                for i, scene in enumerate(pres.SCENES):
-                    if st.button(f"{i + 1}. {t(scene.title_key)}", key=f"present_go_{scene.id}",
-                                 type="primary" if i == index else "tertiary", width="stretch"):
-                        target = scene
+    # One flexible row: the buttons take their natural width, the scene text takes the rest and wraps.
+    with st.container(key="present_bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+        if _button(t("present.prev"), "present_prev", "PageUp", icon=":material/arrow_back:",
+                   disabled=previous is None, help=t("present.prev_help")):
+            target = previous
+        if index is None:
+            st.markdown(f"**{t('present.off_list')}**", width="stretch")
+        else:
+            scene = pres.SCENES[index]
+            st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**  \n"
+                        f":gray[{t(scene.note_key)}]", width="stretch")
+        if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
+                   icon_position="right", type="primary", disabled=following is None, help=t("present.next_help")):
+            target = following
+        with st.popover(":material/format_list_numbered:", help=t("present.all")):
+            for i, scene in enumerate(pres.SCENES):
+                if st.button(f"{i + 1}. {t(scene.title_key)}", key=f"present_go_{scene.id}",
+                             type="primary" if i == index else "tertiary", width="stretch"):
+                    target = scene
         other = "en" if st.session_state.get("lang") == "zh" else "zh"
-        cols[4].button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang, icon=":material/translate:",
-                       width="stretch", help=t("present.lang_help"))
-        cols[5].button(t("present.exit"), key="present_exit", on_click=_exit, icon=":material/close:",
-                       width="stretch", help=t("present.exit_help"))
+        st.button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang,
+                  help=t("present.lang_help"))
+        st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
     if target is not None:
         go_to(target)

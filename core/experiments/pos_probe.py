@@ -28,8 +28,8 @@ from .vectors import Progress, no_progress, resolve, scaled_progress, sentence_v
 
 DEFAULTS = {"n_train": 1500, "n_test": 500, "max_chars": 100, "seed": 0}
 QUICK = {"n_train": 300, "n_test": 100}
-MAX_ITER = 200
-CLASSIFIER = "StandardScaler + LogisticRegression(lbfgs, multinomial, C=1.0, max_iter=200)"
+MAX_ITER = 100
+CLASSIFIER = "StandardScaler + LogisticRegression(lbfgs, multinomial, C=1.0, max_iter=100)"
 
 
 def probe_accuracy(train_x: np.ndarray, train_y: Sequence[str], test_x: np.ndarray, test_y: Sequence[str], *,

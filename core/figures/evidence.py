@@ -142,16 +142,23 @@ def word_heatmap(words: Sequence[str], layer_names: Sequence[str], values: Seque
     return fig
 
 
+def _lighten(hex_colour: str, amount: float = 0.6) -> str:
+    """``hex_colour`` mixed with white (``amount`` = share of white)."""
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{round(c + (255 - c) * amount):02x}" for c in (r, g, b))
+
+
 def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequence[float], str]], *,
                 title: str | None = None, yaxis_title: str = "s", large: bool = False) -> go.Figure:
     """Grouped bars of layer weights: ``groups`` = ``[(legend name, weights, pattern ('' or '/'))]``."""
     fig = go.Figure()
     for i, (name, weights, pattern) in enumerate(groups):
         colour = (PALETTE[2], PALETTE[3])[i % 2]  # syntax green, semantics orange; pattern = lecture
+        fill = colour if not pattern else _lighten(colour)
         fig.add_trace(go.Bar(
             x=[esc(label) for label in layer_labels], y=[float(w) for w in weights], name=esc(name),
-            marker={"color": colour, "pattern": {"shape": pattern}, "line": {"color": colour, "width": 2}},
-            opacity=1.0 if not pattern else 0.55,
+            marker={"color": fill, "pattern": {"shape": pattern, "fgcolor": colour},
+                    "line": {"color": colour, "width": 2}},
             text=[f"{float(w):.2f}" for w in weights], textposition="outside", textfont={"color": "#111827"},
             hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         ))

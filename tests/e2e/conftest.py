@@ -127,6 +127,16 @@ class LabServer:
                 self.proc.wait(timeout=30)
 
 
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGTERM when the test process dies (no orphan after a killed run)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def start_server(work_dir: Path) -> LabServer:
     """``streamlit run app.py`` on a free port; returns once ``/_stcore/health`` answers."""
     port = free_port()
@@ -136,7 +146,8 @@ def start_server(work_dir: Path) -> LabServer:
                "--server.fileWatcherType", "none", "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false"]
     log = open(log_file, "w", encoding="utf-8")
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
     log.close()
     server = LabServer(port, proc, status_file, log_file)
     deadline = time.monotonic() + TIMEOUT_S
@@ -162,25 +173,28 @@ IDLE_JS = """() => {
   if (app.dataset.testScriptState !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   if (document.querySelector('[data-stale="true"]')) return false;
-  return !!document.querySelector('[data-testid="stMain"] h1');
+  if (!document.querySelector('[data-testid="stMain"] h1')) return false;
+  // a signature of what is on screen: idle only counts when it holds still
+  return document.querySelectorAll('[data-testid="stElementContainer"]').length + ':' +
+         document.querySelectorAll('.js-plotly-plot').length + ':' + location.href;
 }"""
 
 
-def wait_idle(page, timeout_s: float = TIMEOUT_S, settle_s: float = 1.0) -> None:
+def wait_idle(page, timeout_s: float = TIMEOUT_S, settle_s: float = 1.5) -> None:
     """Wait until the app is connected, the script run has finished and nothing is stale; then check
     again ``settle_s`` later (a rerun triggered by a widget starts a moment after the event)."""
     deadline = time.monotonic() + timeout_s
     while True:
         remaining = max(deadline - time.monotonic(), 1.0)
-        page.wait_for_function(IDLE_JS, timeout=remaining * 1000, polling=250)
+        first = page.wait_for_function(IDLE_JS, timeout=remaining * 1000, polling=250).json_value()
         page.wait_for_timeout(settle_s * 1000)
-        if page.evaluate(IDLE_JS):
+        if page.evaluate(IDLE_JS) == first:
             return
         if time.monotonic() > deadline:
             raise TimeoutError("the app did not finish its script run")
 
 
-def wait_for(page, predicate, message: str, timeout_s: float = TIMEOUT_S, interval_s: float = 1.0):
+def wait_for(page, predicate, message: str, timeout_s: float = TIMEOUT_S / 2, interval_s: float = 1.0):
     """Poll ``predicate()`` (Python, may query the page) until it returns something truthy while the
     app is idle; returns that value."""
     deadline = time.monotonic() + timeout_s

@@ -8,8 +8,8 @@ context (= Streamlit session) per test.
 from __future__ import annotations
 
 import ast
+import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -48,6 +48,12 @@ def app_py_url_paths() -> list[str]:
 
 
 URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
+DEFAULT_PAGE = PAGES[0].url_path  # app.py: st.Page(..., default=(i == 0))
+
+
+def page_url(server, url_path: str, **query) -> str:
+    """Where a page really is: Streamlit serves the default page at "/" (its url_path is always "")."""
+    return server.url("" if url_path == DEFAULT_PAGE else url_path, **query)
 
 
 # ---- small page helpers ----------------------------------------------------------------------------
@@ -55,8 +61,7 @@ def h1(page) -> str:
     return page.locator('[data-testid="stMain"] h1').first.inner_text().strip()
 
 
-def n_plots(page) -> int:
-    return page.locator('[data-testid="stMain"] .js-plotly-plot').count()
+PLOTS = '[data-testid="stMain"] .js-plotly-plot'
 
 
 def widget(page, testid: str, label: str):
@@ -89,19 +94,22 @@ def press_slider(page, box, key: str, times: int = 1) -> None:
         page.wait_for_timeout(100)
 
 
-def dataframes(page) -> int:
-    return page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').count()
+def at_least(page, selector: str, n: int, what: str, timeout_s: float = 120) -> int:
+    """Wait until ``selector`` matches at least ``n`` elements (lazily loaded widgets render late)."""
+    return wait_for(page, lambda: (c := page.locator(selector).count()) >= n and c, what, timeout_s=timeout_s)
 
 
 # ---- one checker per page --------------------------------------------------------------------------
 def check_overview(page) -> None:
     assert h1(page) == zh("home.title")
-    assert n_plots(page) >= 1, "the three threads diagram"
     text = body_text(page)
-    for key in ("home.table.title", "home.table.col.static", "home.table.col.elmo", "home.table.col.bert",
-                "home.table.row.contextual", "home.table.row.task", "home.models.title"):
+    for key in ("home.threads.title", "home.table.title", "home.table.col.static", "home.table.col.elmo",
+                "home.table.col.bert", "home.table.row.contextual", "home.table.row.task", "home.table.row.limits",
+                "home.models.title"):
         assert zh(key) in text, key
-    assert dataframes(page) >= 1, "the model status table"
+    assert zh("home.table.task.bert") in text and zh("home.table.limits.static") in text, "table cells"
+    at_least(page, '[data-testid="stMain"] [data-testid="stPageLink"] a', len(PAGES) - 1, "a link per experiment page")
+    at_least(page, '[data-testid="stMain"] [data-testid="stDataFrame"]', 1, "the model status table")
     # control: the sidebar's language switch re-renders the page in English
     page.locator('[data-testid="stSidebar"] [data-testid="stRadio"] label').filter(has_text="English").click()
     wait_for(page, lambda: h1(page) == en("home.title"), "the English title")
@@ -111,12 +119,12 @@ def check_overview(page) -> None:
 
 def check_static(page) -> None:
     assert h1(page) == zh("static.title")
-    assert n_plots(page) >= 2, "scatter (static | contextual) and the cosine heatmap"
-    assert dataframes(page) >= 1, "the nearest-neighbour table"
+    at_least(page, PLOTS, 2, "scatter (static | contextual) and the cosine heatmap")
+    at_least(page, '[data-testid="stMain"] [data-testid="stDataFrame"]', 1, "the nearest-neighbour table")
     assert zh("static.nn_title", layer="")[:6] in body_text(page)
     box = widget(page, "stSlider", zh("static.layer"))
-    before_value, before_data = slider_value(box), plotly_data(page, 0)
-    assert before_data
+    before_data = wait_for(page, lambda: plotly_data(page, 0), "the scatter's data")
+    before_value = slider_value(box)
     press_slider(page, box, "ArrowLeft")  # the default is the top layer
     wait_for(page, lambda: plotly_data(page, 0) != before_data, "the scatter to move to another layer")
     assert slider_value(box) != before_value
@@ -129,7 +137,7 @@ def check_elmo(page) -> None:
     assert "[0.4, 0.6, 1.0]" in text, "the lecture's worked example"
     assert "[1.0, 0.8, 0.2]" in text and "[0.2, 0.6, 1.2]" in text, "the syntax / semantics presets"
     assert page.locator('[data-testid="stMain"] table').count() >= 1, "the preset table"
-    assert n_plots(page) >= 2, "the diagram and the weight bars"
+    at_least(page, PLOTS, 2, "the diagram and the weight bars")
 
     def s_now() -> str | None:
         match = re.search(re.escape(prefix(zh("elmo.s_now"), 20).strip()) + r"\s*(\[[^\]]*\])", body_text(page))
@@ -148,17 +156,15 @@ def check_fill_mask(page) -> None:
     assert h1(page) == zh("nav.fill_mask")
     text = body_text(page)
     assert prefix(zh("fill.total_prob"), 8) in text and text.count("1.0000") >= 2, "probabilities sum to 1"
-    data = plotly_data(page, 0)
-    assert data and '"bar"' in data
-    import json
-
+    data = wait_for(page, lambda: plotly_data(page, 0), "the top-k chart")
+    assert '"bar"' in data
     bars = [t for t in json.loads(data) if t.get("type") == "bar"]
     assert len(bars) == 2, "one bar chart per [MASK] of 我吃了一个[MASK][MASK]。"
     for trace in bars:
         probs = [float(v) for v in trace["x"]]
         assert len(probs) == 5 and all(0 < p <= 1 for p in probs) and probs == sorted(probs, reverse=True)
-    metrics = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
-    assert any(m.strip().endswith("%") for m in metrics), "the NSP probability"
+    wait_for(page, lambda: any(m.strip().endswith("%") for m in
+                               page.locator('[data-testid="stMetricValue"]').all_inner_texts()), "the NSP probability")
     box = widget(page, "stSlider", zh("fill.top_k"))
     press_slider(page, box, "ArrowRight")
 
@@ -172,9 +178,9 @@ def check_fill_mask(page) -> None:
 
 def check_attention(page) -> None:
     assert h1(page) == zh("nav.attention")
-    assert n_plots(page) >= 1
-    before = plotly_data(page, 0)
-    assert before and '"heatmap"' in before
+    at_least(page, PLOTS, 1, "the attention heatmap")
+    before = wait_for(page, lambda: plotly_data(page, 0), "the heatmap's data")
+    assert '"heatmap"' in before
     assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page)[0]
     box = widget(page, "stSlider", zh("att.layer"))
     press_slider(page, box, "ArrowRight")
@@ -186,8 +192,9 @@ def check_attention(page) -> None:
 def check_transfer(page) -> None:
     assert h1(page) == zh("transfer.title")
     if TRANSFER_RESULTS.exists():
-        assert n_plots(page) >= 2 and page.locator('[data-testid="stMetric"]').count() >= 3
-        before = plotly_data(page, 0)
+        at_least(page, PLOTS, 2, "accuracy charts")
+        at_least(page, '[data-testid="stMain"] [data-testid="stMetric"]', 3, "three accuracies")
+        before = wait_for(page, lambda: plotly_data(page, 0), "the accuracy chart's data")
         box = widget(page, "stSlider", zh("transfer.layer"))
         press_slider(page, box, "ArrowLeft")
         wait_for(page, lambda: plotly_data(page, 0) != before, "the accuracy bars of another layer")
@@ -217,7 +224,7 @@ def check_evidence(page) -> None:
     assert h1(page) == zh("evidence.title")
     radio = page.locator('[data-testid="stMain"] [data-testid="stRadio"]').first
     if EXPERIMENT_RESULTS.exists():
-        assert n_plots(page) >= 1
+        at_least(page, PLOTS, 1, "a layer-wise chart")
         before = plotly_layout_titles(page)
         radio.locator("label").filter(has_text=zh("evidence.section.senses")).click()
         wait_for(page, lambda: plotly_layout_titles(page) and plotly_layout_titles(page) != before,
@@ -254,13 +261,21 @@ def test_every_page_is_covered():
 
 @pytest.mark.parametrize("url_path", URL_PATHS)
 def test_page_in_browser(page, warm_server, url_path):
-    open_page(page, warm_server.url(url_path))
+    open_page(page, page_url(warm_server, url_path))
     try:
         check_healthy(page)
         CHECKERS.get(url_path, check_generic)(page)
         check_healthy(page)
     finally:
         screenshot(page, url_path)
+
+
+@pytest.mark.xfail(reason="page bug: ui/__init__.py gives the default page url_path 'overview', but Streamlit "
+                          "serves the default page at '/' only (Page.url_path is '' for default=True), so "
+                          "/overview shows a 'Page not found' notice before falling back to home", strict=False)
+def test_default_page_by_its_url_path(page, warm_server):
+    open_page(page, warm_server.url(DEFAULT_PAGE))
+    assert "Page not found" not in body_text(page)
 
 
 def test_english_ui(page, warm_server):
@@ -278,19 +293,21 @@ def test_english_ui(page, warm_server):
 
 
 def test_presentation_mode(page, warm_server):
-    open_page(page, warm_server.url("overview", present="1"))
+    open_page(page, page_url(warm_server, DEFAULT_PAGE, present="1"))
     try:
         check_healthy(page)
         assert page.locator(".st-key-present_bar").is_visible(), "the scene stepper"
         assert not page.locator('[data-testid="stSidebar"]').is_visible(), "no sidebar on the projector"
         assert page.evaluate("() => getComputedStyle(document.documentElement).fontSize") == "24px"
         title = h1(page)
+        screenshot(page, "overview-present")
         page.locator(".st-key-present_bar button").filter(has_text=zh("present.next")).first.click()
         wait_for(page, lambda: "slide=" in page.url and h1(page) != title, "the next scene")
         check_healthy(page)
         assert page.locator(".st-key-present_bar").is_visible() and "present=1" in page.url
     finally:
-        screenshot(page, "overview-present")
+        page.mouse.move(0, 0)  # no tooltip in the picture
+        screenshot(page, "present-next-scene")
 
 
 def test_user_text_is_not_html(page, warm_server):
@@ -298,20 +315,22 @@ def test_user_text_is_not_html(page, warm_server):
     payload = '<img src=x onerror="window.__xss=1">'
     open_page(page, warm_server.url("static-vs-contextual"))
     try:
-        before = plotly_data(page, 0)
+        before = wait_for(page, lambda: plotly_data(page, 0), "the scatter's data")
         area = widget(page, "stTextArea", zh("static.sentences")).locator("textarea")
         area.fill("我吃了一个苹果" + payload + "\n苹果昨天发布了新手机\n" + payload)
         area.press("Control+Enter")
         wait_for(page, lambda: plotly_data(page, 0) != before, "the chart of the new sentences")
         check_healthy(page)
+        # the target word (at most 20 characters) is echoed in a Markdown message: literally, not as HTML
+        tag = "<b>香蕉</b>"
         word = widget(page, "stTextInput", zh("static.word")).locator("input")
-        word.fill(payload)
+        word.fill(tag)
         word.press("Enter")
-        wait_for(page, lambda: any("<img src=x" in a for a in alerts(page, "Info") + alerts(page, "Error")),
-                 "the word shown back as text")
-        check_healthy(page, allow_errors=True)
+        wait_for(page, lambda: any(tag in a for a in alerts(page, "Info")), "the word shown back as text")
+        check_healthy(page)
+        assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentInfo"] b').count() == 0
         assert page.evaluate("() => typeof window.__xss") == "undefined"
         assert page.locator('img[src="x"]').count() == 0
-        assert area.input_value().endswith(payload) and word.input_value() == payload
+        assert area.input_value().endswith(payload) and word.input_value() == tag
     finally:
         screenshot(page, "static-xss")
