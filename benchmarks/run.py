@@ -376,13 +376,17 @@ class ForwardCounter:
         self.passes = 0
         self.module_calls = 0
         self._depth = 0
-        self._wrapped: list[str] = []
+        self._wrapped: list[tuple[object, str]] = []
         self._handles = []
-        for name in self.METHODS:
-            original = getattr(self.model, name, None)
-            if callable(original):
-                self.model.__dict__[name] = self._wrap(original)
-                self._wrapped.append(name)
+        # Embedding runs the encoder alone (base_model), fill-mask the whole model: count both entries.
+        base = getattr(self.model, "base_model", None)
+        targets = [self.model] + ([base] if base is not None and base is not self.model else [])
+        for target in targets:
+            for name in self.METHODS:
+                original = getattr(target, name, None)
+                if callable(original):
+                    target.__dict__[name] = self._wrap(original)
+                    self._wrapped.append((target, name))
         if isinstance(self.model, nn.Module):
             self._handles = [m.register_forward_pre_hook(self._hook) for m in self.model.modules()]
 
@@ -404,8 +408,8 @@ class ForwardCounter:
         self.passes = self.module_calls = 0
 
     def remove(self) -> None:
-        for name in self._wrapped:
-            self.model.__dict__.pop(name, None)
+        for target, name in self._wrapped:
+            target.__dict__.pop(name, None)
         for handle in self._handles:
             handle.remove()
 
@@ -463,7 +467,7 @@ def bench_slider(cfg: Config) -> list[dict]:
                "stack_shape": list(stack.shape), "moves": len(positions), "median_ms": _ms(med),
                "p95_ms": _ms(_quantile(times, 0.95)), "max_ms": _ms(max(times))}
     count_details = {"model_forward_passes": passes, "submodule_calls": module_calls,
-                     "counter_verified": verified, "wrapped_methods": counter._wrapped}
+                     "counter_verified": verified, "wrapped_methods": [f"{type(t).__name__}.{n}" for t, n in counter._wrapped]}
     counted = make_result(names[1], passes + module_calls, limits[1], unit="passes", details=count_details)
     if not verified:
         counted.update({"pass": False, "error": True,
