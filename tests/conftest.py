@@ -46,17 +46,3 @@ def tiny_bert(tiny_bert_dir):
     from core.registry import load_encoder
 
     return load_encoder(str(tiny_bert_dir))
-
-
-def pytest_collection_modifyitems(config, items):
-    """Browser and 10-session tests are opt-in (LAB_BROWSER_TESTS=1) until they are hardened for a
-    loaded 2-core machine: at the first stop one of them still timed out (issue 6)."""
-    import os
-
-    if os.environ.get("LAB_BROWSER_TESTS") == "1":
-        return
-    skip = pytest.mark.skip(reason="opt-in: set LAB_BROWSER_TESTS=1 (Playwright + chromium, 10 sessions)")
-    for item in items:
-        path = str(item.fspath)
-        if "/tests/e2e/" in path or path.endswith("test_concurrency.py"):
-            item.add_marker(skip)
