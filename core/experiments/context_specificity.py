@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .corpus import TaggedSentence, load_sentences
-from .vectors import Progress, no_progress, resolve, scaled_progress, sentence_vectors
+from .vectors import Progress, each_model, no_progress, scaled_progress, sentence_vectors, store_result
 
 DEFAULTS = {"n_words": 30, "max_contexts": 20, "min_contexts": 5, "n_pairs": 2000, "seed": 0, "max_chars": 100}
 QUICK = {"n_words": 10, "max_contexts": 8}
@@ -169,21 +169,12 @@ def run_context_specificity(models: Sequence, *, static=None, sentences: Sequenc
                    "selection": "most frequent words by number of sentences, punctuation (w) and numerals (m) excluded"},
         "models": {}, "static": None, "skipped": {},
     }
-    entries = [(m, False) for m in models] + ([(static, True)] if static is not None else [])
-    for i, (model, is_static) in enumerate(entries):
-        sub = scaled_progress(progress, i / len(entries), (i + 1) / len(entries))
-        encoder, name, reason = resolve(model)
-        if encoder is None:
-            out["skipped"][name] = reason
-            continue
+    for encoder, name, sub, is_static in each_model(models, static, progress, out["skipped"]):
         try:
             result = measure_model(encoder, used, contexts, n_pairs=n_pairs, seed=seed, progress=sub)
         except ValueError as exc:  # e.g. a static model that lacks every sampled word
             out["skipped"][name] = {"zh": f"无法计算：{exc}", "en": f"cannot be measured: {exc}"}
             continue
-        if is_static:
-            out["static"] = {"model": name, **result}
-        else:
-            out["models"][name] = result
+        store_result(out, name, is_static, result)
     out["seconds"] = round(time.time() - t0, 1)
     return out

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .corpus import TaggedSentence, coarse_tag, load_sentences, sample_split
-from .vectors import Progress, no_progress, resolve, scaled_progress, sentence_vectors
+from .vectors import Progress, each_model, no_progress, scaled_progress, sentence_vectors, store_result
 
 DEFAULTS = {"n_train": 1500, "n_test": 500, "max_chars": 100, "seed": 0}
 QUICK = {"n_train": 300, "n_test": 100}
@@ -155,18 +155,9 @@ def run_pos_probe(models: Sequence, *, static=None, sentences: Sequence[TaggedSe
         "baselines": baselines(train, test),
         "models": {}, "static": None, "skipped": {},
     }
-    entries = [(m, False) for m in models] + ([(static, True)] if static is not None else [])
-    for i, (model, is_static) in enumerate(entries):
-        sub = scaled_progress(progress, i / len(entries), (i + 1) / len(entries))
-        encoder, name, reason = resolve(model)
-        if encoder is None:
-            out["skipped"][name] = reason
-            continue
+    for encoder, name, sub, is_static in each_model(models, static, progress, out["skipped"]):
         result = probe_model(encoder, train, test, progress=sub)
-        if is_static:
-            out["static"] = {"model": name, **result}
-        else:
-            out["models"][name] = result
+        store_result(out, name, is_static, result)
     out["seconds"] = round(time.time() - t0, 1)
     progress(1.0, "POS probe done")
     return out

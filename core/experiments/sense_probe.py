@@ -25,7 +25,7 @@ import numpy as np
 
 from ..geometry import centroid_accuracy
 from ..occurrences import parse_labelled, word_vectors
-from .vectors import Progress, no_progress, resolve, scaled_progress
+from .vectors import Progress, each_model, no_progress, store_result
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "assets" / "eval"
 # (target word, file in assets/eval): hand-written by this project, not taken from any corpus.
@@ -106,13 +106,7 @@ def run_sense_probe(models: Sequence, *, static=None, sense_sets: list[dict] | N
         words.append({"word": s["word"], "file": s.get("file"), "n": len(s["labels"]), "senses": dict(counts),
                       "chance": 1.0 / len(counts), "majority": max(counts.values()) / len(s["labels"])})
     out = {"protocol": PROTOCOL, "words": words, "models": {}, "static": None, "skipped": {}}
-    entries = [(m, False) for m in models] + ([(static, True)] if static is not None else [])
-    for i, (model, is_static) in enumerate(entries):
-        sub = scaled_progress(progress, i / len(entries), (i + 1) / len(entries))
-        encoder, name, reason = resolve(model)
-        if encoder is None:
-            out["skipped"][name] = reason
-            continue
+    for encoder, name, sub, is_static in each_model(models, static, progress, out["skipped"]):
         t1 = time.time()
         per_word = {}
         for j, s in enumerate(sets):
@@ -120,10 +114,7 @@ def run_sense_probe(models: Sequence, *, static=None, sense_sets: list[dict] | N
             per_word[s["word"]] = probe_word(encoder, s["word"], s["sentences"], s["labels"])
         result = {"layer_names": list(encoder.layer_names), "kind": encoder.kind, "per_word": per_word,
                   "mean": _mean_over_words(per_word, encoder.num_layers), "seconds": round(time.time() - t1, 1)}
-        if is_static:
-            out["static"] = {"model": name, **result}
-        else:
-            out["models"][name] = result
+        store_result(out, name, is_static, result)
         sub(1.0, f"{name}: done")
     out["seconds"] = round(time.time() - t0, 1)
     return out

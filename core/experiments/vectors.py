@@ -98,3 +98,25 @@ def resolve(model) -> tuple[Encoder | None, str, dict | None]:
     except LabError as err:
         return None, str(model), {"zh": err.message("zh"), "en": err.message("en")}
     return encoder, encoder.name, None
+
+
+def each_model(models, static, progress: Progress, skipped: dict):
+    """The loop every experiment shares: yields ``(encoder, name, sub_progress, is_static)`` for the
+    contextual models and then the static baseline, each with its share of ``progress``; a model
+    that cannot be loaded is recorded in ``skipped`` with its reason instead."""
+    entries = [(m, False) for m in models] + ([(static, True)] if static is not None else [])
+    for i, (model, is_static) in enumerate(entries):
+        sub = scaled_progress(progress, i / len(entries), (i + 1) / len(entries))
+        encoder, name, reason = resolve(model)
+        if encoder is None:
+            skipped[name] = reason
+            continue
+        yield encoder, name, sub, is_static
+
+
+def store_result(out: dict, name: str, is_static: bool, result: dict) -> None:
+    """The static baseline goes to ``out["static"]``, contextual models to ``out["models"]``."""
+    if is_static:
+        out["static"] = {"model": name, **result}
+    else:
+        out["models"][name] = result
