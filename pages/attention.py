@@ -39,25 +39,18 @@ large = bool(ss.get("present"))
 
 
 # ---- cached model work ------------------------------------------------------------------------
-def _bert(name: str):
-    encoder = cache.encoder(name)
-    if getattr(encoder, "kind", None) != "bert":
-        raise LabError("not_masked_lm", name=name, model_type=getattr(encoder, "kind", "?"))
-    return encoder
-
-
 @st.cache_data(show_spinner=False, max_entries=128)
 def _pair_encoding(name: str, first: str, second: str) -> Encoding:
-    return encode_pair(_bert(name), first, second)
+    return encode_pair(cache.bert_encoder(name), first, second)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _notes(name: str, text: str):
-    return inspect_text(_bert(name), text)
+    return inspect_text(cache.bert_encoder(name), text)
 
 
 def _encoding(name: str, first: str, second: str) -> Encoding:
-    _bert(name)  # a clear error for a non-BERT model before encoding
+    cache.bert_encoder(name)  # a clear error for a non-BERT model before encoding
     if second:
         return _pair_encoding(name, first, second)
     return cache.encode(name, (first,), attentions=True)[0]

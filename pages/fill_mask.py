@@ -55,21 +55,14 @@ large = bool(ss.get("present"))
 
 
 # ---- cached model work (per model and sentence; never re-run by a slider) ----------------------
-def _bert(name: str):
-    encoder = cache.encoder(name)
-    if getattr(encoder, "kind", None) != "bert":
-        raise LabError("not_masked_lm", name=name, model_type=getattr(encoder, "kind", "?"))
-    return encoder
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def _fill(name: str, sentence: str) -> fm.FillMaskResult:
-    return fm.fill_mask(_bert(name), sentence, top_k=TOP_K_MAX)
+    return fm.fill_mask(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _steps(name: str, sentence: str) -> list[fm.FillStep]:
-    steps = fm.iterative_fill(_bert(name), sentence, top_k=TOP_K_MAX)
+    steps = fm.iterative_fill(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX)
     for step in steps:  # keep the top-k only: full distributions of every step are not shown
         step.open_masks = [fm.MaskSlot(s.index, s.token_index, s.candidates, s.probabilities[:0])
                            for s in step.open_masks]
@@ -78,12 +71,12 @@ def _steps(name: str, sentence: str) -> list[fm.FillStep]:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _candidates(name: str, sentence: str, words: tuple[str, ...], first_mask: int) -> list[dict]:
-    return fm.candidate_scores(_bert(name), sentence, list(words), first_mask=first_mask)
+    return fm.candidate_scores(cache.bert_encoder(name), sentence, list(words), first_mask=first_mask)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _corrupt(name: str, sentence: str, seed: int) -> list[fm.CorruptedToken]:
-    return fm.mlm_corruption(_bert(name), sentence, seed=seed)
+    return fm.mlm_corruption(cache.bert_encoder(name), sentence, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -91,7 +84,7 @@ def _corrupt_stats(name: str, sentence: str, draws: int = 400) -> dict[str, floa
     """Fractions over many random draws: they approach 15% chosen and 80/10/10."""
     counts = {"tokens": 0, "chosen": 0, "mask": 0, "random": 0, "unchanged": 0}
     for seed in range(draws):
-        for token in fm.mlm_corruption(_bert(name), sentence, seed=10_000 + seed):
+        for token in fm.mlm_corruption(cache.bert_encoder(name), sentence, seed=10_000 + seed):
             counts["tokens"] += 1
             if token.chosen:
                 counts["chosen"] += 1
@@ -103,12 +96,12 @@ def _corrupt_stats(name: str, sentence: str, draws: int = 400) -> dict[str, floa
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _nsp(name: str, first: str, second: str) -> float:
-    return _bert(name).next_sentence_probability(first, second)
+    return cache.bert_encoder(name).next_sentence_probability(first, second)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _notes(name: str, text: str):
-    return inspect_text(_bert(name), text)
+    return inspect_text(cache.bert_encoder(name), text)
 
 
 # ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
@@ -208,7 +201,7 @@ if not model_name:
     st.info(t("fill.no_model"))
 else:
     try:
-        encoder = _bert(model_name)
+        encoder = cache.bert_encoder(model_name)
     except LabError as err:
         st.error(err.message(ss.get("lang", "zh")))
     except Exception as err:  # never a traceback on the projector

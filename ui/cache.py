@@ -8,12 +8,21 @@ import streamlit as st
 
 from core import registry
 from core.encoders import Encoding
+from core.errors import LabError
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def encoder(name: str):
     """The encoder for ``name`` (raises core.errors.LabError with a user-facing message)."""
     return registry.load_encoder(name)
+
+
+def bert_encoder(name: str):
+    """The encoder for ``name``, which must be a BERT-family masked LM (the fill-mask/attention pages)."""
+    model = encoder(name)
+    if getattr(model, "kind", None) != "bert":
+        raise LabError("not_masked_lm", name=name, model_type=getattr(model, "kind", "?"))
+    return model
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
