@@ -3,21 +3,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import PAGES
+from ui import PAGES, ROOT_URL_PATH
 from ui.i18n import t
 from ui.presentation import arrive, render_stepper
 from ui.sidebar import init_state, render_sidebar
 
 init_state()  # language first: the page title and the navigation labels are translated
-st.set_page_config(page_title=t("app.title"), page_icon="🔤", layout="wide")
+st.set_page_config(page_title=t("app.title"), page_icon=":material/translate:", layout="wide")
 
-pages = [
-    st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=spec.url_path, default=(i == 0))
-    for i, spec in enumerate(PAGES)
-]
-pages.append(st.Page("pages/evidence.py", title=t("evidence.nav"), icon=":material/biotech:", url_path="layer-evidence"))
-pg = st.navigation(pages)
-current = next((spec.url_path for spec, page in zip(PAGES, pages) if page is pg), None)
+pages = [st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=spec.url_path) for spec in PAGES]
+root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PATH, default=True, visibility="hidden")
+pg = st.navigation([root, *pages])
+current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
 render_sidebar()
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
 if st.session_state.get("present"):

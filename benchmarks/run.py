@@ -38,7 +38,7 @@ WORD = "苹果"
 FILL_MASK_SENTENCE = "今天下午我和朋友一起去公园散步，看见湖边有很多老人在[MASK]鱼呢。"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-COLD_START_PAGE = ("static-vs-contextual", "pages/static_vs_contextual.py")
+COLD_START_PAGE = ("static-vs-contextual", "app_pages/static_vs_contextual.py")
 FALLBACK_PAGE = "home"
 ALL = ("fillmask", "embed", "slider", "coldstart")
 

@@ -46,7 +46,8 @@ def _read_sentences(args) -> list[str]:
 def cmd_models(args) -> None:
     from .registry import list_models
 
-    _emit([asdict(info) for info in list_models()])
+    _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
+           for info in list_models()])
 
 
 def cmd_embed(args) -> None:

@@ -41,9 +41,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "未知模型 “{name}”：既不是内置模型，也不是存在的本地目录或 Hugging Face 模型名。",
         "en": "Unknown model “{name}”: not an embedded model, an existing local directory or a Hugging Face id.",
     },
-    "model_unavailable": {
-        "zh": "模型 “{name}” 暂不可用：{reason}",
-        "en": "Model “{name}” is not available: {reason}",
+    "model_not_trained": {
+        "zh": "模型 “{name}” 尚未训练：{directory} 缺少 {files}（见 README 的 Retraining 一节）。",
+        "en": "Model “{name}” is not trained yet: {directory} lacks {files} (see README: Retraining).",
     },
     "hub_offline": {
         "zh": ("无法加载 “{name}”：本机无法访问 Hugging Face，且本地缓存中没有它。请在有网络的机器上运行 "

@@ -59,6 +59,8 @@ SCENES: tuple[Scene, ...] = (
     _scene("worked", "elmo-weights", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
     _scene("syntax", "elmo-weights", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
     _scene("semantics", "elmo-weights", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
+    # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured
+    _scene("evidence", "layer-evidence", section="pos"),
     # BERT: masked language model, iterative filling, self-attention
     _scene("fill", "fill-mask", sentence="我吃了一个[MASK][MASK]。"),
     _scene("iterative", "fill-mask", sentence="[MASK][MASK]昨天发布了新手机。"),

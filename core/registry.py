@@ -31,9 +31,14 @@ class ModelInfo:
     name: str
     kind: str
     available: bool
-    reason: str | None
+    problem: LabError | None  # why it is not available (``problem.message(lang)``), None when it is
     num_layers: int | None
     description: str
+
+    @property
+    def reason(self) -> str | None:
+        """``problem`` in English (CLI, logs)."""
+        return self.problem.message("en") if self.problem else None
 
 
 def _embedded_files(kind: str) -> tuple[str, ...]:
@@ -55,8 +60,8 @@ def list_models() -> list[ModelInfo]:
         directory = MODELS_DIR / name
         missing = [f for f in _embedded_files(kind) if not (directory / f).exists()]
         if missing:
-            infos.append(ModelInfo(name, kind, False, f"not trained yet: {directory} lacks {', '.join(missing)} "
-                                   "(see README: Retraining)", None, description))
+            problem = LabError("model_not_trained", name=name, directory=str(directory), files=", ".join(missing))
+            infos.append(ModelInfo(name, kind, False, problem, None, description))
             continue
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         infos.append(ModelInfo(name, kind, True, None, _embedded_layers(kind, config), description))
@@ -85,7 +90,7 @@ def _load(name: str) -> Encoder:
         kind = EMBEDDED[name][0]
         info = next(i for i in list_models() if i.name == name)
         if not info.available:
-            raise LabError("model_unavailable", name=name, reason=info.reason)
+            raise info.problem
         directory = MODELS_DIR / name
         if kind == "elmo":
             return ElmoEncoder(name, directory)

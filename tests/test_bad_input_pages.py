@@ -133,7 +133,7 @@ EXPECT: dict[str, dict[str, object]] = {
 
 @dataclass(frozen=True)
 class Box:
-    page: str  # file stem in pages/
+    page: str  # file stem in app_pages/
     key: str  # widget key
     role: str  # EXPECT row and value transform
     setup: tuple = ()  # (session_state key, value) preconditions
@@ -214,7 +214,7 @@ def set_text(at: AppTest, key: str, value: str) -> None:
 def page_app(box: Box) -> PageApp:
     cache_key = (box.page, box.setup)
     if cache_key not in _APPS:
-        at = AppTest.from_file(str(ROOT / "pages" / f"{box.page}.py"), default_timeout=TIMEOUT)
+        at = AppTest.from_file(str(ROOT / "app_pages" / f"{box.page}.py"), default_timeout=TIMEOUT)
         at.session_state["lang"] = "zh"
         at.session_state["bert_model"] = "mini-bert-zh"
         for key, value in box.setup:
@@ -284,10 +284,10 @@ def test_bad_input(box: Box, case: str):
 
 
 def test_every_text_box_is_in_the_table():
-    """Every st.text_input / st.text_area with a key in pages/*.py is covered by BOXES."""
+    """Every st.text_input / st.text_area with a key in app_pages/*.py is covered by BOXES."""
     covered = {(b.page, b.key) for b in BOXES}
     found = set()
-    for path in sorted((ROOT / "pages").glob("*.py")):
+    for path in sorted((ROOT / "app_pages").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("text_input", "text_area"):
                 for kw in node.keywords:
@@ -298,7 +298,7 @@ def test_every_text_box_is_in_the_table():
 
 # ---- uploads -----------------------------------------------------------------------------------------
 def test_pages_with_uploads_use_the_tested_parser():
-    for path in sorted((ROOT / "pages").glob("*.py")):
+    for path in sorted((ROOT / "app_pages").glob("*.py")):
         source = path.read_text(encoding="utf-8")
         if "file_uploader" in source:
             assert "scenes.decode_upload(" in source, f"{path.name} parses uploads without core.scenes.decode_upload"

@@ -25,7 +25,7 @@ def placeholders(text: str) -> set[str]:
 
 def ui_sources() -> list[Path]:
     files = [ROOT / "app.py"]
-    for folder in ("pages", "ui"):
+    for folder in ("app_pages", "ui"):
         files += sorted((ROOT / folder).rglob("*.py"))
     return [f for f in files if f.exists()]
 
@@ -69,14 +69,12 @@ def test_page_keys_exist():
         assert (ROOT / spec.path).exists()
 
 
-def test_url_paths_do_not_shadow_page_files():
-    """A url_path equal to a file stem in pages/ runs that file without app.py (see ui/__init__.py)."""
+def test_url_paths_are_unique_and_no_legacy_pages_folder():
+    """A ``pages/`` folder next to app.py would switch on Streamlit's legacy multipage mode (see ui/__init__.py)."""
     from ui import PAGES
 
-    stems = {p.stem for p in (ROOT / "pages").glob("*.py")} | {"app"}
-    clashes = [spec.url_path for spec in PAGES if spec.url_path in stems]
-    assert clashes == [], f"url_path equal to a pages/ file stem: {clashes}"
     assert len({spec.url_path for spec in PAGES}) == len(PAGES)
+    assert not (ROOT / "pages").exists()
 
 
 def test_translate_fallbacks():

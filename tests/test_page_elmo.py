@@ -18,7 +18,7 @@ from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
 from test_page_static import arr, assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "elmo_weights.py")
+PAGE = str(ROOT / "app_pages" / "elmo_weights.py")
 APPLE = scenes.SCENES["apple"].text
 
 
@@ -213,7 +213,7 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
     assert_clean(at)
     assert "模型暂不可用" not in messages(at)
-    assert [s.label for s in at.slider][:3] == ["w0（token layer）", "w1（biLSTM 1）", "w2（biLSTM 2）"]
+    assert [s.label for s in at.slider][:3] == ["w0（字向量层）", "w1（第 1 层 biLSTM）", "w2（第 2 层 biLSTM）"]
     runs = len(encode_calls)
     at.button(key="elmo_preset_semantics").click().run()
     assert_clean(at)

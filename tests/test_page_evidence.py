@@ -1,4 +1,4 @@
-"""pages/evidence.py with AppTest: renders from assets/experiments.json, every control, recompute."""
+"""app_pages/evidence.py with AppTest: renders from assets/experiments.json, every control, recompute."""
 from __future__ import annotations
 
 import copy
@@ -12,7 +12,7 @@ import core.experiments as experiments
 import core.registry as registry
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "evidence.py")
+PAGE = str(ROOT / "app_pages" / "evidence.py")
 RESULTS = ROOT / "assets" / "experiments.json"
 TIMEOUT = 90
 
@@ -226,7 +226,7 @@ def test_english_section_labels(monkeypatch, tmp_path):
 def test_registered_in_the_app_navigation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    at.switch_page("pages/evidence.py").run()
+    at.switch_page("app_pages/evidence.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "证据：逐层实验"
     assert "97.3" in texts(at)

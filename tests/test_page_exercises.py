@@ -12,7 +12,7 @@ from core.errors import LabError
 from core.mixing import scalar_mix
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "exercise_cards.py")
+PAGE = str(ROOT / "app_pages" / "exercise_cards.py")
 
 
 # ---- core ----------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""AppTest of pages/fill_mask.py: every control, real values, bad inputs.
+"""AppTest of app_pages/fill_mask.py: every control, real values, bad inputs.
 
 Most tests use the tiny random BERT fixture (fast, always available; passed as a local model
 directory, like a hub model); one test runs the embedded mini-bert-zh when it is available.
@@ -17,7 +17,7 @@ from core import fillmask as fm
 from core.errors import LabError
 from core.registry import list_models, load_encoder
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "fill_mask.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -285,6 +285,18 @@ def test_nsp(tiny, tiny_encoder):
     assert values["P(NotNext)：B 是随机句子"] == f"{1 - p:.1%}"
     at.text_input(key="fill_nsp_b").set_value("").run()
     assert any("两个句子" in i for i in _texts(at, "info"))
+
+
+def test_nsp_warns_about_unseen_characters(tiny):
+    at = _app(tiny).run()
+    assert not any("😀" in w for w in _texts(at, "warning"))
+    at.text_input(key="fill_nsp_a").set_value("今天😀很好。").run()
+    at.text_input(key="fill_nsp_b").set_value("我们\x07去公园。").run()
+    _no_crash(at)
+    assert at.metric  # the probability is still shown
+    assert any("😀" in w for w in _texts(at, "warning"))
+    assert any("U+0007" in i for i in _texts(at, "info"))
+    assert at.text_input(key="fill_nsp_a").value == "今天😀很好。"
 
 
 def test_nsp_without_head(tiny_mlm_dir):

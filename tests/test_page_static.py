@@ -18,7 +18,7 @@ from core import scenes
 from test_vectors_view import build_tiny_static
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "static_vs_contextual.py")
+PAGE = str(ROOT / "app_pages" / "static_vs_contextual.py")
 REAL_ELMO = ROOT / "assets" / "models" / "mini-elmo-zh"
 LECTURE_TEXT = scenes.SCENES["lecture_apple"].text
 
@@ -185,17 +185,17 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     runs = len(encode_calls)
     assert runs == 1
     slider = at.select_slider(key="static_layer")
-    assert slider.value == 2 and slider.options == ["0 · embeddings", "1 · layer 1", "2 · layer 2"]
+    assert slider.value == 2 and slider.options == ["0 · 嵌入层", "1 · 第 1 层", "2 · 第 2 层"]
     top = contextual_points(charts(at)["static_scatter"])
     top_range = charts(at)["static_scatter"]["layout"]["xaxis2"]["range"]
     at.select_slider(key="static_layer").set_value(0).run()
     assert_clean(at)
     spec = charts(at)["static_scatter"]
-    assert any("embeddings" in a["text"] for a in spec["layout"]["annotations"])
+    assert any("嵌入层" in a["text"] for a in spec["layout"]["annotations"])
     assert contextual_points(spec) != top
     assert spec["layout"]["xaxis2"]["range"] == top_range  # one joint PCA: the frame does not move
     heat_raw = charts(at)["static_heatmap"]
-    assert "原始" in heat_raw["layout"]["title"]["text"] and "embeddings" in heat_raw["layout"]["title"]["text"]
+    assert "原始" in heat_raw["layout"]["title"]["text"] and "嵌入层" in heat_raw["layout"]["title"]["text"]
     at.toggle(key="static_centre").set_value(True).run()
     assert_clean(at)
     heat = charts(at)["static_heatmap"]
@@ -270,7 +270,7 @@ def test_real_elmo(models_dir, tiny_bert_dir):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, ctx="elmo", vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
     assert_clean(at)
-    assert at.select_slider(key="static_layer").options == ["0 · token layer", "1 · biLSTM 1", "2 · biLSTM 2"]
+    assert at.select_slider(key="static_layer").options == ["0 · 字向量层", "1 · 第 1 层 biLSTM", "2 · 第 2 层 biLSTM"]
     at.select_slider(key="static_layer").set_value(0).run()
     xs, ys = contextual_points(charts(at)["static_scatter"])
     # the token layer [x; x] is context-free: all 16 occurrences of 苹果 coincide

@@ -13,7 +13,7 @@ from core import transfer
 from core.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "transfer.py")
+PAGE = str(ROOT / "app_pages" / "transfer.py")
 TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
                                threads=1, seed=3)
 

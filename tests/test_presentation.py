@@ -104,14 +104,14 @@ def test_start_presenting_from_home_and_the_bar():
     at = app()
     at.button(key="home_present").click().run()
     assert at.session_state["present"] is True and at.query_params["present"] == "1"
-    assert bar_text(at).startswith("**场景 1/12 · 三条演进主线**")
+    assert bar_text(at).startswith("**场景 1/13 · 三条演进主线**")
     assert any(ui_pres.PRESENT_CHROME_CSS.strip() in m.value for m in at.markdown)
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
     assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
     assert at.button(key="present_prev").proto.shortcut.lower() == "pageup"
     # the language button switches the whole page, the exit button leaves presentation mode
     at.button(key="present_lang").click().run()
-    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/12 · Three threads of evolution**")
+    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/13 · Three threads of evolution**")
     assert at.title[0].value == "From static word vectors to ELMo to BERT"
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False and "present" not in at.query_params
@@ -120,13 +120,13 @@ def test_start_presenting_from_home_and_the_bar():
 
 def test_step_back_and_forth_between_light_pages():
     at = app({"present": "1"}, page=PATHS["exercises"])
-    assert bar_text(at).startswith("**场景 12/12 · 动手练一练**")
+    assert bar_text(at).startswith("**场景 13/13 · 动手练一练**")
     assert at.button(key="present_next").disabled
     click(at, "present_prev")
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "transfer"
     assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
-    assert bar_text(at).startswith("**场景 11/12 · 特征式 vs 微调，实测**")
+    assert bar_text(at).startswith("**场景 12/13 · 特征式 vs 微调，实测**")
     click(at, "present_next")
     assert at.query_params[pres.SLIDE_PARAM] == "exercises" and at.title[0].value == "动手练一练"
     # jump through the list of all scenes
@@ -146,7 +146,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "iterative"
     assert at.session_state["fill_sentence"] == "[MASK][MASK]昨天发布了新手机。"
-    assert bar_text(at).startswith("**场景 9/12")
+    assert bar_text(at).startswith("**场景 10/13")
     click(at, "present_next")  # → attention
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"

@@ -24,7 +24,7 @@ from conftest import build_tiny_bert
 from core.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
                       *(ROOT / "core").rglob("*.py")])
 ALL_SOURCES = sorted(set(APP_SOURCES) | set((ROOT / "benchmarks").rglob("*.py")))
 TRAINING_CHECKPOINTS = ROOT / "core" / "train" / "common.py"

@@ -13,6 +13,7 @@ that are not supplied stay as ``{name}`` in the output instead of raising.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -80,3 +81,17 @@ def error_text(exc: BaseException) -> str:
         except Exception:
             pass
     return t("common.error_generic", kind=type(exc).__name__)
+
+
+_NUMBERED_LAYER = re.compile(r"(layer|biLSTM) (\d+)")
+
+
+def layer_name(name: str) -> str:
+    """A core layer name ("embeddings", "layer 3", "token layer", "biLSTM 2") in the UI language.
+
+    Core keeps English identifiers (they also name CSV/JSON columns); the pages show these."""
+    numbered = _NUMBERED_LAYER.fullmatch(name)
+    if numbered:
+        return t(f"layer.{numbered.group(1).lower()}", j=int(numbered.group(2)))
+    key = "layer." + name.replace(" ", "_")
+    return t(key) if key in table(DEFAULT_LANG) else name

@@ -31,6 +31,7 @@ RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "attention-heatmap": ("att_", "_keep.att_", "_att_"),
     "feature-vs-finetune": ("transfer_layer", "transfer_pool"),
     "exercises": ("ex_variant",),
+    "layer-evidence": ("_ev_section", "_ev_tags", "_ev_word", "_ev_ctx"),
 }
 APPLIED_KEY = "_present_slide_applied"
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to

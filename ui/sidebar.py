@@ -154,7 +154,7 @@ def _render_model_selector(bert_models: list) -> None:
             if info.description:
                 st.caption(info.description)
         else:
-            st.warning(t("sidebar.model_unavailable", reason=info.reason or "?"))
+            st.warning(t("sidebar.model_unavailable", reason=error_text(info.problem)))
 
 
 def render_sidebar() -> None:

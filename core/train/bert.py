@@ -144,6 +144,7 @@ def make_model(tokenizer, args) -> BertForPreTraining:
         num_attention_heads=args.heads, intermediate_size=args.hidden * 4,
         max_position_embeddings=args.max_len, type_vocab_size=2,
         pad_token_id=tokenizer.pad_token_id,
+        hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout,
     )
     return BertForPreTraining(config)
 
@@ -160,6 +161,8 @@ def main(argv=None) -> None:
     parser.add_argument("--max-len", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--dropout", type=float, default=0.1,
+                        help="0 suits short compute-bound runs that see the corpus about once")
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--max-minutes", type=float, default=90.0, help="training time budget")
     parser.add_argument("--end-at", default=None,

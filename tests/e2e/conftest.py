@@ -3,8 +3,7 @@
 - :func:`start_server` starts ``streamlit run app.py`` on a free localhost port (a thin wrapper around
   Streamlit's own CLI entry point, which also writes ``core.registry.load_counts`` of the server
   process to a small JSON file every half second, so tests can check that every model was loaded
-  once per process), waits for ``/_stcore/health`` and loads ``/`` once (the first request straight
-  to a sub-page after a server start shows a one-off "Page not found" notice).
+  once per process), waits for ``/_stcore/health`` and loads ``/`` once (warms the page modules).
 - ``lab_server`` (session): one server for all browser tests. ``browser`` (module): headless Chromium.
 - :func:`wait_idle` / :func:`wait_for`: poll until the script run is over (the machine has two busy
   cores, so every wait is generous: ``LAB_E2E_TIMEOUT`` seconds, default 600).

@@ -48,12 +48,11 @@ def app_py_url_paths() -> list[str]:
 
 
 URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
-DEFAULT_PAGE = PAGES[0].url_path  # app.py: st.Page(..., default=(i == 0))
+DEFAULT_PAGE = PAGES[0].url_path  # also served at "/" (app.py's hidden root page)
 
 
 def page_url(server, url_path: str, **query) -> str:
-    """Where a page really is: Streamlit serves the default page at "/" (its url_path is always "")."""
-    return server.url("" if url_path == DEFAULT_PAGE else url_path, **query)
+    return server.url(url_path, **query)
 
 
 # ---- small page helpers ----------------------------------------------------------------------------
@@ -270,12 +269,11 @@ def test_page_in_browser(page, warm_server, url_path):
         screenshot(page, url_path)
 
 
-@pytest.mark.xfail(reason="page bug: ui/__init__.py gives the default page url_path 'overview', but Streamlit "
-                          "serves the default page at '/' only (Page.url_path is '' for default=True), so "
-                          "/overview shows a 'Page not found' notice before falling back to home", strict=False)
-def test_default_page_by_its_url_path(page, warm_server):
-    open_page(page, warm_server.url(DEFAULT_PAGE))
-    assert "Page not found" not in body_text(page)
+def test_home_at_root_and_by_its_url_path(page, warm_server):
+    for url in (warm_server.url(""), warm_server.url(DEFAULT_PAGE)):
+        open_page(page, url)
+        check_healthy(page)
+        assert h1(page) == zh("home.title"), url
 
 
 def test_english_ui(page, warm_server):

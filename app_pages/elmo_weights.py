@@ -17,7 +17,7 @@ from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, one_hot, pre_softmax_from_normalised, scalar_mix
 from ui import cache
-from ui.i18n import t
+from ui.i18n import error_text, layer_name, t
 from ui.state import sync_to_url, url_param
 
 ss = st.session_state
@@ -187,7 +187,7 @@ encoder, problem = None, None
 if not ctx_name:
     problem = t("static.no_bert_model")
 elif ctx_name in infos and not infos[ctx_name].available:
-    problem = t("static.model_unavailable", name=ctx_name, reason=infos[ctx_name].reason or "?")
+    problem = error_text(infos[ctx_name].problem)
 else:
     try:
         encoder = cache.encoder(ctx_name)
@@ -197,11 +197,11 @@ if problem:
     st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
 
 if encoder is not None:
-    layer_names = list(encoder.layer_names)
+    layer_names = [layer_name(n) for n in encoder.layer_names]
 elif not use_bert and infos.get(ctx_name) and infos[ctx_name].num_layers:
     layer_names = [f"{j}" for j in range(infos[ctx_name].num_layers)]
 else:  # the lecture's L = 2: the sliders and the toy example still work without a model
-    layer_names = ["token layer", "biLSTM 1", "biLSTM 2"] if not use_bert else ["0", "1", "2"]
+    layer_names = [layer_name(n) for n in ("token layer", "biLSTM 1", "biLSTM 2")] if not use_bert else ["0", "1", "2"]
 n_layers = len(layer_names)
 
 view, input_error = None, None

@@ -9,7 +9,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 from core import status as lab_status
 from core import transfer
 from ui import PAGES
-from ui.i18n import t
+from ui.i18n import error_text, t
 from ui.presentation import scene_link
 from ui.sidebar import get_model_infos
 
@@ -65,12 +65,12 @@ with c3.container(border=True, height="stretch"):
 st.subheader(t("home.threads.title"))
 st.markdown(THREAD_CSS, unsafe_allow_html=True)  # constant stylesheet only
 LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
-    ("home.thread1.label", (("home.thread1.s1", "static", "pages/static_vs_contextual.py"),
-                            ("home.thread1.s2", "elmo", "pages/elmo_weights.py"),
-                            ("home.thread1.s3", "bert", "pages/attention.py"))),
-    ("home.thread2.label", (("home.thread2.s1", "elmo", "pages/transfer.py"),
-                            ("home.thread2.s2", "bert", "pages/transfer.py"))),
-    ("home.thread3.label", (("home.thread3.s1", "gpt", None), ("home.thread3.s2", "bert", "pages/fill_mask.py"))),
+    ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual.py"),
+                            ("home.thread1.s2", "elmo", "app_pages/elmo_weights.py"),
+                            ("home.thread1.s3", "bert", "app_pages/attention.py"))),
+    ("home.thread2.label", (("home.thread2.s1", "elmo", "app_pages/transfer.py"),
+                            ("home.thread2.s2", "bert", "app_pages/transfer.py"))),
+    ("home.thread3.label", (("home.thread3.s1", "gpt", None), ("home.thread3.s2", "bert", "app_pages/fill_mask.py"))),
 )
 FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "blue"}
 TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
@@ -135,7 +135,7 @@ else:
     layers = [m.num_layers for m in models]
     described = {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"}  # embedded models with a translated description
     notes = [((t(f"home.models.desc.{m.name}") if m.name in described else m.description) if m.available
-              else (m.reason or m.description)) or "" for m in models]
+              else error_text(m.problem)) or "" for m in models]
     hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
     chosen = ss.get("bert_model")
     if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):
@@ -147,21 +147,15 @@ else:
         states.append(t("home.models.hub_cached") if cached else t("home.models.hub_missing"))
         layers.append(None)
         notes.append(t("home.models.hub_note_cached") if cached else t("home.models.hub_note_missing"))
-    # no emoji here: st.dataframe draws on a canvas, where colour-emoji fonts are often missing
+    # a static table: its cells wrap, so the long notes stay readable (a data grid would cut them)
     status = pd.DataFrame({
         t("home.models.col.name"): names,
         t("home.models.col.kind"): kinds,
         t("home.models.col.status"): states,
-        t("home.models.col.layers"): pd.array(layers, dtype="Int64"),
+        t("home.models.col.layers"): ["—" if n is None else str(n) for n in layers],
         t("home.models.col.info"): notes,
     })
-    st.dataframe(
-        status, hide_index=True, width="stretch", placeholder="—", key="home_models",
-        column_config={
-            t("home.models.col.layers"): st.column_config.NumberColumn(width="small"),
-            t("home.models.col.info"): st.column_config.TextColumn(width="large"),
-        },
-    )
+    st.table(status, hide_index=True)
     if any(not m.available for m in models):
         st.warning(t("home.models.some_missing"))
     with st.expander(t("home.models.hub_howto.title")):

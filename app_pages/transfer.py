@@ -236,9 +236,9 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
     elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
     bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)
     if not bert_ok:
-        st.warning(t("transfer.recompute.no_bert", reason=bert_info.reason or "?"))
+        st.warning(t("transfer.recompute.no_bert", reason=error_text(bert_info.problem)))
     if transfer.ELMO_MODEL and elmo_info is not None and not elmo_info.available:
-        st.warning(t("transfer.recompute.no_elmo", reason=elmo_info.reason or "?"))
+        st.warning(t("transfer.recompute.no_elmo", reason=error_text(elmo_info.problem)))
     r1, r2 = st.columns(2)
     default_steps = transfer.DEFAULT_CONFIG.steps
     r1.select_slider(t("transfer.recompute.steps"), options=sorted({*STEP_CHOICES, default_steps}),

@@ -96,7 +96,7 @@ if problem:
     st.warning(problem)
 for info in infos or []:
     if info.name in (DEFAULT_ELMO, DEFAULT_BERT, DEFAULT_STATIC) and not info.available:
-        st.warning(t("evidence.model_unavailable", name=info.name, reason=info.reason or "?"))
+        st.warning(t("evidence.model_unavailable", reason=error_text(info.problem)))
 
 try:
     results = st.session_state.get(RESULTS_KEY) or file_results()

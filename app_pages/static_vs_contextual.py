@@ -16,7 +16,7 @@ from core.errors import LabError
 from core.figures import vectors as figs
 from core.figures.style import export_html
 from ui import cache
-from ui.i18n import t
+from ui.i18n import error_text, layer_name, t
 from ui.state import sync_to_url, url_param
 
 ss = st.session_state
@@ -64,7 +64,7 @@ def _load(name: str | None, infos: dict) -> tuple[object | None, str | None]:
         return None, t("static.no_bert_model")
     info = infos.get(name)
     if info is not None and not info.available:
-        return None, t("static.model_unavailable", name=name, reason=info.reason or "?")
+        return None, error_text(info.problem)
     try:
         return cache.encoder(name), None
     except LabError as err:
@@ -171,7 +171,7 @@ def _static_parts(view: vv.VectorsView):
 
 @st.fragment
 def explorer(view: vv.VectorsView) -> None:
-    names = view.layer_names
+    names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
     j = 0
     if names:
@@ -187,7 +187,7 @@ def explorer(view: vv.VectorsView) -> None:
     words, s_coords, s_explained, s_hover, s_note = _static_parts(view)
     static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_encoder.vectors.shape[1])
                     if static_encoder is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
-    layer_name = names[j] if names else "—"
+    shown_layer = names[j] if names else "—"
     contextual_note = None
     if ctx_encoder is None:
         contextual_note = t("static.fig.ctx_unavailable")
@@ -198,7 +198,7 @@ def explorer(view: vv.VectorsView) -> None:
     if has_points:
         allc = view.coords.reshape(-1, 2)
         axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
-    ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=layer_name, dim=view.stacked().shape[-1])
+    ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
                  if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
     fig = figs.static_vs_contextual_figure(
         static_words=words, static_coords=s_coords, static_explained=s_explained,
@@ -220,12 +220,12 @@ def explorer(view: vv.VectorsView) -> None:
         col_heat, col_table = st.columns([1, 1], gap="large")
         with col_heat:
             matrix = view.cosine[centre][j]
-            title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=layer_name)
+            title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=shown_layer)
             st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=LARGE,
                                                 height=560 if view.num_occurrences <= 14 else 680),
                             key="static_heatmap", config=figs.PLOT_CONFIG, theme=None)
         with col_table:
-            st.markdown(f"**{t('static.nn_title', layer=layer_name)}**")
+            st.markdown(f"**{t('static.nn_title', layer=shown_layer)}**")
             rows = {"#": [], t("static.col.label"): [], t("static.col.sentence"): [], t("static.col.nn"): []}
             for i, occ in enumerate(view.contextual.occurrences):
                 rows["#"].append(view.ids[i])

@@ -104,6 +104,15 @@ def _notes(name: str, text: str):
     return inspect_text(cache.bert_encoder(name), text)
 
 
+def show_text_notes(name: str, text: str) -> None:
+    """Warn about what the model cannot see in ``text``: [UNK] characters, control characters."""
+    notes = _notes(name, text)
+    if notes.unknown:
+        st.warning(t("fill.unknown_chars", chars=_md(" ".join(notes.unknown)), model=_md(name)))
+    if notes.control:
+        st.info(t("fill.control_chars", chars=", ".join(notes.control)))
+
+
 # ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
 def _seed(key: str, value) -> None:
     """Give widget ``key`` its value: kept copy (page switches) → ``value`` (URL or default)."""
@@ -242,11 +251,7 @@ if encoder is not None:
         st.error(error_text(err))
     typed = masked or (ss.get("fill_sentence") if mode == "masked" else ss.get("fill_plain")) or ""
     if typed.strip():
-        notes = _notes(model_name, typed[: fm.MAX_CHARS])
-        if notes.unknown:
-            st.warning(t("fill.unknown_chars", chars=_md(" ".join(notes.unknown)), model=_md(model_name)))
-        if notes.control:
-            st.info(t("fill.control_chars", chars=", ".join(notes.control)))
+        show_text_notes(model_name, typed[: fm.MAX_CHARS])
 
 typed_sentence = ss.get("fill_sentence") or ""
 sync_to_url(
@@ -461,6 +466,7 @@ if encoder is not None:
                 if len(part) > fm.MAX_CHARS:
                     raise LabError("too_long", length=len(part), limit=fm.MAX_CHARS)
             p = _nsp(model_name, first_s, second_s)
+            show_text_notes(model_name, first_s + second_s)
             m1, m2 = st.columns(2)
             m1.metric(t("fill.nsp_is_next"), f"{p:.1%}")
             m2.metric(t("fill.nsp_not_next"), f"{1 - p:.1%}")
