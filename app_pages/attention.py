@@ -17,6 +17,7 @@ from core.encoders import Encoding
 from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import export_html
+from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
 from ui.state import sync_to_url, url_param
@@ -25,14 +26,6 @@ DEFAULT_MODEL = "mini-bert-zh"
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 ROW_SOURCES = ("head_avg", "rollout", "head")
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&")
-
-
-def _md(text: object) -> str:
-    """User text inside a markdown-rendering element: every markdown/HTML/directive character escaped."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
 
 ss = st.session_state
 large = bool(ss.get("present"))
@@ -122,7 +115,7 @@ else:
             second = check_text(second)
         notes = _notes(model_name, first + ("\n" + second if second else ""))
         if notes.unknown:
-            st.warning(t("att.unknown_chars", chars=_md(" ".join(notes.unknown)), model=_md(model_name)))
+            st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
         if notes.control:
             st.info(t("att.control_chars", chars=", ".join(notes.control)))
         encoding = _encoding(model_name, first, second)
@@ -250,11 +243,11 @@ with tab_row:
         rows = view.rollout[:, token, :]
     else:
         rows = view.att[:, min(int(ss.get("att_head") or 1), H) - 1, token, :]
-    st.markdown(t("att.row_intro", token=_md(labels[token])))
+    st.markdown(t("att.row_intro", token=md_escape(labels[token])))
     st.plotly_chart(figs.row_bars(rows, labels, layer_names=layer_names, y_title=t("att.weight"),
                                   highlight=token, large=large),
                     config=PLOT_CONFIG, width="content", key="att_rows")
     top = [labels[j] for j in np.argsort(-rows[-1])[:3]]
-    st.caption(t("att.row_top", layer=L, top=_md(" · ".join(top))))
+    st.caption(t("att.row_top", layer=L, top=md_escape(" · ".join(top))))
 
 st.caption(t("att.source"))

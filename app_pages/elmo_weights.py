@@ -11,12 +11,13 @@ import html
 import numpy as np
 import streamlit as st
 
-from core import registry, scenes
+from core import registry
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, one_hot, pre_softmax_from_normalised, scalar_mix
-from ui import cache
+from core.safe_text import md_escape
+from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t
 from ui.state import sync_to_url, url_param
 
@@ -26,7 +27,6 @@ LARGE = bool(ss.get("present"))
 MODES = ("softmax", "direct")
 W_RANGE = (-3.0, 3.0)
 GAMMA_RANGE = (0.1, 4.0)
-MAX_URL_TEXT = 1500
 LECTURE_PRESETS = ("syntax", "semantics", "worked_example")  # defined for L + 1 = 3 layers
 
 
@@ -44,10 +44,7 @@ def _gamma(value: str) -> float:
 
 
 # ---- first visit in this session: start from the URL ----------------------------------------------
-_scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
-ss.setdefault("vec_scene", _scene.id)
-ss.setdefault("vec_text", url_param("text", _scene.text)[: vv.MAX_TEXT_CHARS])
-ss.setdefault("vec_word", url_param("word", _scene.word)[:100])
+sentence_inputs.seed_from_url()
 ss.setdefault("elmo_use_bert", url_param("bert", False, cast=bool))
 ss.setdefault("elmo_mode", url_param("mode", "softmax", cast=_mode))
 ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=_gamma))
@@ -55,23 +52,6 @@ ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=_gamma))
 
 def slider_key(kind: str, mode: str, j: int) -> str:
     return f"elmo_w_{kind}_{mode}_{j}"
-
-
-def _load_scene() -> None:
-    scene = scenes.get_scene(ss.get("vec_scene"))
-    ss["vec_text"] = scene.text
-    ss["vec_word"] = scene.word
-
-
-def _load_upload() -> None:
-    upload = ss.get("elmo_upload")
-    ss.pop("elmo_upload_error", None)
-    if upload is None:
-        return
-    try:
-        ss["vec_text"] = scenes.decode_upload(upload.getvalue())
-    except LabError as err:
-        ss["elmo_upload_error"] = err
 
 
 def _set_weights(kind: str, mode: str, values) -> None:
@@ -162,23 +142,8 @@ st.subheader(t("elmo.live.title"))
 bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
 use_bert = st.toggle(t("elmo.use_bert", name=bert_name or "—"), key="elmo_use_bert", persist_state="session",
                      help=t("elmo.use_bert_help"))
-col_text, col_controls = st.columns([3, 2], gap="large")
-with col_controls:
-    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
-                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
-    st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
-with col_text:
-    st.text_area(t("static.sentences"), key="vec_text", height=200, help=t("static.sentences_help"),
-                 persist_state="session")
-    st.file_uploader(t("static.upload"), type=["txt"], key="elmo_upload", on_change=_load_upload,
-                     help=t("static.upload_help"))
-    if ss.get("elmo_upload_error") is not None:
-        st.error(ss["elmo_upload_error"].message(LANG))
-
-text, word_raw = ss["vec_text"], ss["vec_word"]
-scene = scenes.get_scene(ss["vec_scene"])
-sync_to_url(scene=scene.id, text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
-            word=word_raw if len(word_raw) <= 100 else None, bert=True if use_bert else None)
+sentence_inputs.render("elmo_upload", height=200)
+text, word_raw, scene = sentence_inputs.current(bert=True if use_bert else None)
 
 kind = "bert" if use_bert else "elmo"
 ctx_name = bert_name if use_bert else registry.DEFAULT_ELMO
@@ -218,7 +183,7 @@ elif encoder is not None:
     except LabError as err:
         st.error(err.message(LANG))
     if view is not None:
-        word_md = vv.md_escape(parsed.word)
+        word_md = md_escape(parsed.word)
         if parsed.removed_controls:
             st.info(t("static.controls_removed", n=parsed.removed_controls))
         if view.missing and len(view.missing) < len(parsed.sentences):

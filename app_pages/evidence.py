@@ -62,12 +62,12 @@ def csv_text(rows: list[dict]) -> str:
 
 def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{name}")
-    cols = st.columns([1, 1, 4])
-    cols[0].download_button(t("evidence.download_html"), export_html(fig), file_name=f"evidence-{name}.html",
-                            mime="text/html", key=f"dl_html_{name}")
-    if rows is not None:
-        cols[1].download_button(t("evidence.download_csv"), csv_text(rows), file_name=f"evidence-{name}.csv",
-                                mime="text/csv", key=f"dl_csv_{name}")
+    with st.container(horizontal=True):  # buttons as wide as their labels, side by side
+        st.download_button(t("evidence.download_html"), export_html(fig), file_name=f"evidence-{name}.html",
+                           mime="text/html", key=f"dl_html_{name}")
+        if rows is not None:
+            st.download_button(t("evidence.download_csv"), csv_text(rows), file_name=f"evidence-{name}.csv",
+                               mime="text/csv", key=f"dl_csv_{name}")
 
 
 def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = "") -> None:

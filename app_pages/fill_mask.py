@@ -19,6 +19,7 @@ from core.attention_view import inspect_text
 from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import export_html
+from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
 from ui.state import sync_to_url, url_param
@@ -41,14 +42,6 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
 CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
                    "unchanged": "#a1d99b"}
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&")
-
-
-def _md(text: object) -> str:
-    """User text inside a markdown-rendering element: every markdown/HTML/directive character escaped."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
 
 ss = st.session_state
 large = bool(ss.get("present"))
@@ -108,7 +101,7 @@ def show_text_notes(name: str, text: str) -> None:
     """Warn about what the model cannot see in ``text``: [UNK] characters, control characters."""
     notes = _notes(name, text)
     if notes.unknown:
-        st.warning(t("fill.unknown_chars", chars=_md(" ".join(notes.unknown)), model=_md(name)))
+        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(name)))
     if notes.control:
         st.info(t("fill.control_chars", chars=", ".join(notes.control)))
 
@@ -244,7 +237,7 @@ if encoder is not None:
         st.code(masked, language=None, wrap_lines=True)
         fill = _fill(model_name, masked)
     except _WordMissing as missing:
-        st.error(t("fill.word_missing", word=_md(missing)))
+        st.error(t("fill.word_missing", word=md_escape(missing)))
     except LabError as err:
         st.error(err.message(ss.get("lang", "zh")))
     except Exception as err:  # an unexpected model failure: a message, never a traceback
@@ -340,7 +333,7 @@ def replay(masked_sentence: str, mask_token: str, steps: list[fm.FillStep]) -> N
     last = len(steps)
     if not isinstance(ss.get("fill_step"), int) or not 0 <= ss["fill_step"] <= last:
         ss["fill_step"] = 0
-    c1, c2, c3 = st.columns([1, 5, 1], vertical_alignment="bottom")
+    c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
     c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/arrow_back:",
               disabled=ss["fill_step"] <= 0, width="stretch")
     c3.button(t("fill.next"), key="fill_next", on_click=_shift_step, args=(1, last), icon=":material/arrow_forward:",
@@ -358,7 +351,7 @@ def replay(masked_sentence: str, mask_token: str, steps: list[fm.FillStep]) -> N
     step = steps[s - 1]
     best = step.open_masks[step.filled_mask]
     st.markdown(t("fill.step_text", s=s, n=len(step.open_masks), j=step.filled_mask + 1,
-                  token=_md(step.token), p=f"{step.score:.1%}"))
+                  token=md_escape(step.token), p=f"{step.score:.1%}"))
     st.code(step.text_after, language=None, wrap_lines=True)
     slots = [(t("fill.open_title_best" if slot is best else "fill.open_title", j=j + 1),
               [c.token for c in slot.candidates[:5]], [c.score for c in slot.candidates[:5]])

@@ -8,6 +8,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from core import status as lab_status
 from core import transfer
+from core.presentation import SCENES
 from ui import PAGES
 from ui.i18n import error_text, t
 from ui.presentation import scene_link
@@ -48,7 +49,7 @@ with c1.container(border=True, height="stretch"):
     scene_link("pair", t("nav.static"), ":material/compare_arrows:")
 with c2.container(border=True, height="stretch"):
     st.markdown(f"**{t('home.start.class.title')}**")
-    st.caption(t("home.start.class.body"))
+    st.caption(t("home.start.class.body", n=len(SCENES)))
     if not ss.get("present"):
         st.button(t("home.start.class.button"), key="home_present", on_click=_start_presentation, type="primary",
                   icon=":material/slideshow:")

@@ -10,12 +10,13 @@ import html
 
 import streamlit as st
 
-from core import registry, scenes
+from core import registry
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.figures.style import export_html
-from ui import cache
+from core.safe_text import md_escape
+from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t
 from ui.state import sync_to_url, url_param
 
@@ -23,7 +24,6 @@ ss = st.session_state
 LANG = ss.get("lang", "zh")
 LARGE = bool(ss.get("present"))
 CTX_OPTIONS = ("elmo", "bert")
-MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
 
 
 def _ctx(value: str) -> str:
@@ -33,29 +33,9 @@ def _ctx(value: str) -> str:
 
 
 # ---- first visit in this session: widgets start from the URL ---------------------------------
-_scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
-ss.setdefault("vec_scene", _scene.id)
-ss.setdefault("vec_text", url_param("text", _scene.text)[: vv.MAX_TEXT_CHARS])
-ss.setdefault("vec_word", url_param("word", _scene.word)[:100])
+sentence_inputs.seed_from_url()
 ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=_ctx))
 ss.setdefault("static_centre", url_param("centre", False, cast=bool))
-
-
-def _load_scene() -> None:
-    scene = scenes.get_scene(ss.get("vec_scene"))
-    ss["vec_text"] = scene.text
-    ss["vec_word"] = scene.word
-
-
-def _load_upload() -> None:
-    upload = ss.get("static_upload")
-    ss.pop("static_upload_error", None)
-    if upload is None:
-        return
-    try:
-        ss["vec_text"] = scenes.decode_upload(upload.getvalue())
-    except LabError as err:
-        ss["static_upload_error"] = err
 
 
 def _load(name: str | None, infos: dict) -> tuple[object | None, str | None]:
@@ -84,29 +64,15 @@ def _view(ctx_name: str | None, static_name: str | None, sentences: tuple[str, .
 st.title(t("static.title"))
 st.markdown(t("static.intro"))
 
-col_text, col_controls = st.columns([3, 2], gap="large")
-with col_controls:
-    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
-                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
-    st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
+with sentence_inputs.render("static_upload", height=250):
     bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
                                     else t("static.ctx_bert", name=bert_name or "—")))
     st.caption(t("static.static_always", name=registry.DEFAULT_STATIC))
-with col_text:
-    st.text_area(t("static.sentences"), key="vec_text", height=250, help=t("static.sentences_help"),
-                 persist_state="session")
-    st.file_uploader(t("static.upload"), type=["txt"], key="static_upload", on_change=_load_upload,
-                     help=t("static.upload_help"))
-    if ss.get("static_upload_error") is not None:
-        st.error(ss["static_upload_error"].message(LANG))
 
-text, word_raw, ctx = ss["vec_text"], ss["vec_word"], ss["static_ctx"]
-scene = scenes.get_scene(ss["vec_scene"])
-sync_to_url(scene=scene.id,
-            text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
-            word=word_raw if len(word_raw) <= 100 else None, ctx=ctx)
+ctx = ss["static_ctx"]
+text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 
 try:
     parsed = vv.parse_input(text, word_raw)
@@ -136,7 +102,7 @@ except LabError as err:
     st.error(err.message(LANG))
     st.stop()
 
-word_md = vv.md_escape(word)
+word_md = md_escape(word)
 nowhere = len(view.missing) == len(parsed.sentences)
 if view.missing and not nowhere:
     st.info(t("static.missing_note", word=word_md, n=len(view.missing), total=len(parsed.sentences)))

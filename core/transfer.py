@@ -234,7 +234,6 @@ def count_params(module) -> int:
 # ---- fine-tuning -----------------------------------------------------------------------------------------
 def _make_classifier(encoder, n_labels: int = 2):
     """A BertForSequenceClassification-style model on a deep COPY of the encoder's weights."""
-    import torch
     from torch import nn
 
     base = copy.deepcopy(encoder.model.base_model)  # never train the cached, shared model

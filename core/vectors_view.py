@@ -16,7 +16,6 @@ import csv
 import html
 import io
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from . import geometry
 from .encoders import Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .mixing import normalise_weights, scalar_mix
+from .safe_text import csv_safe
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
@@ -36,7 +36,6 @@ NEIGHBOURS_K = 3
 STATIC_NEIGHBOURS_K = 8
 HOVER_MAX_SENTENCES = 12
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 
 
 @dataclass
@@ -99,14 +98,6 @@ def highlight(sentence: str, start: int, end: int, escape: bool = True) -> str:
     return html.escape(marked, quote=False) if escape else marked
 
 
-def md_escape(text: str) -> str:
-    """User text made inert inside Markdown (st.info/st.warning render Markdown)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
-
-
-def csv_safe(text: str) -> str:
-    """Spreadsheet formula injection guard for text cells of a CSV."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 @dataclass

@@ -19,6 +19,7 @@ from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, pre_softmax_from_normalised
+from core.safe_text import csv_safe, md_escape
 
 TINY_STATIC_WORDS = ["苹果", "水果", "公司", "手机", "吃", "发布", "香蕉", "电脑", "我", "了", "一个", "昨天", "新"]
 
@@ -85,8 +86,9 @@ def test_parse_input_errors(text, word, code):
 def test_escaping_helpers():
     assert vv.highlight("a<b>苹果&c", 4, 6) == "a&lt;b&gt;【苹果】&amp;c"
     assert vv.highlight("a<b>苹果", 4, 6, escape=False) == "a<b>【苹果】"
-    assert vv.md_escape("**x** [l](javascript:1) <script>") == r"\*\*x\*\* \[l\]\(javascript:1\) \<script\>"
-    assert vv.csv_safe("=cmd()") == "'=cmd()" and vv.csv_safe("苹果") == "苹果"
+    assert md_escape("**x** [l](javascript:1) <script> :red[x] &amp;") == \
+        r"\*\*x\*\* \[l\]\(javascript\:1\) \<script\> \:red\[x\] \&amp;"
+    assert csv_safe("=cmd()") == "'=cmd()" and csv_safe("苹果") == "苹果"
     assert vv.format_vector([0.4, 0.6000000001, 1.0]) == "[0.4, 0.6, 1.0]"
     assert vv.format_vector([1 / 3] * 3, 2) == "[0.33, 0.33, 0.33]"
 

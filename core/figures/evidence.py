@@ -64,7 +64,7 @@ def _trace(series: Series, index: int, *, percent: bool, showlegend: bool = True
 
 def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_title: str = "layer",
                  yaxis_title: str = "", baselines: Sequence[tuple[str, float]] = (), percent: bool = True,
-                 y_range: tuple[float, float] | None = None, large: bool = False, height: int = 520) -> go.Figure:
+                 y_range: tuple[float, float] | None = None, large: bool = False, height: int = 600) -> go.Figure:
     """Accuracy (or any score) per layer, one line per model; baselines as dashed horizontal lines.
 
     ``baselines``: ``[(label, value)]``; the label is drawn at the right end of its line.
@@ -91,8 +91,9 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
             y_range = (min(shown) - pad, max(shown) + pad)
     fig.update_yaxes(title_text=yaxis_title, tickformat=".0%" if percent else ".2f", range=y_range)
     base_layout(fig, title, large=large, height=height)
-    fig.update_layout(legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "font": {"size": font}},
-                      margin={"r": 20})
+    # legend below the plot: beside it, its long baseline names would squeeze the curves on a 1280-px screen
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top",
+                              "font": {"size": font}}, margin={"r": 20, "b": 140})
     return fig
 
 

@@ -13,8 +13,9 @@ import re
 
 import pytest
 
-from e2e.conftest import (ROOT, alerts, body_text, check_healthy, open_page, plotly_data, plotly_layout_titles,
-                          screenshot, wait_for)
+from core.presentation import SCENES
+from e2e.conftest import (ROOT, SCREENSHOTS, alerts, body_text, check_healthy, open_page, plotly_data,
+                          plotly_layout_titles, screenshot, wait_for, wait_idle)
 from ui import PAGES
 from ui.i18n import translate
 
@@ -306,6 +307,27 @@ def test_presentation_mode(page, warm_server):
     finally:
         page.mouse.move(0, 0)  # no tooltip in the picture
         screenshot(page, "present-next-scene")
+
+
+@pytest.mark.parametrize(("lang", "width", "height"), [("zh", 1920, 1080), ("en", 1280, 720)])
+def test_walk_every_scene(page, warm_server, lang, width, height):
+    """A first-time presenter: from the home page through every scene with the Next button only.
+
+    One viewport screenshot per scene (what the projector shows) in test-artifacts/screenshots/."""
+    tr = zh if lang == "zh" else en
+    page.set_viewport_size({"width": width, "height": height})
+    open_page(page, page_url(warm_server, DEFAULT_PAGE, present="1", lang=lang))
+    bar = page.locator(".st-key-present_bar")
+    for number, scene in enumerate(SCENES, start=1):
+        wait_for(page, lambda: tr(scene.title_key) in bar.inner_text(), f"scene {number} ({scene.id})")
+        wait_idle(page)
+        check_healthy(page)
+        assert f"{number}/{len(SCENES)}" in bar.inner_text()
+        page.mouse.move(0, 0)  # no tooltip in the picture
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"scene-{lang}-{width}x{height}-{number:02d}-{scene.id}.png"))
+        if number < len(SCENES):
+            bar.locator("button").filter(has_text=tr("present.next")).first.click()
 
 
 def test_user_text_is_not_html(page, warm_server):

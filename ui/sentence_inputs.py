@@ -1,0 +1,75 @@
+"""The sentence inputs of the two vector pages (static vs contextual, ELMo weights).
+
+A ready-made scene, the sentences (typed or uploaded) and the target word. Both pages keep them
+under the same session keys (``vec_scene``, ``vec_text``, ``vec_word``), so what a student typed on
+one page is still there on the other, and both read and write the same URL parameters
+(``scene``, ``text``, ``word``).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from core import scenes
+from core import vectors_view as vv
+from core.errors import LabError
+from ui.i18n import current_lang, t
+from ui.state import sync_to_url, url_param
+
+MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
+MAX_WORD = 100
+
+
+def seed_from_url() -> None:
+    """First visit in this session: the inputs start from the URL (else the default scene)."""
+    ss = st.session_state
+    scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
+    ss.setdefault("vec_scene", scene.id)
+    ss.setdefault("vec_text", url_param("text", scene.text)[: vv.MAX_TEXT_CHARS])
+    ss.setdefault("vec_word", url_param("word", scene.word)[:MAX_WORD])
+
+
+def _load_scene() -> None:
+    scene = scenes.get_scene(st.session_state.get("vec_scene"))
+    st.session_state["vec_text"] = scene.text
+    st.session_state["vec_word"] = scene.word
+
+
+def _load_upload(upload_key: str) -> None:
+    ss = st.session_state
+    upload = ss.get(upload_key)
+    ss.pop(f"{upload_key}_error", None)
+    if upload is None:
+        return
+    try:
+        ss["vec_text"] = scenes.decode_upload(upload.getvalue())
+    except LabError as err:  # not UTF-8 text: the message is shown, the typed sentences stay
+        ss[f"{upload_key}_error"] = err
+
+
+def render(upload_key: str, *, height: int):
+    """Scene picker across the page (its labels are long), then sentences + upload on the left and
+    the target word on the right. Returns the right-hand column for the page's own controls."""
+    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
+                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
+    col_text, col_controls = st.columns([3, 2], gap="large")
+    with col_controls:
+        st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
+    with col_text:
+        st.text_area(t("static.sentences"), key="vec_text", height=height, help=t("static.sentences_help"),
+                     persist_state="session")
+        st.file_uploader(t("static.upload"), type=["txt"], key=upload_key, on_change=_load_upload,
+                         args=(upload_key,), help=t("static.upload_help"))
+        error = st.session_state.get(f"{upload_key}_error")
+        if error is not None:
+            st.error(error.message(current_lang()))
+    return col_controls
+
+
+def current(**more_url_params) -> tuple[str, str, scenes.Scene]:
+    """(text, word, scene) as typed now; writes them to the URL with the page's ``more_url_params``."""
+    ss = st.session_state
+    text, word = ss["vec_text"], ss["vec_word"]
+    scene = scenes.get_scene(ss["vec_scene"])
+    sync_to_url(scene=scene.id, text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
+                word=word if len(word) <= MAX_WORD else None, **more_url_params)
+    return text, word, scene
