@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
 import core.registry as registry
+from core.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "evidence.py")
@@ -167,11 +168,12 @@ def test_presets_missing_without_elmo(monkeypatch, tmp_path):
 
 
 def test_unavailable_model_reason_is_shown(monkeypatch, tmp_path):
+    problem = LabError("model_not_trained", name="mini-elmo-zh", directory="/x/mini-elmo-zh", files="model.safetensors")
     infos = [registry.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
-             registry.ModelInfo("mini-elmo-zh", "elmo", False, "not trained yet: lacks model.safetensors", None, "")]
+             registry.ModelInfo("mini-elmo-zh", "elmo", False, problem, None, "")]
     monkeypatch.setattr(registry, "list_models", lambda: infos)
     at = page(monkeypatch, tmp_path)
-    assert any("not trained yet: lacks model.safetensors" in w.value for w in at.warning)
+    assert any(problem.message("zh") in w.value.replace("\\", "") for w in at.warning)  # in the UI language
 
 
 def test_no_results_file(monkeypatch, tmp_path):
