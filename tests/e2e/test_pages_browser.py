@@ -109,7 +109,7 @@ def check_overview(page) -> None:
         assert zh(key) in text, key
     assert zh("home.table.task.bert") in text and zh("home.table.limits.static") in text, "table cells"
     at_least(page, '[data-testid="stMain"] [data-testid="stPageLink"] a', len(PAGES) - 1, "a link per experiment page")
-    at_least(page, '[data-testid="stMain"] [data-testid="stDataFrame"]', 1, "the model status table")
+    at_least(page, '[data-testid="stMain"] [data-testid="stTable"]', 1, "the model status table")
     # control: the sidebar's language switch re-renders the page in English
     page.locator('[data-testid="stSidebar"] [data-testid="stRadio"] label').filter(has_text="English").click()
     wait_for(page, lambda: h1(page) == en("home.title"), "the English title")
