@@ -20,7 +20,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
-from ui.state import sync_to_url, url_param
+from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
 
 DEFAULT_MODEL = "mini-bert-zh"
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
@@ -50,17 +50,6 @@ def _encoding(name: str, first: str, second: str) -> Encoding:
 
 
 # ---- state ------------------------------------------------------------------------------------
-def _seed(key: str, value) -> None:
-    if key not in ss:
-        ss[key] = ss.get("_keep." + key, value)
-
-
-def _keep(*keys: str) -> None:
-    for key in keys:
-        if key in ss:
-            ss["_keep." + key] = ss[key]
-
-
 def _positive(value: str) -> int:
     number = int(value)
     if number < 1:
@@ -74,13 +63,13 @@ def _row_source(value: str) -> str:
     return value
 
 
-_seed("att_sentence", url_param("sentence", DEFAULT_SENTENCE))
-_seed("att_pair", url_param("pair", ""))
-_seed("att_hide", url_param("hide", False, cast=bool))
-_seed("att_words", url_param("words", False, cast=bool))
-_seed("att_layer", url_param("layer", 1, cast=_positive))
-_seed("att_head", url_param("head", 1, cast=_positive))
-_seed("att_row_source", url_param("rows", "head_avg", cast=_row_source))
+seed_widget("att_sentence", url_param("sentence", DEFAULT_SENTENCE))
+seed_widget("att_pair", url_param("pair", ""))
+seed_widget("att_hide", url_param("hide", False, cast=bool))
+seed_widget("att_words", url_param("words", False, cast=bool))
+seed_widget("att_layer", url_param("layer", 1, cast=_positive))
+seed_widget("att_head", url_param("head", 1, cast=_positive))
+seed_widget("att_row_source", url_param("rows", "head_avg", cast=_row_source))
 if "_att_token_label" not in ss:
     ss["_att_token_label"] = url_param("token", "苹")
 
@@ -98,7 +87,7 @@ with st.container(border=True):
     o1, o2 = st.columns(2)
     o1.toggle(t("att.hide_special"), key="att_hide", help=t("att.hide_special_help"))
     o2.toggle(t("att.word_level"), key="att_words", help=t("att.word_level_help"))
-_keep("att_sentence", "att_pair", "att_hide", "att_words")
+keep_widgets("att_sentence", "att_pair", "att_hide", "att_words")
 hide, words = bool(ss["att_hide"]), bool(ss["att_words"])
 sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * MAX_CHARS else None,
             pair=(ss["att_pair"] or None) if len(ss["att_pair"] or "") <= 2 * MAX_CHARS else None,
@@ -184,7 +173,7 @@ def single_head() -> None:
     c1, c2 = st.columns(2)
     c1.slider(t("att.layer"), 1, max(L, 2), key="att_layer", disabled=L == 1)
     c2.slider(t("att.head"), 1, max(H, 2), key="att_head", disabled=H == 1)
-    _keep("att_layer", "att_head")
+    keep_widgets("att_layer", "att_head")
     layer, head = min(int(ss["att_layer"]), L), min(int(ss["att_head"]), H)
     sync_to_url(layer=layer, head=head)
     matrix = view.att[layer - 1, head - 1]
@@ -234,7 +223,7 @@ with tab_roll:
 with tab_row:
     st.radio(t("att.row_source"), ROW_SOURCES, key="att_row_source", horizontal=True,
              format_func=lambda s: t(f"att.row_source.{s}"))
-    _keep("att_row_source")
+    keep_widgets("att_row_source")
     source = ss["att_row_source"]
     sync_to_url(rows=None if source == "head_avg" else source)
     if source == "head_avg":

@@ -22,7 +22,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
-from ui.state import sync_to_url, url_param
+from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
 
 DEFAULT_MODEL = "mini-bert-zh"
 TOP_K_MAX = 20
@@ -107,18 +107,6 @@ def show_text_notes(name: str, text: str) -> None:
 
 
 # ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
-def _seed(key: str, value) -> None:
-    """Give widget ``key`` its value: kept copy (page switches) → ``value`` (URL or default)."""
-    if key not in ss:
-        ss[key] = ss.get("_keep." + key, value)
-
-
-def _keep(*keys: str) -> None:
-    for key in keys:
-        if key in ss:
-            ss["_keep." + key] = ss[key]
-
-
 def _url_mode(value: str) -> str:
     if value not in MODES:
         raise ValueError(value)
@@ -132,16 +120,16 @@ def _url_top_k(value: str) -> int:
     return k
 
 
-_seed("fill_mode", url_param("mode", "masked", cast=_url_mode))
-_seed("fill_sentence", url_param("sentence", DEFAULT_SENTENCE))
-_seed("fill_plain", url_param("plain", EXAMPLES[0][0]))
-_seed("fill_word", url_param("word", EXAMPLES[0][1]))
-_seed("fill_chars", [i for i in url_param("chars", [], cast=list) if isinstance(i, int)])
-_seed("fill_top_k", url_param("top_k", 5, cast=_url_top_k))
-_seed("fill_cands", DEFAULT_CANDIDATES)
-_seed("fill_seed", 0)
-_seed("fill_nsp_a", "今天天气很好。")
-_seed("fill_nsp_b", "我们去公园散步吧。")
+seed_widget("fill_mode", url_param("mode", "masked", cast=_url_mode))
+seed_widget("fill_sentence", url_param("sentence", DEFAULT_SENTENCE))
+seed_widget("fill_plain", url_param("plain", EXAMPLES[0][0]))
+seed_widget("fill_word", url_param("word", EXAMPLES[0][1]))
+seed_widget("fill_chars", [i for i in url_param("chars", [], cast=list) if isinstance(i, int)])
+seed_widget("fill_top_k", url_param("top_k", 5, cast=_url_top_k))
+seed_widget("fill_cands", DEFAULT_CANDIDATES)
+seed_widget("fill_seed", 0)
+seed_widget("fill_nsp_a", "今天天气很好。")
+seed_widget("fill_nsp_b", "我们去公园散步吧。")
 
 model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_MODEL)
 
@@ -193,7 +181,7 @@ with st.container(border=True):
             st.multiselect(t("fill.chars"), options, key="fill_chars", format_func=_char_option(plain_text),
                            max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
-_keep("fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars")
+keep_widgets("fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars")
 
 # The sentence BERT sees, and everything that can go wrong with it, reported right here.
 masked: str | None = None
@@ -261,7 +249,7 @@ sync_to_url(
 @st.fragment
 def predictions(result: fm.FillMaskResult) -> None:
     st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
-    _keep("fill_top_k")
+    keep_widgets("fill_top_k")
     k = int(ss["fill_top_k"])
     sync_to_url(top_k=k)
     slots = [(t("fill.mask_title", i=slot.index + 1, pos=slot.token_index),
@@ -287,7 +275,7 @@ if fill is not None:
     # ---- user candidates ------------------------------------------------------------------------
     st.subheader(t("fill.sec.compare"))
     st.text_input(t("fill.cands"), key="fill_cands", help=t("fill.cands_help"))
-    _keep("fill_cands")
+    keep_widgets("fill_cands")
     first = 0
     if len(fill.masks) > 1:
         if not 0 <= int(ss.get("fill_first") or 0) < len(fill.masks):
@@ -386,7 +374,7 @@ def corruption(name: str) -> None:
     c1.number_input(t("fill.seed"), min_value=0, max_value=1_000_000, step=1, key="fill_seed",
                     help=t("fill.seed_help"))
     c2.button(t("fill.resample"), key="fill_resample", on_click=_resample, width="stretch", icon=":material/casino:")
-    _keep("fill_seed", "fill_corrupt_text")
+    keep_widgets("fill_seed", "fill_corrupt_text")
     text = (ss["fill_corrupt_text"] or "").strip()
     try:
         if len(text) > fm.MAX_CHARS:
@@ -435,7 +423,7 @@ else:
 if source and len(source) <= fm.MAX_CHARS and ss.get("_fill_corrupt_source") != source:
     ss["_fill_corrupt_source"] = source
     ss["fill_corrupt_text"] = source
-_seed("fill_corrupt_text", source)
+seed_widget("fill_corrupt_text", source)
 if encoder is not None:
     if mode == "masked" and steps and source == steps[-1].text_after:
         st.caption(t("fill.corrupt_from_fill"))
@@ -448,7 +436,7 @@ st.markdown(t("fill.nsp_intro"))
 c1, c2 = st.columns(2)
 c1.text_input(t("fill.nsp_a"), key="fill_nsp_a")
 c2.text_input(t("fill.nsp_b"), key="fill_nsp_b")
-_keep("fill_nsp_a", "fill_nsp_b")
+keep_widgets("fill_nsp_a", "fill_nsp_b")
 if encoder is not None:
     first_s, second_s = (ss["fill_nsp_a"] or "").strip(), (ss["fill_nsp_b"] or "").strip()
     if not first_s or not second_s:
