@@ -51,6 +51,8 @@ def cmd_models(args) -> None:
 
 
 def cmd_embed(args) -> None:
+    import numpy as np
+
     from .occurrences import MAX_SENTENCES, word_vectors
     from .registry import load_encoder
 
@@ -67,7 +69,7 @@ def cmd_embed(args) -> None:
         for occ in result.occurrences:
             total_found += 1
             _emit({"sentence_index": start + occ.sentence_index, "sentence": occ.sentence, "start": occ.start,
-                   "end": occ.end, "layers": [[round(float(x), 6) for x in layer] for layer in occ.layers]})
+                   "end": occ.end, "layers": np.round(occ.layers.astype(np.float64), 6).tolist()})
         for missing in result.missing:
             print(f"sentence {start + missing}: “{args.word}” not found", file=sys.stderr)
         if show_progress:

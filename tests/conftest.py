@@ -46,3 +46,12 @@ def tiny_bert(tiny_bert_dir):
     from core.registry import load_encoder
 
     return load_encoder(str(tiny_bert_dir))
+
+
+@pytest.fixture
+def skip_component_discovery(monkeypatch):
+    """AppTest scans every installed package for custom components on each new AppTest (≈10 s on a
+    busy CPU); the pages use none, so page tests skip the scan."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    monkeypatch.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import build_tiny_bert
 from core import scenes
 from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
-from test_page_static import arr, assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
+from apptest_support import plotly_array
+from conftest import build_tiny_bert
+from test_page_static import assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "elmo_weights.py")
@@ -47,7 +48,7 @@ def chart(at, key: str) -> dict | None:
 
 
 def bars(at) -> list[float]:
-    return arr(chart(at, "elmo_bars")["data"][0]["y"]).tolist()
+    return plotly_array(chart(at, "elmo_bars")["data"][0]["y"]).tolist()
 
 
 def markdown(at) -> str:
@@ -169,14 +170,14 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_
     scatter = chart(at, "elmo_scatter")
     mixed = [tr for tr in scatter["data"] if tr["name"].startswith("混合后")]
     assert {tr["name"] for tr in mixed} == {"混合后 · 水果", "混合后 · 公司"}
-    before = np.concatenate([arr(tr["x"]) for tr in mixed])
+    before = np.concatenate([plotly_array(tr["x"]) for tr in mixed])
     metric = at.metric[0]
     assert metric.label == "当前混合的准确率" and metric.value.endswith("%")
     at.slider(key="elmo_w_bert_softmax_0").set_value(3.0).run()
     at.slider(key="elmo_gamma").set_value(2.5).run()
     assert_clean(at)
     mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
-    assert not np.allclose(np.concatenate([arr(tr["x"]) for tr in mixed]), before)
+    assert not np.allclose(np.concatenate([plotly_array(tr["x"]) for tr in mixed]), before)
     assert len(encode_calls) == runs  # sliders only re-weight cached layers
     assert at.query_params["bert"] == "1"
 
@@ -205,7 +206,7 @@ def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
     assert_clean(at)
     assert "有 8 / 12 个句子里没有「银行」" in messages(at)
     scatter = chart(at, "elmo_scatter")
-    assert len(np.concatenate([arr(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")])) == 4
+    assert len(np.concatenate([plotly_array(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")])) == 4
 
 
 def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):

@@ -5,68 +5,22 @@ directory, like a hub model); one test runs the embedded mini-bert-zh when it is
 """
 from __future__ import annotations
 
-import base64
-import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 
 from core import fillmask as fm
-from core.errors import LabError
 from core.registry import list_models, load_encoder
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def _app(model, lang: str = "zh", query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.session_state["lang"] = lang
-    at.session_state["bert_model"] = model
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at
-
-
-def _arr(value) -> np.ndarray:
-    """Plotly JSON arrays: plain lists or typed arrays {"dtype", "bdata", "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if shape:
-            data = data.reshape([int(s) for s in str(shape).split(",")] if isinstance(shape, str) else shape)
-        return data
-    return np.asarray(value)
-
-
-def _chart(at: AppTest, key: str) -> dict | None:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.endswith("-" + key):
-            return json.loads(element.proto.spec)
-    return None
-
-
-def _texts(at: AppTest, kind: str) -> list[str]:
-    return [e.value for e in getattr(at, kind)]
-
-
-def _no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _zh(code: str, **params) -> str:
-    return LabError(code, **params).message("zh")
-
-
-@pytest.fixture(autouse=True)
-def _skip_component_discovery(monkeypatch):
-    """AppTest scans every installed package for custom components on each new AppTest (≈10 s on a
-    busy CPU); these pages use none, so the scan is skipped."""
-    from streamlit.components.v2.component_manager import BidiComponentManager
-
-    monkeypatch.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
+_app = partial(page_app, PAGE)
+pytestmark = pytest.mark.usefixtures("skip_component_discovery")
 
 
 @pytest.fixture(scope="module")
@@ -82,22 +36,22 @@ def tiny_encoder(tiny):
 # ---- the default page ----------------------------------------------------------------------------
 def test_default_run_top_k_bars_match_the_model(tiny, tiny_encoder):
     at = _app(tiny).run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert not at.error
     assert at.title[0].value == "BERT 完形填空"
     assert at.text_input(key="fill_sentence").value == "我吃了一个[MASK][MASK]。"
-    assert "我吃了一个[MASK][MASK]。" in _texts(at, "code")
+    assert "我吃了一个[MASK][MASK]。" in texts(at, "code")
     expected = fm.fill_mask(tiny_encoder, "我吃了一个[MASK][MASK]。", top_k=5)
-    spec = _chart(at, "fill_topk_chart")
+    spec = chart(at, "fill_topk_chart")
     bars = [trace for trace in spec["data"] if trace["type"] == "bar"]
     assert len(bars) == 2
     for trace, slot in zip(bars, expected.masks):
-        np.testing.assert_allclose(_arr(trace["x"]), [c.score for c in slot.candidates], rtol=1e-6)
+        np.testing.assert_allclose(plotly_array(trace["x"]), [c.score for c in slot.candidates], rtol=1e-6)
         # the full distribution of each mask sums to 1
         assert slot.probabilities.sum() == pytest.approx(1.0, abs=1e-5)
     assert spec["layout"]["yaxis"]["ticktext"] == [c.token for c in expected.masks[0].candidates]
     assert spec["layout"]["yaxis2"]["ticktext"] == [c.token for c in expected.masks[1].candidates]
-    total = next(c for c in _texts(at, "caption") if "概率之和" in c)
+    total = next(c for c in texts(at, "caption") if "概率之和" in c)
     assert total.count("1.0000") == 2
     assert at.query_params["sentence"] == "我吃了一个[MASK][MASK]。"
     assert len(at.get("download_button")) == 2
@@ -108,9 +62,9 @@ def test_mini_bert_default_run():
     if info is None or not info.available:
         pytest.skip("mini-bert-zh is not available here")
     at = _app("mini-bert-zh").run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert not at.error and not at.warning
-    total = next(c for c in _texts(at, "caption") if "概率之和" in c)
+    total = next(c for c in texts(at, "caption") if "概率之和" in c)
     assert total.count("1.0000") == 2
     labels = [m.label for m in at.metric]
     assert any("IsNext" in label for label in labels)
@@ -119,28 +73,28 @@ def test_mini_bert_default_run():
 def test_top_k_slider_and_url(tiny):
     at = _app(tiny).run()
     at.slider(key="fill_top_k").set_value(3).run()
-    _no_crash(at)
-    spec = _chart(at, "fill_topk_chart")
-    assert [len(_arr(t["x"])) for t in spec["data"]] == [3, 3]
+    assert_no_exception(at)
+    spec = chart(at, "fill_topk_chart")
+    assert [len(plotly_array(t["x"])) for t in spec["data"]] == [3, 3]
     assert at.query_params["top_k"] == "3"
     at.slider(key="fill_top_k").set_value(20).run()
-    assert [len(_arr(t["x"])) for t in _chart(at, "fill_topk_chart")["data"]] == [20, 20]
+    assert [len(plotly_array(t["x"])) for t in chart(at, "fill_topk_chart")["data"]] == [20, 20]
 
 
 def test_url_state_is_read(tiny):
     at = _app(tiny, query={"sentence": "今天天气很[MASK]。", "top_k": "7"}).run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.text_input(key="fill_sentence").value == "今天天气很[MASK]。"
     assert at.slider(key="fill_top_k").value == 7
-    assert len(_arr(_chart(at, "fill_topk_chart")["data"][0]["x"])) == 7
+    assert len(plotly_array(chart(at, "fill_topk_chart")["data"][0]["x"])) == 7
     bad = _app(tiny, query={"top_k": "999", "mode": "nonsense"}).run()
-    _no_crash(bad)
+    assert_no_exception(bad)
     assert bad.slider(key="fill_top_k").value == 5 and bad.radio(key="fill_mode").value == "masked"
 
 
 def test_english(tiny):
     at = _app(tiny, lang="en").run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.title[0].value == "BERT fill-mask"
     assert any("Predict every [MASK]" in h.value for h in at.header)
 
@@ -149,16 +103,16 @@ def test_english(tiny):
 def test_example_selectbox_fills_every_mode(tiny):
     at = _app(tiny).run()
     at.selectbox(key="fill_example").set_value(2).run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.text_input(key="fill_sentence").value == "他背着[MASK][MASK]去北京。"
-    assert "他背着[MASK][MASK]去北京。" in _texts(at, "code")
+    assert "他背着[MASK][MASK]去北京。" in texts(at, "code")
     assert at.selectbox(key="fill_example").value is None  # ready for the next pick
     at.radio(key="fill_mode").set_value("word").run()
     assert at.text_input(key="fill_plain").value == "他背着包袱去北京。"
     assert at.text_input(key="fill_word").value == "包袱"
     at.radio(key="fill_mode").set_value("chars").run()
     assert at.multiselect(key="fill_chars").value == [3, 4]
-    assert "他背着[MASK][MASK]去北京。" in _texts(at, "code")
+    assert "他背着[MASK][MASK]去北京。" in texts(at, "code")
 
 
 def test_word_mode(tiny):
@@ -166,16 +120,16 @@ def test_word_mode(tiny):
     at.radio(key="fill_mode").set_value("word").run()
     at.text_input(key="fill_plain").set_value("苹果昨天发布了新手机。").run()
     at.text_input(key="fill_word").set_value("手").run()
-    _no_crash(at)
-    assert "苹果昨天发布了新[MASK]机。" in _texts(at, "code")
+    assert_no_exception(at)
+    assert "苹果昨天发布了新[MASK]机。" in texts(at, "code")
     assert at.query_params["mode"] == "word" and at.query_params["word"] == "手"
     assert at.query_params["sentence"] == "苹果昨天发布了新[MASK]机。"
     at.text_input(key="fill_word").set_value("北京").run()
-    _no_crash(at)
-    assert any("北京" in e and "没有出现" in e for e in _texts(at, "error"))
+    assert_no_exception(at)
+    assert any("北京" in e and "没有出现" in e for e in texts(at, "error"))
     assert at.text_input(key="fill_word").value == "北京"
     at.text_input(key="fill_word").set_value("").run()
-    assert _zh("empty_word") in _texts(at, "error")
+    assert zh_message("empty_word") in texts(at, "error")
 
 
 def test_chars_mode(tiny):
@@ -183,13 +137,13 @@ def test_chars_mode(tiny):
     at.radio(key="fill_mode").set_value("chars").run()
     at.text_input(key="fill_plain").set_value("今天天气很好。").run()
     at.multiselect(key="fill_chars").set_value([1, 5]).run()
-    _no_crash(at)
-    assert "今[MASK]天气很[MASK]。" in _texts(at, "code")
+    assert_no_exception(at)
+    assert "今[MASK]天气很[MASK]。" in texts(at, "code")
     assert at.query_params["chars"] == "[1,5]"
     at.multiselect(key="fill_chars").set_value([]).run()
-    assert _zh("no_mask") in _texts(at, "error")
+    assert zh_message("no_mask") in texts(at, "error")
     at.text_input(key="fill_plain").set_value("好").run()  # shorter: stale positions are dropped
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.multiselect(key="fill_chars").value == []
 
 
@@ -197,19 +151,19 @@ def test_chars_mode(tiny):
 def test_candidate_comparison(tiny, tiny_encoder):
     at = _app(tiny).run()
     at.text_input(key="fill_cands").set_value("苹果，水果、公司,好吃的").run()
-    _no_crash(at)
+    assert_no_exception(at)
     expected = fm.candidate_scores(tiny_encoder, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
     table = at.dataframe[0].value
     assert list(table.iloc[:, 0]) == ["苹果", "水果", "公司", "好吃的"]
     assert list(table.iloc[:, 3]) == [True, True, True, False]
     np.testing.assert_allclose(table.iloc[:3, 1].astype(float), [e["score"] for e in expected[:3]], rtol=1e-6)
-    spec = _chart(at, "fill_cand_chart")
-    np.testing.assert_allclose(_arr(spec["data"][0]["x"]), [e["score"] for e in expected[:3]], rtol=1e-6)
+    spec = chart(at, "fill_cand_chart")
+    np.testing.assert_allclose(plotly_array(spec["data"][0]["x"]), [e["score"] for e in expected[:3]], rtol=1e-6)
     at.selectbox(key="fill_first").set_value(1).run()
     table = at.dataframe[0].value
     assert list(table.iloc[:, 3]) == [False, False, False, False]  # two-character words do not fit one mask
     at.text_input(key="fill_cands").set_value(" , ,").run()
-    assert any("至少一个候选词" in i for i in _texts(at, "info"))
+    assert any("至少一个候选词" in i for i in texts(at, "info"))
 
 
 # ---- watch BERT fill --------------------------------------------------------------------------------
@@ -219,24 +173,24 @@ def test_replay_buttons_and_slider(tiny, tiny_encoder):
     at = _app(tiny, query={"sentence": sentence}).run()
     assert at.slider(key="fill_step").value == 0
     assert at.button(key="fill_prev").disabled
-    strip = _chart(at, "fill_step_chart")
+    strip = chart(at, "fill_step_chart")
     assert strip["data"][0]["text"][0].count("[MASK]") == 3
     at.button(key="fill_next").click().run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.slider(key="fill_step").value == 1
-    assert steps[0].text_after in _texts(at, "code")
-    probs = _chart(at, "fill_step_probs")
+    assert steps[0].text_after in texts(at, "code")
+    probs = chart(at, "fill_step_probs")
     assert len(probs["data"]) == 3  # three open masks before step 1
     at.button(key="fill_next").click().run()
     at.button(key="fill_next").click().run()
     assert at.slider(key="fill_step").value == 3 and at.button(key="fill_next").disabled
-    assert steps[-1].text_after in _texts(at, "code")
+    assert steps[-1].text_after in texts(at, "code")
     assert "[MASK]" not in steps[-1].text_after
     at.button(key="fill_prev").click().run()
     assert at.slider(key="fill_step").value == 2
     at.slider(key="fill_step").set_value(0).run()
     assert at.slider(key="fill_step").value == 0
-    _no_crash(at)
+    assert_no_exception(at)
 
 
 # ---- the corruption panel ----------------------------------------------------------------------------
@@ -257,7 +211,7 @@ def test_corruption_panel(tiny, tiny_encoder):
             label = next(lbl for lbl in values if lbl.startswith("→") and
                          {"mask": "[MASK]", "random": "随机", "unchanged": "不变"}[action] in lbl)
             assert int(values[label]) == sum(c.action == action for c in expected)
-        strip = _chart(at, "fill_corrupt_chart")
+        strip = chart(at, "fill_corrupt_chart")
         assert strip["data"][0]["text"][1][:5] == [c.shown for c in expected][:5]
 
     check(0)
@@ -266,11 +220,11 @@ def test_corruption_panel(tiny, tiny_encoder):
     check(1)
     at.number_input(key="fill_seed").set_value(42).run()
     check(42)
-    caption = next(c for c in _texts(at, "caption") if "400" in c)
+    caption = next(c for c in texts(at, "caption") if "400" in c)
     assert f"{k}/{n}" in caption and "80%" in caption
     at.text_input(key="fill_corrupt_text").set_value("   ").run()
-    _no_crash(at)
-    assert _zh("empty_input") in _texts(at, "error")
+    assert_no_exception(at)
+    assert zh_message("empty_input") in texts(at, "error")
 
 
 # ---- next-sentence prediction ------------------------------------------------------------------------
@@ -278,64 +232,64 @@ def test_nsp(tiny, tiny_encoder):
     at = _app(tiny).run()
     at.text_input(key="fill_nsp_a").set_value("今天天气很好。").run()
     at.text_input(key="fill_nsp_b").set_value("我吃了一个苹果。").run()
-    _no_crash(at)
+    assert_no_exception(at)
     p = tiny_encoder.next_sentence_probability("今天天气很好。", "我吃了一个苹果。")
     values = {m.label: m.value for m in at.metric}
     assert values["P(IsNext)：B 是 A 的下一句"] == f"{p:.1%}"
     assert values["P(NotNext)：B 是随机句子"] == f"{1 - p:.1%}"
     at.text_input(key="fill_nsp_b").set_value("").run()
-    assert any("两个句子" in i for i in _texts(at, "info"))
+    assert any("两个句子" in i for i in texts(at, "info"))
 
 
 def test_nsp_warns_about_unseen_characters(tiny):
     at = _app(tiny).run()
-    assert not any("😀" in w for w in _texts(at, "warning"))
+    assert not any("😀" in w for w in texts(at, "warning"))
     at.text_input(key="fill_nsp_a").set_value("今天😀很好。").run()
     at.text_input(key="fill_nsp_b").set_value("我们\x07去公园。").run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert at.metric  # the probability is still shown
-    assert any("😀" in w for w in _texts(at, "warning"))
-    assert any("U+0007" in i for i in _texts(at, "info"))
+    assert any("😀" in w for w in texts(at, "warning"))
+    assert any("U+0007" in i for i in texts(at, "info"))
     assert at.text_input(key="fill_nsp_a").value == "今天😀很好。"
 
 
 def test_nsp_without_head(tiny_mlm_dir):
     at = _app(str(tiny_mlm_dir)).run()
-    _no_crash(at)
-    assert _zh("no_nsp_head", name=str(tiny_mlm_dir)) in _texts(at, "error")
+    assert_no_exception(at)
+    assert zh_message("no_nsp_head", name=str(tiny_mlm_dir)) in texts(at, "error")
     assert at.get("plotly_chart")  # the rest of the page still works
 
 
 # ---- models ---------------------------------------------------------------------------------------
 def test_model_problems():
     at = _app(None).run()
-    _no_crash(at)
-    assert any("侧栏" in i for i in _texts(at, "info"))
+    assert_no_exception(at)
+    assert any("侧栏" in i for i in texts(at, "info"))
     at = _app("/nonexistent/model").run()
-    _no_crash(at)
-    assert _zh("unknown_model", name="/nonexistent/model") in _texts(at, "error")
+    assert_no_exception(at)
+    assert zh_message("unknown_model", name="/nonexistent/model") in texts(at, "error")
     assert at.text_input(key="fill_sentence").value == "我吃了一个[MASK][MASK]。"
     info = next((m for m in list_models() if m.name == "mini-elmo-zh" and m.available), None)
     if info:
         at = _app("mini-elmo-zh").run()
-        _no_crash(at)
-        assert _zh("not_masked_lm", name="mini-elmo-zh", model_type="elmo") in _texts(at, "error")
+        assert_no_exception(at)
+        assert zh_message("not_masked_lm", name="mini-elmo-zh", model_type="elmo") in texts(at, "error")
 
 
 # ---- bad inputs ------------------------------------------------------------------------------------
 BAD = [
-    ("", _zh("empty_input")),
-    ("   \t ", _zh("empty_input")),
-    ("好" * 5000, _zh("too_long", length=5000, limit=fm.MAX_CHARS)),
-    ("今天天气很好。", _zh("no_mask")),
-    ("[MASK][MASK]", _zh("only_masks")),
-    ("[MASK]，[MASK]！", _zh("only_masks")),
-    ("今天" + "[MASK]" * 20, _zh("too_many_masks", count=20, limit=fm.MAX_MASKS)),
-    ("<script>alert(1)</script>", _zh("no_mask")),
-    ("😀😀😀", _zh("no_mask")),
-    ("我們今天去學校", _zh("no_mask")),
-    ("I like apples.", _zh("no_mask")),
-    ("今天\x00天气\x07很好", _zh("no_mask")),
+    ("", zh_message("empty_input")),
+    ("   \t ", zh_message("empty_input")),
+    ("好" * 5000, zh_message("too_long", length=5000, limit=fm.MAX_CHARS)),
+    ("今天天气很好。", zh_message("no_mask")),
+    ("[MASK][MASK]", zh_message("only_masks")),
+    ("[MASK]，[MASK]！", zh_message("only_masks")),
+    ("今天" + "[MASK]" * 20, zh_message("too_many_masks", count=20, limit=fm.MAX_MASKS)),
+    ("<script>alert(1)</script>", zh_message("no_mask")),
+    ("😀😀😀", zh_message("no_mask")),
+    ("我們今天去學校", zh_message("no_mask")),
+    ("I like apples.", zh_message("no_mask")),
+    ("今天\x00天气\x07很好", zh_message("no_mask")),
 ]
 
 
@@ -343,19 +297,19 @@ BAD = [
 def test_bad_inputs(tiny, text, message):
     at = _app(tiny).run()
     at.text_input(key="fill_sentence").set_value(text).run()
-    _no_crash(at)
-    assert message in _texts(at, "error")
+    assert_no_exception(at)
+    assert message in texts(at, "error")
     assert at.text_input(key="fill_sentence").value == text  # the user's text stays in the box
     assert at.get("plotly_chart")  # the corruption strip still renders
     for kind in ("markdown", "caption", "warning", "info", "error"):
-        assert not any("<script>" in value for value in _texts(at, kind))
+        assert not any("<script>" in value for value in texts(at, kind))
 
 
 def test_too_many_tokens(tiny):
     at = _app(tiny).run()
     at.text_input(key="fill_sentence").set_value("今天" * 35 + "[MASK]").run()
-    _no_crash(at)
-    assert _zh("too_many_tokens", count=73, limit=64) in _texts(at, "error")
+    assert_no_exception(at)
+    assert zh_message("too_many_tokens", count=73, limit=64) in texts(at, "error")
 
 
 ODD = [
@@ -372,20 +326,20 @@ def test_odd_but_valid_inputs(tiny, text, unknown, control):
     at = _app(tiny).run()
     at.text_input(key="fill_nsp_a").set_value("")  # the NSP boxes warn about their own unseen characters
     at.text_input(key="fill_sentence").set_value(text).run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert not at.error
-    assert _chart(at, "fill_topk_chart") is not None
+    assert chart(at, "fill_topk_chart") is not None
     assert at.text_input(key="fill_sentence").value == text
-    warnings = " ".join(_texts(at, "warning"))
+    warnings = " ".join(texts(at, "warning"))
     for char in unknown:
         assert char in warnings.replace("\\", "")
     if not unknown:
         assert not at.warning
-    infos = " ".join(_texts(at, "info"))
+    infos = " ".join(texts(at, "info"))
     for code in control:
         assert code in infos
     for kind in ("markdown", "caption", "warning", "info", "error"):
-        assert not any("<script>" in value for value in _texts(at, kind))
+        assert not any("<script>" in value for value in texts(at, kind))
 
 
 # ---- caching: moving a slider never re-runs the model ----------------------------------------------
@@ -402,6 +356,6 @@ def test_sliders_do_not_rerun_the_model(tiny, monkeypatch):
     at.slider(key="fill_top_k").set_value(9).run()
     at.slider(key="fill_step").set_value(2).run()
     at.button(key="fill_prev").click().run()
-    _no_crash(at)
+    assert_no_exception(at)
     assert not at.error
-    assert len(_arr(_chart(at, "fill_topk_chart")["data"][0]["x"])) == 9
+    assert len(plotly_array(chart(at, "fill_topk_chart")["data"][0]["x"])) == 9

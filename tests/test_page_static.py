@@ -6,7 +6,6 @@ absent (its warning is tested) or the real embedded one (tests skip when it is n
 """
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import plotly_array
 from core import scenes
 from test_vectors_view import build_tiny_static
 
@@ -96,24 +96,13 @@ def charts(at) -> dict[str, dict]:
     return out
 
 
-def arr(value) -> np.ndarray:
-    """A plotly JSON array: a plain list, or plotly's typed-array form {"dtype", "bdata", "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if shape:
-            data = data.reshape([int(n) for n in str(shape).split(",")])
-        return data
-    return np.asarray(value)
-
-
 def contextual_points(spec) -> tuple[list, list]:
     """(x, y) of all occurrence points of the right subplot."""
     xs, ys = [], []
     for tr in spec["data"]:
         if tr.get("xaxis") == "x2":
-            xs += arr(tr["x"]).tolist()
-            ys += arr(tr["y"]).tolist()
+            xs += plotly_array(tr["x"]).tolist()
+            ys += plotly_array(tr["y"]).tolist()
     return xs, ys
 
 
@@ -135,12 +124,12 @@ def test_default_lecture_pair(models_dir, tiny_bert_dir):
     specs = charts(at)
     scatter = specs["static_scatter"]
     star = [tr for tr in scatter["data"] if tr.get("marker", {}).get("symbol") == "star"]
-    assert len(star) == 1 and len(arr(star[0]["x"])) == 1  # ONE static point for both sentences ...
+    assert len(star) == 1 and len(plotly_array(star[0]["x"])) == 1  # ONE static point for both sentences ...
     assert star[0]["name"] == "word2vec：所有句子同一个向量"
     assert "我吃了一个【苹果】" in star[0]["hovertext"][0] and "【苹果】昨天发布了新手机" in star[0]["hovertext"][0]
     xs, _ = contextual_points(scatter)
     assert len(xs) == 2  # ... and one contextual point per occurrence
-    assert arr(specs["static_heatmap"]["data"][0]["z"]).shape == (2, 2)
+    assert plotly_array(specs["static_heatmap"]["data"][0]["z"]).shape == (2, 2)
     assert "static_acc" not in specs  # unlabelled sentences: a tip instead of the accuracy chart
     assert any("标签|" in c.value for c in at.caption)
     # both spaces are named, with their dimensions
@@ -169,10 +158,10 @@ def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_be
     legend = {tr["name"] for tr in specs["static_scatter"]["data"] if tr.get("xaxis") == "x2"}
     assert legend == {"水果", "公司"}
     acc = specs["static_acc"]["data"]
-    assert len(arr(acc[0]["x"])) == 3  # tiny BERT: embeddings + 2 layers
+    assert len(plotly_array(acc[0]["x"])) == 3  # tiny BERT: embeddings + 2 layers
     static_line = acc[-1]
     # every sentence has the same word2vec vector: the neighbour of all is occurrence 1 (水果) -> 8/16
-    assert arr(static_line["y"]).tolist() == [0.5, 0.5, 0.5] and "静态" in static_line["name"]
+    assert plotly_array(static_line["y"]).tolist() == [0.5, 0.5, 0.5] and "静态" in static_line["name"]
     at.selectbox(key="vec_scene").select("baofu").run()
     assert at.text_input(key="vec_word").value == "包袱"
     legend = {tr["name"] for tr in charts(at)["static_scatter"]["data"] if tr.get("xaxis") == "x2"}
@@ -200,7 +189,7 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     assert_clean(at)
     heat = charts(at)["static_heatmap"]
     assert "均值中心化" in heat["layout"]["title"]["text"]
-    assert not np.allclose(arr(heat["data"][0]["z"]), arr(heat_raw["data"][0]["z"]))
+    assert not np.allclose(plotly_array(heat["data"][0]["z"]), plotly_array(heat_raw["data"][0]["z"]))
     assert len(encode_calls) == runs  # neither control re-ran the model
     assert at.query_params["layer"] == "0" and at.query_params["centre"] == "1"
 

@@ -133,7 +133,7 @@ vector for 苹果 in 我吃了一个苹果 and in 苹果昨天发布了新手机
 |---|---|
 | algorithm | skip-gram, window {config['window']}, {config['negative']} negative samples, {config['epochs']} epochs |
 | vectors | {config['vocab_size']:,} words × {config['dim']} dims (fp16), words with frequency ≥ {config['min_count']} (most frequent kept) |
-| files | `vectors.safetensors` (one matrix), `vocab.txt` (word TAB count, row order), `config.json` — no pickle |
+| files | `vectors.safetensors` (one matrix), `vocab.txt` (word TAB count, row order), `segmenter-freq.txt` (jieba frequencies that keep every vocabulary word whole), `config.json` — no pickle |
 
 ## Nearest neighbours (cosine)
 

@@ -3,7 +3,8 @@
     python -m core.train.word2vec --out assets/models/word2vec-zh
 
 The shipped files are ``vectors.safetensors`` (one fp16 matrix), ``vocab.txt`` (word TAB count,
-row order) and ``config.json``: gensim's own ``.model`` format is a pickle and is never shipped.
+row order), ``segmenter-freq.txt`` (the jieba frequencies that keep each word whole, see
+core/segmenter.py) and ``config.json``: gensim's own ``.model`` format is a pickle and is never shipped.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 from gensim.models import Word2Vec
 from safetensors.numpy import save_file
 
+from ..segmenter import write_frequencies
 from .corpus import DEFAULT_CORPUS, read_lines
 
 PEOPLES_DAILY = DEFAULT_CORPUS.parent / "peoples_daily_1998_01.txt"
@@ -68,6 +70,7 @@ def main(argv=None) -> None:
     save_file({"vectors": keyed.vectors.astype(np.float16)}, str(out / "vectors.safetensors"))
     (out / "vocab.txt").write_text(
         "".join(f"{w}\t{keyed.get_vecattr(w, 'count')}\n" for w in keyed.index_to_key), encoding="utf-8")
+    write_frequencies(out, list(keyed.index_to_key))
     config = {"model_type": "word2vec", "algorithm": "skip-gram", "segmenter": "jieba", "dim": args.dim,
               "window": args.window, "negative": args.negative, "epochs": args.epochs,
               "min_count": args.min_count, "vocab_size": len(keyed.index_to_key), "lowercase": True}

@@ -1,0 +1,52 @@
+"""Helpers shared by the AppTest page tests: building a page's AppTest, reading its plotly figures
+back as arrays, and checking that nothing crashed."""
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from core.errors import LabError
+
+
+def page_app(page: str, model, lang: str = "zh", query: dict | None = None) -> AppTest:
+    """An (unrun) AppTest of one page file with the sidebar's language and BERT model preset."""
+    at = AppTest.from_file(page, default_timeout=180)
+    at.session_state["lang"] = lang
+    at.session_state["bert_model"] = model
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at
+
+
+def plotly_array(value) -> np.ndarray:
+    """A plotly JSON array: a plain list, or plotly's typed-array form {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            data = data.reshape([int(n) for n in str(shape).split(",")] if isinstance(shape, str) else shape)
+        return data
+    return np.asarray(value)
+
+
+def chart(at: AppTest, key: str) -> dict | None:
+    """The plotly figure of the chart whose widget key is `key`, as its JSON spec."""
+    for element in at.get("plotly_chart"):
+        if element.proto.id.endswith("-" + key):
+            return json.loads(element.proto.spec)
+    return None
+
+
+def texts(at: AppTest, kind: str) -> list[str]:
+    return [e.value for e in getattr(at, kind)]
+
+
+def assert_no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def zh_message(code: str, **params) -> str:
+    return LabError(code, **params).message("zh")
