@@ -1,0 +1,23 @@
+"""core.train.cards: the word-sense table says per set whether the 90% target is met."""
+from core.train.cards import _senses_table
+
+
+def _report(best_bert: float, best_elmo: float) -> dict:
+    def result(best):
+        return {"per_layer": {"layer 0": 0.5, "layer 1": best}, "n": {"水果": 20, "公司": 20}, "best": best}
+
+    return {"senses_苹果": {"authored": {"mini-bert-zh": result(best_bert), "mini-elmo-zh": result(best_elmo),
+                                         "word2vec-zh": result(0.5)}}}
+
+
+def test_verdict_follows_the_measured_best_layer():
+    report = _report(0.932, 0.864)
+    assert "authored 93.2% (met)" in _senses_table(report, "mini-bert-zh")
+    elmo = _senses_table(report, "mini-elmo-zh")
+    assert "authored 86.4% (missed)" in elmo and "layer 1: 86.4%" in elmo
+    assert "authored 90.0% (met)" in _senses_table(_report(0.9, 0.9), "mini-elmo-zh")
+
+
+def test_static_model_gets_the_table_but_no_verdict():
+    table = _senses_table(_report(0.95, 0.95), "word2vec-zh")
+    assert "layer 1: 50.0%" in table and "Target" not in table
