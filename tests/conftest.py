@@ -48,10 +48,12 @@ def tiny_bert(tiny_bert_dir):
     return load_encoder(str(tiny_bert_dir))
 
 
-@pytest.fixture
-def skip_component_discovery(monkeypatch):
+@pytest.fixture(scope="module")
+def skip_component_discovery():
     """AppTest scans every installed package for custom components on each new AppTest (≈10 s on a
     busy CPU); the pages use none, so page tests skip the scan."""
     from streamlit.components.v2.component_manager import BidiComponentManager
 
-    monkeypatch.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
+        yield

@@ -172,16 +172,10 @@ PARAMS = [pytest.param(box, case, id=f"{box.id}-{case}") for box in BOXES for ca
 
 # ---- AppTest plumbing ------------------------------------------------------------------------------
 @pytest.fixture(scope="module", autouse=True)
-def _setup_module():
+def _setup_module(skip_component_discovery):
     missing = [m.name for m in list_models() if not m.available]
     if missing:
         pytest.skip(f"embedded models not available yet: {missing}")
-    from streamlit.components.v2.component_manager import BidiComponentManager
-
-    with pytest.MonkeyPatch.context() as mp:
-        # AppTest scans every installed package for custom components per AppTest; the pages use none
-        mp.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
-        yield
 
 
 @dataclass
