@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from core.segmenter import FREQ_FILE, _fresh_tokenizer, _tune, segmenter, write_frequencies
+import jieba
+
+from core.segmenter import FREQ_FILE, segmenter, write_frequencies
 
 # jieba's default dictionary splits 苹果手机 and 吃苹果; 仙美果 (HMM-found) comes out whole anyway
 WORDS = ["苹果", "苹果手机", "了", "吃苹果", "仙美果", "新手机"]
@@ -16,11 +18,16 @@ def _state(tokenizer) -> tuple[dict, int]:
     return dict(tokenizer.FREQ), tokenizer.total
 
 
-def test_default_jieba_splits_the_words_the_tuning_keeps_whole():
-    plain = _fresh_tokenizer()
+def _tuned_without_file(tmp_path: Path):
+    empty = tmp_path / "no-file"
+    empty.mkdir()
+    return segmenter(empty, WORDS)
+
+
+def test_default_jieba_splits_the_words_the_tuning_keeps_whole(tmp_path):
+    plain = jieba.Tokenizer()
     assert "苹果手机" not in plain.lcut("我说苹果手机了") and "吃苹果" not in plain.lcut("他吃苹果了")
-    tuned = _fresh_tokenizer()
-    _tune(tuned, WORDS)
+    tuned = _tuned_without_file(tmp_path)
     for word in MULTI:
         assert word in tuned.lcut(f"我说{word}了"), word
 
@@ -29,22 +36,14 @@ def test_stored_frequencies_give_the_tuned_state(tmp_path):
     path = write_frequencies(tmp_path, WORDS)
     assert path.name == FREQ_FILE
     assert [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines()] == MULTI
-    tuned = _fresh_tokenizer()
-    _tune(tuned, WORDS)
-    assert _state(segmenter(tmp_path, WORDS)) == _state(tuned)
+    assert _state(segmenter(tmp_path, WORDS)) == _state(_tuned_without_file(tmp_path))
 
 
 def test_a_file_for_other_words_is_ignored(tmp_path):
     write_frequencies(tmp_path, ["香蕉", "电脑"])
     loaded = segmenter(tmp_path, WORDS)
-    tuned = _fresh_tokenizer()
-    _tune(tuned, WORDS)
-    assert _state(loaded) == _state(tuned)
+    assert _state(loaded) == _state(_tuned_without_file(tmp_path))
     assert "苹果手机" in loaded.lcut("我说苹果手机了")
-
-
-def test_no_file_tunes_the_words(tmp_path):
-    assert "吃苹果" in segmenter(tmp_path, WORDS).lcut("他吃苹果了")
 
 
 def test_the_shipped_word2vec_file_matches_its_vocabulary():

@@ -35,12 +35,20 @@ from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
 _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
-_FRUIT = re.compile(r"吃|水果|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
+_FRUIT = re.compile(r"吃|水果|果品|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
 
 
 def authored_sense_set() -> tuple[list[str], list[str]]:
     lines = [l for l in SENSES_FILE.read_text(encoding="utf-8").splitlines() if l.strip() and not l.startswith("#")]
     return parse_labelled(lines)
+
+
+def apple_sense(sentence: str) -> str | None:
+    """Sense of 苹果 from cue words; None when the cues are absent or point both ways (e.g. 果品总公司)."""
+    apple, fruit = bool(_APPLE_INC.search(sentence.lower())), bool(_FRUIT.search(sentence))
+    if apple == fruit:
+        return None
+    return "公司" if apple else "水果"
 
 
 def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
@@ -49,12 +57,10 @@ def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
         if "苹果" not in line:
             continue
         for sentence in split_sentences(line):
-            if "苹果" not in sentence:
-                continue
-            apple, fruit = bool(_APPLE_INC.search(sentence.lower())), bool(_FRUIT.search(sentence))
-            if apple != fruit:
+            sense = apple_sense(sentence) if "苹果" in sentence else None
+            if sense:
                 sentences.append(sentence)
-                labels.append("公司" if apple else "水果")
+                labels.append(sense)
     return sentences, labels
 
 
