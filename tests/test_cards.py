@@ -21,3 +21,11 @@ def test_verdict_follows_the_measured_best_layer():
 def test_static_model_gets_the_table_but_no_verdict():
     table = _senses_table(_report(0.95, 0.95), "word2vec-zh")
     assert "layer 1: 50.0%" in table and "Target" not in table
+
+
+def test_a_set_below_the_per_sense_minimum_is_flagged_with_its_step():
+    report = _report(0.95, 0.95)
+    assert "fewer than" not in _senses_table(report, "mini-bert-zh")
+    report["senses_苹果"]["authored"]["mini-bert-zh"]["n"] = {"水果": 43, "公司": 11}
+    assert "authored has fewer than 20 occurrences of a sense; one error there moves its figure by 1.9%." \
+        in _senses_table(report, "mini-bert-zh")

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import jieba
+import pytest
 
 from core.segmenter import FREQ_FILE, segmenter, write_frequencies
 

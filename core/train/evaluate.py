@@ -57,7 +57,9 @@ def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
         if "苹果" not in line:
             continue
         for sentence in split_sentences(line):
-            sense = apple_sense(sentence) if "苹果" in sentence else None
+            if "苹果" not in sentence:
+                continue
+            sense = apple_sense(sentence)
             if sense:
                 sentences.append(sentence)
                 labels.append(sense)
