@@ -49,13 +49,18 @@ large = bool(ss.get("present"))
 
 # ---- cached model work (per model and sentence; never re-run by a slider) ----------------------
 @st.cache_data(show_spinner=False, max_entries=256)
-def _fill(name: str, sentence: str) -> fm.FillMaskResult:
-    return fm.fill_mask(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX)
+def _fill(name: str, sentence: str, hide_vulgar: bool) -> fm.FillMaskResult:
+    return fm.fill_mask(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX, hide_vulgar=hide_vulgar)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _words(name: str, sentence: str, hide_vulgar: bool) -> list[fm.MaskRun]:
+    return fm.word_candidates(cache.bert_encoder(name), sentence, top_n=TOP_K_MAX, hide_vulgar=hide_vulgar)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _steps(name: str, sentence: str) -> list[fm.FillStep]:
-    steps = fm.iterative_fill(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX)
+def _steps(name: str, sentence: str, hide_vulgar: bool) -> list[fm.FillStep]:
+    steps = fm.iterative_fill(cache.bert_encoder(name), sentence, top_k=TOP_K_MAX, hide_vulgar=hide_vulgar)
     for step in steps:  # keep the top-k only: full distributions of every step are not shown
         step.open_masks = [fm.MaskSlot(s.index, s.token_index, s.candidates, s.probabilities[:0])
                            for s in step.open_masks]
@@ -128,6 +133,7 @@ seed_widget("fill_chars", [i for i in url_param("chars", [], cast=list) if isins
 seed_widget("fill_top_k", url_param("top_k", 5, cast=_url_top_k))
 seed_widget("fill_cands", DEFAULT_CANDIDATES)
 seed_widget("fill_seed", 0)
+seed_widget("fill_show_all", False)
 seed_widget("fill_nsp_a", "今天天气很好。")
 seed_widget("fill_nsp_b", "我们去公园散步吧。")
 
@@ -181,7 +187,9 @@ with st.container(border=True):
             st.multiselect(t("fill.chars"), options, key="fill_chars", format_func=_char_option(plain_text),
                            max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
-keep_widgets("fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars")
+    st.toggle(t("fill.show_all"), key="fill_show_all", help=t("fill.show_all_help"))
+keep_widgets("fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars", "fill_show_all")
+hide_vulgar = not ss["fill_show_all"]
 
 # The sentence BERT sees, and everything that can go wrong with it, reported right here.
 masked: str | None = None
@@ -223,7 +231,7 @@ if encoder is not None:
         masked = fm.check_masked_sentence(raw, encoder.mask_token)
         st.caption(t("fill.model_input"))
         st.code(masked, language=None, wrap_lines=True)
-        fill = _fill(model_name, masked)
+        fill = _fill(model_name, masked, hide_vulgar)
     except _WordMissing as missing:
         st.error(t("fill.word_missing", word=md_escape(missing)))
     except LabError as err:
@@ -247,7 +255,7 @@ sync_to_url(
 
 # ---- 1. top-k candidates for every mask ---------------------------------------------------------
 @st.fragment
-def predictions(result: fm.FillMaskResult) -> None:
+def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
     st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
     keep_widgets("fill_top_k")
     k = int(ss["fill_top_k"])
@@ -257,6 +265,16 @@ def predictions(result: fm.FillMaskResult) -> None:
              for slot in result.masks]
     fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
     st.plotly_chart(fig, config=PLOT_CONFIG, key="fill_topk_chart")
+    if runs:
+        word_slots = [(t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
+                       [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
+        st.subheader(t("fill.sec.words"))
+        st.plotly_chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large),
+                        config=PLOT_CONFIG, key="fill_words_chart")
+        st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
+    hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
+    if hidden:
+        st.caption(t("fill.hidden_note", n=hidden))
     totals = [float(slot.probabilities.sum()) for slot in result.masks]
     st.caption(t("fill.total_prob", totals=" · ".join(f"{x:.4f}" for x in totals)))
     rows = [{"mask": slot.index + 1, "rank": r + 1, "token": c.token, "probability": round(c.score, 6)}
@@ -270,7 +288,12 @@ def predictions(result: fm.FillMaskResult) -> None:
 
 st.header(t("fill.sec.predict"))
 if fill is not None:
-    predictions(fill)
+    try:
+        word_runs = _words(model_name, masked, hide_vulgar)
+    except Exception as err:
+        st.error(error_text(err))
+        word_runs = []
+    predictions(fill, word_runs)
 
     # ---- user candidates ------------------------------------------------------------------------
     st.subheader(t("fill.sec.compare"))
@@ -353,7 +376,7 @@ st.markdown(t("fill.replay_intro"))
 steps = None
 if fill is not None:
     try:
-        steps = _steps(model_name, masked)
+        steps = _steps(model_name, masked, hide_vulgar)
     except Exception as err:
         st.error(error_text(err))
     if steps:

@@ -83,16 +83,22 @@ def cmd_embed(args) -> None:
 
 def cmd_fill_mask(args) -> None:
     from .encoders import BertEncoder
-    from .fillmask import fill_mask
+    from .fillmask import fill_mask, word_candidates
     from .registry import load_encoder
 
     encoder = load_encoder(args.model)
     if not isinstance(encoder, BertEncoder):
         raise LabError("bad_value", detail=f"{args.model} is not a masked language model")
-    result = fill_mask(encoder, " ".join(args.sentence), top_k=args.top_k)
+    hide = not args.show_all
+    result = fill_mask(encoder, " ".join(args.sentence), top_k=args.top_k, hide_vulgar=hide)
+    runs = word_candidates(encoder, result.sentence, top_n=args.top_k, hide_vulgar=hide)
     _emit({"sentence": result.sentence, "masks": [
-        {"index": slot.index, "candidates": [{"token": c.token, "score": round(c.score, 6)} for c in slot.candidates]}
-        for slot in result.masks]})
+        {"index": slot.index, "candidates": [{"token": c.token, "score": round(c.score, 6)} for c in slot.candidates],
+         "hidden": slot.hidden}
+        for slot in result.masks], "words": [
+        {"first": run.first, "length": run.length, "hidden": run.hidden,
+         "candidates": [{"word": w.word, "score": round(w.score, 6)} for w in run.words]}
+        for run in runs]})
 
 
 def _json_arg(text: str, what: str):
@@ -146,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     fill = sub.add_parser("fill-mask", help="top-k candidates for every [MASK]")
     fill.add_argument("--model", default="mini-bert-zh")
     fill.add_argument("--top-k", type=int, default=5)
+    fill.add_argument("--show-all", action="store_true",
+                      help="also list candidates that complete a vulgar word (hidden by default)")
     fill.add_argument("sentence", nargs="+")
     fill.set_defaults(func=cmd_fill_mask)
     mix = sub.add_parser("mix", help="ELMo scalar mix: gamma * sum_j s_j h_j")

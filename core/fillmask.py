@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,9 +13,11 @@ import torch
 
 from .encoders import BertEncoder
 from .errors import LabError
+from .wordfilter import creates_vulgar
 
 MAX_MASKS = 16
 MAX_CHARS = 500
+WORD_BEAM = 16  # hypotheses kept per position by word_candidates
 _MASK_VARIANTS = re.compile(r"[\[［]\s*mask\s*[\]］]", re.IGNORECASE)
 
 
@@ -30,6 +33,7 @@ class MaskSlot:
     token_index: int  # position in the tokenized input
     candidates: list[Candidate]
     probabilities: np.ndarray  # full distribution over the vocabulary (sums to 1)
+    hidden: int = 0  # vulgar candidates left out of ``candidates`` (they stay in ``probabilities``)
 
 
 @dataclass
@@ -37,6 +41,21 @@ class FillMaskResult:
     sentence: str
     tokens: list[str]
     masks: list[MaskSlot]
+
+
+@dataclass
+class WordCandidate:
+    word: str
+    score: float  # joint probability of the whole word: the chain of its tokens' probabilities
+    per_token: list[float]
+
+
+@dataclass
+class MaskRun:
+    first: int  # sentence-order index of the run's first mask
+    length: int  # adjacent masks in the run (2 or more)
+    words: list[WordCandidate]
+    hidden: int = 0
 
 
 @dataclass
@@ -85,8 +104,30 @@ def _as_text(token: str) -> str:
     return token[2:] if token.startswith("##") else token
 
 
-def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5) -> FillMaskResult:
-    """Top-k candidates with probabilities for every [MASK], from one forward pass."""
+def _around(sentence: str, mask_token: str, first: int, length: int = 1) -> tuple[str, str]:
+    """Text before the ``first``-th mask and after the run of ``length`` masks starting there."""
+    parts = sentence.split(mask_token)
+    return mask_token.join(parts[:first + 1]), mask_token.join(parts[first + length:])
+
+
+def _ranked(distribution: np.ndarray, excluded: list[int]) -> np.ndarray:
+    ranking = distribution.astype(np.float64).copy()
+    ranking[excluded] = -1.0
+    return np.argsort(-ranking, kind="stable")
+
+
+def _special_ids(encoder: BertEncoder, size: int) -> list[int]:
+    # Special tokens ([MASK], [CLS], [SEP], [PAD], [UNK]) are never offered as fillers: a predicted
+    # [MASK] would re-open the slot and iterative_fill would loop forever. They stay in the distribution.
+    return [i for i in encoder.tokenizer.all_special_ids if 0 <= i < size]
+
+
+def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> FillMaskResult:
+    """Top-k candidates with probabilities for every [MASK], from one forward pass.
+
+    ``hide_vulgar`` leaves out candidates that would complete a word of the vulgar-word list
+    (counted in ``MaskSlot.hidden``); the next candidates move up.
+    """
     if not 1 <= top_k <= 50:
         raise LabError("bad_value", detail="top_k must be between 1 and 50")
     sentence = check_masked_sentence(sentence, encoder.mask_token)
@@ -95,18 +136,91 @@ def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5) -> FillMaskRe
     ids = batch["input_ids"][0]
     positions = (ids == encoder.tokenizer.mask_token_id).nonzero().flatten().tolist()
     probs = torch.softmax(_mlm_logits(outputs)[0].float(), dim=-1).numpy()
-    # Special tokens ([MASK], [CLS], [SEP], [PAD], [UNK]) are never offered as fillers: a predicted
-    # [MASK] would re-open the slot and iterative_fill would loop forever. They stay in the distribution.
-    special = [i for i in encoder.tokenizer.all_special_ids if 0 <= i < probs.shape[-1]]
+    special = _special_ids(encoder, probs.shape[-1])
     slots = []
     for k, position in enumerate(positions):
         distribution = probs[position].astype(np.float64)
-        ranking = distribution.copy()
-        ranking[special] = -1.0
-        top = np.argsort(-ranking, kind="stable")[:top_k]
-        slots.append(MaskSlot(k, position, [Candidate(_display(encoder, t), float(distribution[t])) for t in top],
-                              distribution))
+        before, after = _around(sentence, encoder.mask_token, k)
+        chosen, hidden = [], 0
+        for token_id in _ranked(distribution, special):
+            token = _display(encoder, token_id)
+            if hide_vulgar and creates_vulgar(before, _as_text(token), after):
+                hidden += 1
+                continue
+            chosen.append(Candidate(token, float(distribution[token_id])))
+            if len(chosen) == top_k:
+                break
+        slots.append(MaskSlot(k, position, chosen, distribution, hidden))
     return FillMaskResult(sentence, encoder.tokenizer.convert_ids_to_tokens(ids.tolist()), slots)
+
+
+def _is_punctuation(token: str) -> bool:
+    return all(unicodedata.category(ch).startswith(("P", "S")) for ch in _as_text(token))
+
+
+def mask_runs(sentence: str, mask_token: str = "[MASK]") -> list[tuple[int, int]]:
+    """(first mask index, length) of every run of two or more directly adjacent masks."""
+    runs, index, cursor = [], 0, 0
+    while (found := sentence.find(mask_token, cursor)) != -1:
+        length = 1
+        while sentence.startswith(mask_token, found + length * len(mask_token)):
+            length += 1
+        if length > 1:
+            runs.append((index, length))
+        index += length
+        cursor = found + length * len(mask_token)
+    return runs
+
+
+@torch.inference_mode()
+def word_candidates(encoder: BertEncoder, sentence: str, top_n: int = 5, beam: int = WORD_BEAM,
+                    hide_vulgar: bool = True) -> list[MaskRun]:
+    """Ranked whole words for every run of adjacent masks (我吃了一个[MASK][MASK]。 → 苹果, 包子, …).
+
+    Beam search over the run, left to right: each hypothesis fills the run's next mask and the
+    model is run again, so a word's score is the chain P(c1 | context) · P(c2 | context, c1) · …,
+    a joint probability (the words' scores over all words sum to at most 1). Punctuation and
+    symbols are not word characters and are skipped. Masks outside the run stay masked. One
+    batched forward pass per position in the run.
+    """
+    sentence = check_masked_sentence(sentence, encoder.mask_token)
+    encoder.check_length(sentence)
+    mask = encoder.mask_token
+    runs = []
+    for first, length in mask_runs(sentence, mask):
+        before, after = _around(sentence, mask, first, length)
+        hypotheses: list[tuple[list[str], float, list[float]]] = [([], 1.0, [])]
+        for j in range(length):
+            texts = [before + "".join(_as_text(tok) for tok in tokens) + mask * (length - j) + after
+                     for tokens, _, _ in hypotheses]
+            batch, outputs = encoder.forward(texts)
+            probs = torch.softmax(_mlm_logits(outputs).float(), dim=-1).numpy()
+            special = _special_ids(encoder, probs.shape[-1])
+            extended = []
+            for row, (tokens, score, per_token) in enumerate(hypotheses):
+                # the run's next open mask is the ``first``-th mask still in this text
+                position = (batch["input_ids"][row] == encoder.tokenizer.mask_token_id).nonzero().flatten()[first]
+                distribution = probs[row, int(position)]
+                kept = 0
+                for token_id in _ranked(distribution, special):
+                    token = _display(encoder, token_id)
+                    if _is_punctuation(token):  # a word is made of characters, not of 。or ，
+                        continue
+                    p = float(distribution[token_id])
+                    extended.append((tokens + [token], score * p, per_token + [p]))
+                    kept += 1
+                    if kept == beam:
+                        break
+            hypotheses = sorted(extended, key=lambda h: -h[1])[:beam]
+        words, hidden = [], 0
+        for tokens, score, per_token in hypotheses:
+            word = "".join(_as_text(tok) for tok in tokens)
+            if hide_vulgar and creates_vulgar(before, word, after):
+                hidden += 1
+                continue
+            words.append(WordCandidate(word, score, per_token))
+        runs.append(MaskRun(first, length, words[:top_n], hidden))
+    return runs
 
 
 def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str], first_mask: int = 0
@@ -153,12 +267,12 @@ def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None
     return "".join(out)
 
 
-def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5) -> list[FillStep]:
+def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> list[FillStep]:
     """Fill the most confident mask, re-run the model, repeat until no mask is left."""
     steps = []
     text = check_masked_sentence(sentence, encoder.mask_token)
     for _ in range(text.count(encoder.mask_token)):  # each step fills exactly one mask
-        result = fill_mask(encoder, text, top_k)
+        result = fill_mask(encoder, text, top_k, hide_vulgar)
         best = max(result.masks, key=lambda slot: slot.candidates[0].score)
         choice = best.candidates[0]
         parts = text.split(encoder.mask_token)

@@ -11,14 +11,15 @@ TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京
              "今天天气很好。，！？水果公司的是了人")
 
 
-def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2) -> Path:
+def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2,
+                    extra_chars: str = "") -> Path:
     """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters)."""
     from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, BertTokenizerFast
 
     torch.manual_seed(seed)
     pieces = list(string.ascii_lowercase + string.digits)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
-    vocab += [c for c in dict.fromkeys(TINY_TEXT) if c not in vocab]
+    vocab += [c for c in dict.fromkeys(TINY_TEXT + extra_chars) if c not in vocab]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)

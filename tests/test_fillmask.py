@@ -208,3 +208,45 @@ def test_nsp_probability_and_missing_head(tiny_bert, tiny_mlm_dir):
     with pytest.raises(LabError) as info:
         without.next_sentence_probability("今天天气很好。", "我吃了一个苹果。")
     assert info.value.code == "no_nsp_head"
+
+
+# ---- whole-word candidates for runs of adjacent masks ------------------------------------------------
+@pytest.mark.parametrize(("sentence", "runs"), [
+    ("我吃了一个[MASK][MASK]。", [(0, 2)]),
+    ("[MASK]吃了[MASK][MASK][MASK]，[MASK][MASK]", [(1, 3), (4, 2)]),
+    ("[MASK]和[MASK]", []),
+    ("[MASK] [MASK]", []),  # a space between masks separates them
+])
+def test_mask_runs(sentence, runs):
+    assert fm.mask_runs(sentence) == runs
+
+
+def test_word_candidates_are_joint_chain_probabilities(tiny_bert):
+    runs = fm.word_candidates(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_n=6)
+    assert [(r.first, r.length) for r in runs] == [(0, 2), (3, 3)]
+    for run in runs:
+        assert len(run.words) == 6
+        scores = [w.score for w in run.words]
+        assert scores == sorted(scores, reverse=True) and sum(scores) <= 1.0 + 1e-9
+        for w in run.words:
+            assert len(w.word) == run.length and len(w.per_token) == run.length
+            assert w.score == pytest.approx(np.prod(w.per_token))
+            assert not any(ch in "。，！？" for ch in w.word)
+    # the first character's probability is the one fill_mask gives for that mask (same context)
+    first = runs[0].words[0]
+    slot = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_k=50).masks[0]
+    assert first.per_token[0] == pytest.approx(float(slot.probabilities[tiny_bert.tokenizer.get_vocab()[first.word[0]]]),
+                                               rel=1e-4)
+
+
+def test_word_candidates_second_character_sees_the_first(tiny_bert):
+    """The second probability is conditioned on the first character: it equals fill_mask on the
+    sentence with the first character written in."""
+    word = fm.word_candidates(tiny_bert, "我吃了一个[MASK][MASK]。", top_n=1)[0].words[0]
+    slot = fm.fill_mask(tiny_bert, f"我吃了一个{word.word[0]}[MASK]。", top_k=1).masks[0]
+    vocab = tiny_bert.tokenizer.get_vocab()
+    assert word.per_token[1] == pytest.approx(float(slot.probabilities[vocab[word.word[1]]]), rel=1e-4)
+
+
+def test_word_candidates_without_runs_is_empty(tiny_bert):
+    assert fm.word_candidates(tiny_bert, "我吃了一个[MASK]。") == []

@@ -3,7 +3,9 @@
     python -m core.train.bert --out assets/models/mini-bert-zh --max-minutes 90
 
 Masking follows the original BERT: 15% of the tokens are chosen; of those 80% become [MASK],
-10% a random token and 10% stay unchanged. Sentence pairs are 50% the true next segment of the
+10% a random token and 10% stay unchanged. With ``--whole-word`` (as Chinese BERT-wwm) the unit is a
+jieba word: words are chosen until 15% of the tokens are covered, and the 80/10/10 roll is made once
+per word, so 苹果 is masked as [MASK][MASK] and never as 苹[MASK]. Sentence pairs are 50% the true next segment of the
 same paragraph and 50% a segment from a random paragraph. For speed on CPU the MLM output layer
 is computed only at the chosen positions, and batches group examples of similar length.
 """
@@ -20,35 +22,54 @@ import torch
 from transformers import BertConfig, BertForPreTraining, BertTokenizerFast
 
 from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_everything
-from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+from .corpus import DEFAULT_CORPUS, clean_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
 
 
-def tokenize_corpus(tokenizer, lines: list[str]) -> list[list[np.ndarray]]:
-    """Each paragraph becomes a list of sentences, each an int32 array of token ids."""
+def tokenize_corpus(tokenizer, lines: list[str], segment: bool = False) -> list[list[np.ndarray]]:
+    """Each paragraph becomes a list of sentences, each an int32 array of token ids.
+
+    With ``segment`` each sentence is a (2, n) array: token ids and a 1 where a jieba word starts.
+    """
+    if segment:
+        import jieba
+        import logging
+
+        jieba.setLogLevel(logging.WARNING)
     paragraphs = []
     batch_size = 2000
     for start in range(0, len(lines), batch_size):
         chunk = [split_sentences(line) for line in lines[start:start + batch_size]]
         flat = [s for sentences in chunk for s in sentences]
-        ids = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+        if segment and flat:
+            encodings = tokenizer([jieba.lcut(s) for s in flat], is_split_into_words=True,
+                                  add_special_tokens=False).encodings
+            rows = [np.asarray([e.ids, _word_starts(e.word_ids)], dtype=np.int32) for e in encodings]
+        else:
+            ids = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+            rows = [np.asarray(i, dtype=np.int32) for i in ids]
         cursor = 0
         for sentences in chunk:
-            paragraph = [np.asarray(ids[cursor + k], dtype=np.int32) for k in range(len(sentences))]
+            paragraph = [rows[cursor + k] for k in range(len(sentences))]
             cursor += len(sentences)
-            paragraph = [p for p in paragraph if len(p)]
+            paragraph = [p for p in paragraph if p.shape[-1]]
             if paragraph:
                 paragraphs.append(paragraph)
     return paragraphs
+
+
+def _word_starts(word_ids: list[int | None]) -> list[int]:
+    return [int(i == 0 or word_ids[i] != word_ids[i - 1]) for i in range(len(word_ids))]
 
 
 class PairSampler:
     """Builds NSP sentence pairs and BERT-style MLM corruption."""
 
     def __init__(self, paragraphs, vocab_size: int, special_ids: set[int], cls_id: int, sep_id: int,
-                 mask_id: int, max_len: int, rng: random.Random):
+                 mask_id: int, max_len: int, rng: random.Random, whole_word: bool = False):
         self.paragraphs = paragraphs
+        self.whole_word = whole_word  # paragraphs from tokenize_corpus(..., segment=True)
         self.multi = [i for i, p in enumerate(paragraphs) if len(p) >= 2]
         self.vocab_size = vocab_size
         self.special_ids = special_ids
@@ -61,37 +82,68 @@ class PairSampler:
         rng = self.rng
         paragraph = self.paragraphs[rng.choice(self.multi)]
         split = rng.randint(1, len(paragraph) - 1)
-        a = np.concatenate(paragraph[:split])
+        a = np.concatenate(paragraph[:split], axis=-1)
         if rng.random() < 0.5:
-            b, label = np.concatenate(paragraph[split:]), IS_NEXT
+            b, label = np.concatenate(paragraph[split:], axis=-1), IS_NEXT
         else:
             other = self.paragraphs[rng.randrange(len(self.paragraphs))]
             start = rng.randrange(len(other))
-            b, label = np.concatenate(other[start:]), NOT_NEXT
+            b, label = np.concatenate(other[start:], axis=-1), NOT_NEXT
         budget = self.max_len - 3
-        while len(a) + len(b) > budget:
-            if len(a) > len(b):
-                a = a[1:]  # keep the end of A: it is what borders B
+        while a.shape[-1] + b.shape[-1] > budget:
+            if a.shape[-1] > b.shape[-1]:
+                a = a[..., 1:]  # keep the end of A: it is what borders B
             else:
-                b = b[:-1]
+                b = b[..., :-1]
         return a, b, label
 
     def example(self):
         a, b, label = self._pair()
+        starts = None
+        if self.whole_word:
+            (a, a_starts), (b, b_starts) = a, b
+            # [CLS] and [SEP] are words of their own; a word cut at the front of A starts there.
+            starts = np.concatenate([[1, 1], a_starts[1:], [1], b_starts, [1]])
         ids = np.concatenate([[self.cls_id], a, [self.sep_id], b, [self.sep_id]]).astype(np.int64)
         types = np.concatenate([np.zeros(len(a) + 2), np.ones(len(b) + 1)]).astype(np.int64)
         candidates = [i for i in range(len(ids)) if ids[i] not in self.special_ids]
         n_mask = max(1, round(0.15 * len(candidates)))
-        chosen = sorted(self.rng.sample(candidates, min(n_mask, len(candidates))))
-        targets = ids[chosen].copy()
         corrupted = ids.copy()
-        for pos in chosen:
-            roll = self.rng.random()
+        if starts is None:
+            chosen = sorted(self.rng.sample(candidates, min(n_mask, len(candidates))))
+            for pos in chosen:
+                self._corrupt(corrupted, [pos])
+        else:
+            chosen = self._choose_words(candidates, starts, n_mask, corrupted)
+        return corrupted, types, np.asarray(chosen), ids[chosen].copy(), label
+
+    def _choose_words(self, candidates: list[int], starts: np.ndarray, n_mask: int, corrupted: np.ndarray):
+        """Whole-word masking: shuffle the words, take each that still fits in the 15% budget."""
+        words: list[list[int]] = []
+        for pos in candidates:
+            if starts[pos] or not words or words[-1][-1] != pos - 1:
+                words.append([pos])
+            else:
+                words[-1].append(pos)
+        self.rng.shuffle(words)
+        chosen: list[int] = []
+        for word in words:
+            if len(chosen) >= n_mask:
+                break
+            if len(chosen) + len(word) > n_mask and chosen:
+                continue
+            chosen.extend(word)
+            self._corrupt(corrupted, word)
+        return sorted(chosen)
+
+    def _corrupt(self, corrupted: np.ndarray, positions: list[int]) -> None:
+        """One 80/10/10 roll for the positions of one unit (a token, or a whole word)."""
+        roll = self.rng.random()
+        for pos in positions:
             if roll < 0.8:
                 corrupted[pos] = self.mask_id
             elif roll < 0.9:
                 corrupted[pos] = self.rng.randrange(self.first_normal_id, self.vocab_size)
-        return corrupted, types, np.asarray(chosen), targets, label
 
     def batches(self, batch_size: int, pool: int = 50):
         """Endless stream of padded batches; examples grouped by length to waste little padding."""
@@ -155,6 +207,9 @@ def main(argv=None) -> None:
     parser.add_argument("--vocab", required=True, help="vocab.txt built by core.train.vocab")
     parser.add_argument("--out", required=True)
     parser.add_argument("--checkpoint", default=None, help="resume file (default: OUT/../.ckpt/mini-bert-zh.pt)")
+    parser.add_argument("--init-from", default=None,
+                        help="exported model directory to start from when there is no checkpoint (fresh optimizer)")
+    parser.add_argument("--whole-word", action="store_true", help="mask jieba words as units (BERT-wwm)")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--heads", type=int, default=4)
@@ -189,14 +244,18 @@ def main(argv=None) -> None:
         export(model, tokenizer, out)
         return
     t0 = time.time()
-    lines = list(read_lines(args.corpus, "train", args.limit_lines))
-    paragraphs = tokenize_corpus(tokenizer, lines)
-    print(f"tokenized {len(paragraphs)} paragraphs in {time.time() - t0:.0f}s", flush=True)
+    lines = list(clean_lines(read_lines(args.corpus, "train", args.limit_lines)))
+    paragraphs = tokenize_corpus(tokenizer, lines, segment=args.whole_word)
+    print(f"cleaned and tokenized {len(lines)} lines, {len(paragraphs)} paragraphs in {time.time() - t0:.0f}s",
+          flush=True)
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
     sampler = PairSampler(paragraphs, len(tokenizer), special, tokenizer.cls_token_id, tokenizer.sep_token_id,
-                          tokenizer.mask_token_id, args.max_len, random.Random(args.seed))
+                          tokenizer.mask_token_id, args.max_len, random.Random(args.seed), args.whole_word)
 
     model = make_model(tokenizer, args).to(args.device)
+    if args.init_from and not ckpt.exists():
+        init_from_export(model, Path(args.init_from))
+        print(f"initialised from {args.init_from}", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     state = {"step": 0, "elapsed": 0.0}
     if ckpt.exists():
@@ -236,6 +295,18 @@ def main(argv=None) -> None:
     save_checkpoint(ckpt, model, optimizer, state)
     export(model, tokenizer, out)
     print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+
+
+def init_from_export(model: BertForPreTraining, directory: Path) -> None:
+    """Start from shipped fp16 weights (the resume path when the training checkpoint is gone)."""
+    from safetensors.torch import load_file
+
+    weights = load_file(directory / "model.safetensors")
+    missing, unexpected = model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
+    # Tied decoder weights are stored once; anything else missing means a different architecture.
+    missing = [k for k in missing if not k.startswith("cls.predictions.decoder.")]
+    if missing or unexpected:
+        raise SystemExit(f"{directory} does not match the model shape: missing {missing}, unexpected {unexpected}")
 
 
 def export(model: BertForPreTraining, tokenizer, out: Path) -> None:

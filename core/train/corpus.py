@@ -34,6 +34,22 @@ def read_lines(path: Path | str = DEFAULT_CORPUS, split: str = "train", limit: i
                 return
 
 
+def clean_lines(lines) -> Iterator[str]:
+    """Training-side cleaning: drop lines with a vulgar word and exact repeats of an earlier line.
+
+    Applied to the training split only, so the held-out split (and every figure measured on it)
+    stays exactly as it was.
+    """
+    from ..wordfilter import contains_vulgar
+
+    seen: set[str] = set()
+    for line in lines:
+        if line in seen or contains_vulgar(line):
+            continue
+        seen.add(line)
+        yield line
+
+
 def split_sentences(line: str, max_chars: int = 120) -> list[str]:
     """Split a paragraph at sentence-final punctuation; cut very long pieces at ``max_chars``."""
     pieces = [p.strip() for p in _SENTENCE_END.split(line) if p.strip()]

@@ -7,6 +7,8 @@
 - mini-elmo-zh: forward and backward character perplexity against a unigram model's perplexity
   (unigram counts from the training split, add-one smoothed) on the same held-out tokens.
 - word2vec-zh: nearest neighbours of a few words.
+- mini-bert-zh on the lecture's fill-mask demo set (assets/eval/fill_mask_demo.tsv): is an accepted
+  answer among the top 3 characters (one [MASK]) or top 3 whole words (a run of [MASK]s)?
 - Word senses of 苹果 (fruit vs Apple Inc.): leave-one-out nearest-neighbour sense accuracy per
   layer, on the project's hand-written set (assets/eval/apple_senses.txt) and on held-out corpus
   sentences labelled by keyword rules (the rules' keywords stay in the sentences, which makes that
@@ -33,6 +35,8 @@ from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
+DEMO_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "fill_mask_demo.tsv"
+DEMO_TOP = 3
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
 _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
 _FRUIT = re.compile(r"吃|水果|果品|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
@@ -106,6 +110,30 @@ def evaluate_bert(corpus: str, examples: int, seed: int) -> dict:
             "nsp_accuracy": nsp_right / pairs, "pairs": pairs}
 
 
+def demo_set(path: Path = DEMO_FILE) -> list[tuple[str, list[str]]]:
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+    return [(sentence, answers.split("|")) for sentence, answers in rows]
+
+
+def evaluate_demo_set(model: str = "mini-bert-zh", top: int = DEMO_TOP) -> dict:
+    """Top-``top`` hits on the demo set, with what the model proposed for each sentence."""
+    from ..fillmask import fill_mask, word_candidates
+
+    encoder = load_encoder(model)
+    rows = []
+    for sentence, answers in demo_set():
+        runs = word_candidates(encoder, sentence, top_n=top)
+        if runs:
+            proposed = [w.word for w in runs[0].words]
+        else:
+            proposed = [c.token for c in fill_mask(encoder, sentence, top_k=top).masks[0].candidates]
+        rows.append({"sentence": sentence, "answers": answers, "top": proposed,
+                     "hit": any(p in answers for p in proposed)})
+    hits = sum(r["hit"] for r in rows)
+    return {"top": top, "hits": hits, "sentences": len(rows), "hit_rate": hits / len(rows), "rows": rows}
+
+
 @torch.inference_mode()
 def evaluate_elmo(corpus: str, max_sentences: int) -> dict:
     from .elmo import batches, encode_sentences
@@ -163,6 +191,7 @@ def main(argv=None) -> None:
     t0 = time.time()
     if "mini-bert-zh" in args.models:
         report["mini-bert-zh"] = evaluate_bert(args.corpus, args.bert_pairs, args.seed)
+        report["mini-bert-zh"]["demo_set"] = evaluate_demo_set()
     if "mini-elmo-zh" in args.models:
         report["mini-elmo-zh"] = evaluate_elmo(args.corpus, args.elmo_sentences)
     if "word2vec-zh" in args.models:

@@ -1,0 +1,105 @@
+"""The BERT trainer's corruption: BERT's 15% / 80-10-10 per token, and whole-word masking (BERT-wwm)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from transformers import BertTokenizerFast
+
+from core.train.bert import PairSampler, tokenize_corpus
+
+VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
+TEXT = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。他每天早上都喝一杯牛奶。",
+        "中华人民共和国成立了。我们去图书馆借书。老师在黑板上写字。小朋友们高高兴兴地上学。"] * 20
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return BertTokenizerFast(vocab=str(VOCAB), do_lower_case=True, tokenize_chinese_chars=True)
+
+
+def _sampler(tokenizer, whole_word: bool, seed: int = 0) -> PairSampler:
+    special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
+    return PairSampler(tokenize_corpus(tokenizer, TEXT, segment=whole_word), len(tokenizer), special,
+                       tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id, 128,
+                       random.Random(seed), whole_word)
+
+
+def test_segmented_sentences_carry_word_starts(tokenizer):
+    sentence = tokenize_corpus(tokenizer, ["我吃了一个苹果。"], segment=True)[0][0]
+    assert sentence.shape == (2, 8)
+    tokens = tokenizer.convert_ids_to_tokens(sentence[0].tolist())
+    words, current = [], ""
+    for token, start in zip(tokens, sentence[1]):
+        if start and current:
+            words.append(current)
+            current = ""
+        current += token
+    words.append(current)
+    assert "苹果" in words and "".join(words) == "我吃了一个苹果。"
+
+
+def test_whole_word_masking_masks_words_as_units(tokenizer):
+    sampler = _sampler(tokenizer, whole_word=True)
+    apple_split = apple_whole = 0
+    chosen_total = token_total = 0
+    for _ in range(300):
+        corrupted, _, chosen, targets, _ = sampler.example()
+        ids = corrupted.copy()
+        ids[chosen] = targets
+        original = tokenizer.convert_ids_to_tokens(ids.tolist())
+        chosen_set = set(chosen.tolist())
+        for i in range(len(original) - 1):
+            if original[i] == "苹" and original[i + 1] == "果":
+                both, one = {i, i + 1} <= chosen_set, len({i, i + 1} & chosen_set) == 1
+                apple_whole += both
+                apple_split += one
+        normal = sum(t not in ("[CLS]", "[SEP]") for t in original)
+        chosen_total += len(chosen)
+        token_total += normal
+    assert apple_whole > 0 and apple_split == 0  # 苹果 is never masked as 苹[MASK]
+    assert 0.12 < chosen_total / token_total < 0.18  # about 15% of the tokens
+
+
+def test_whole_word_corruption_is_80_10_10_per_word(tokenizer):
+    sampler = _sampler(tokenizer, whole_word=True, seed=3)
+    mask_id = tokenizer.mask_token_id
+    actions = {"mask": 0, "random": 0, "same": 0}
+    mixed = 0
+    for _ in range(1500):
+        corrupted, _, chosen, targets, _ = sampler.example()
+        shown = corrupted[chosen]
+        # positions of one multi-token word share one roll: never [MASK] next to an unmasked chosen token
+        masked = shown == mask_id
+        if masked.any() and not masked.all():
+            mixed += 1
+        for s, tgt in zip(shown, targets):
+            actions["mask" if s == mask_id else "same" if s == tgt else "random"] += 1
+    total = sum(actions.values())
+    assert 0.75 < actions["mask"] / total < 0.85
+    assert 0.06 < actions["random"] / total < 0.14 and 0.06 < actions["same"] / total < 0.14
+    assert mixed > 0  # several words per example, each with its own roll
+
+
+def test_token_masking_is_unchanged_without_segmentation(tokenizer):
+    """The held-out evaluation uses the per-token path: same random stream as BERT's original recipe."""
+    sampler = _sampler(tokenizer, whole_word=False, seed=5)
+    reference = _sampler(tokenizer, whole_word=False, seed=5)
+    for _ in range(50):
+        corrupted, _, chosen, targets, _ = sampler.example()
+        # the recipe as first written: sample positions, then one roll per chosen position, in order
+        a, b, _ = reference._pair()
+        ids = np.concatenate([[reference.cls_id], a, [reference.sep_id], b, [reference.sep_id]])
+        candidates = [i for i in range(len(ids)) if ids[i] not in reference.special_ids]
+        expected = sorted(reference.rng.sample(candidates, min(max(1, round(0.15 * len(candidates))), len(candidates))))
+        shown = ids.copy()
+        for pos in expected:
+            roll = reference.rng.random()
+            if roll < 0.8:
+                shown[pos] = reference.mask_id
+            elif roll < 0.9:
+                shown[pos] = reference.rng.randrange(reference.first_normal_id, reference.vocab_size)
+        assert chosen.tolist() == expected and targets.tolist() == ids[expected].tolist()
+        assert corrupted.tolist() == shown.tolist()
