@@ -160,8 +160,9 @@ def _matrix_csv(matrix: np.ndarray) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-tab_head, tab_grid, tab_avg, tab_roll, tab_row = st.tabs(
-    [t("att.tab.head"), t("att.tab.grid"), t("att.tab.avg"), t("att.tab.rollout"), t("att.tab.row")])
+with st.container(key="att_result"):
+    tab_head, tab_grid, tab_avg, tab_roll, tab_row = st.tabs(
+        [t("att.tab.head"), t("att.tab.grid"), t("att.tab.avg"), t("att.tab.rollout"), t("att.tab.row")])
 
 
 # ---- one layer, one head ------------------------------------------------------------------------

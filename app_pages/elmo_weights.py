@@ -235,53 +235,54 @@ def mixer(view: vv.VectorsView | None) -> None:
     cols[5].button(t("elmo.preset.onehot"), key="elmo_preset_onehot", on_click=_preset, args=("onehot", kind, n),
                    help=t("elmo.preset_help.onehot"), width="stretch")
 
-    col_sliders, col_live = st.columns([2, 3], gap="large")
-    with col_sliders:
-        lo, hi, step = (*W_RANGE, 0.01) if pre_softmax else (0.0, 1.0, 0.05)
-        values = []
-        for j in range(n):
-            label = t("elmo.slider_w" if pre_softmax else "elmo.slider_s", j=j, name=layer_names[j])
-            values.append(st.slider(label, lo, hi, step=step, key=slider_key(kind, mode, j), format="%.2f",
-                                    persist_state="session"))
-        gamma = st.slider(t("elmo.gamma"), *GAMMA_RANGE, step=0.1, key="elmo_gamma", format="%.1f",
-                          help=t("elmo.gamma_help"), persist_state="session")
-        sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
-        try:
-            s = vv.normalised_s(values, pre_softmax)
-        except LabError:
-            st.error(t("elmo.zero_sum"))
-            return
-        st.markdown(f"**{t('elmo.bar_title')}**")
-        st.plotly_chart(figs.weights_bar([f"s<sub>{j}</sub><br>{nm}" for j, nm in enumerate(layer_names)], s, None,
-                                         large=LARGE, height=380 if LARGE else 320),
-                        key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
-        st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
-        toy = scalar_mix(np.identity(n), s, gamma)
-        st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
+    with st.container(key="elmo_result"):
+        col_sliders, col_live = st.columns([2, 3], gap="large")
+        with col_sliders:
+            lo, hi, step = (*W_RANGE, 0.01) if pre_softmax else (0.0, 1.0, 0.05)
+            values = []
+            for j in range(n):
+                label = t("elmo.slider_w" if pre_softmax else "elmo.slider_s", j=j, name=layer_names[j])
+                values.append(st.slider(label, lo, hi, step=step, key=slider_key(kind, mode, j), format="%.2f",
+                                        persist_state="session"))
+            gamma = st.slider(t("elmo.gamma"), *GAMMA_RANGE, step=0.1, key="elmo_gamma", format="%.1f",
+                              help=t("elmo.gamma_help"), persist_state="session")
+            sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
+            try:
+                s = vv.normalised_s(values, pre_softmax)
+            except LabError:
+                st.error(t("elmo.zero_sum"))
+                return
+            st.markdown(f"**{t('elmo.bar_title')}**")
+            st.plotly_chart(figs.weights_bar([f"s<sub>{j}</sub><br>{nm}" for j, nm in enumerate(layer_names)], s, None,
+                                             large=LARGE, height=380 if LARGE else 320),
+                            key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
+            st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
+            toy = scalar_mix(np.identity(n), s, gamma)
+            st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
 
-    with col_live:
-        if view is None or not view.num_occurrences:
-            st.info(t("elmo.live.none"))
-            return
-        mix = vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
-        fig = figs.mix_scatter(
-            mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=view.coords,
-            layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
-            explained=view.projection.explained_variance_ratio,
-            title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
-            mixed_name=t("elmo.live.mixed"), unlabelled_name=t("static.fig.unlabelled"),
-            large=LARGE, height=620 if LARGE else 540)
-        st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
-        st.caption(t("elmo.live.caption"))
-        if mix.accuracy is not None:
-            per_layer = view.accuracy.get(False, [])
-            c1, c2 = st.columns([1, 1])
-            c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
-            c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
-                f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
-            st.caption(t("elmo.live.acc_caption"))
-        else:
-            st.caption(t("static.acc_hint"))
+        with col_live:
+            if view is None or not view.num_occurrences:
+                st.info(t("elmo.live.none"))
+                return
+            mix = vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
+            fig = figs.mix_scatter(
+                mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=view.coords,
+                layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
+                explained=view.projection.explained_variance_ratio,
+                title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
+                mixed_name=t("elmo.live.mixed"), unlabelled_name=t("static.fig.unlabelled"),
+                large=LARGE, height=620 if LARGE else 540)
+            st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
+            st.caption(t("elmo.live.caption"))
+            if mix.accuracy is not None:
+                per_layer = view.accuracy.get(False, [])
+                c1, c2 = st.columns([1, 1])
+                c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
+                c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
+                    f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
+                st.caption(t("elmo.live.acc_caption"))
+            else:
+                st.caption(t("static.acc_hint"))
 
 
 mixer(view)

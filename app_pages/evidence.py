@@ -141,18 +141,19 @@ def pos_section(results: dict) -> None:
     tags = url_param("tags", "fine", cast=lambda v: v if v in ("fine", "coarse") else "fine")
     st.session_state.setdefault("_ev_tags", tags)
     tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
-    tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
-                    format_func=tag_labels.__getitem__)
-    sync_to_url(tags=tags)
-    rows = view.pos_series(results, tags)
-    base = view.pos_baselines(results, tags)
-    majority_tag = results["pos"]["baselines"]["majority"]["tag"]
-    baselines = [(t("evidence.baseline.static"), base["static"]),
-                 (t("evidence.baseline.word_identity"), base["word_identity"]),
-                 (t("evidence.baseline.majority", tag=majority_tag), base["majority"])]
-    fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
-                       yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=large)
-    show_figure(fig, f"pos-{tags}", view.pos_table(results))
+    with st.container(key="evidence_result"):
+        tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
+                        format_func=tag_labels.__getitem__)
+        sync_to_url(tags=tags)
+        rows = view.pos_series(results, tags)
+        base = view.pos_baselines(results, tags)
+        majority_tag = results["pos"]["baselines"]["majority"]["tag"]
+        baselines = [(t("evidence.baseline.static"), base["static"]),
+                     (t("evidence.baseline.word_identity"), base["word_identity"]),
+                     (t("evidence.baseline.majority", tag=majority_tag), base["majority"])]
+        fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
+                           yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=large)
+        show_figure(fig, f"pos-{tags}", view.pos_table(results))
     static = results["pos"].get("static")
     st.caption(t("evidence.pos.sample", n_train_sent=cfg["n_train_sentences"], n_test_sent=cfg["n_test_sentences"],
                  n_train_words=cfg["n_train_words"], n_test_words=cfg["n_test_words"], n_tags=cfg["n_tags_fine"],

@@ -286,14 +286,16 @@ def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
                          mime="text/html", key="fill_dl_html")
 
 
-st.header(t("fill.sec.predict"))
+with st.container(key="fill_result"):
+    st.header(t("fill.sec.predict"))
+    if fill is not None:
+        try:
+            word_runs = _words(model_name, masked, hide_vulgar)
+        except Exception as err:
+            st.error(error_text(err))
+            word_runs = []
+        predictions(fill, word_runs)
 if fill is not None:
-    try:
-        word_runs = _words(model_name, masked, hide_vulgar)
-    except Exception as err:
-        st.error(error_text(err))
-        word_runs = []
-    predictions(fill, word_runs)
 
     # ---- user candidates ------------------------------------------------------------------------
     st.subheader(t("fill.sec.compare"))
@@ -371,18 +373,19 @@ def replay(masked_sentence: str, mask_token: str, steps: list[fm.FillStep]) -> N
                     config=PLOT_CONFIG, key="fill_step_probs")
 
 
-st.header(t("fill.sec.replay"))
-st.markdown(t("fill.replay_intro"))
 steps = None
-if fill is not None:
-    try:
-        steps = _steps(model_name, masked, hide_vulgar)
-    except Exception as err:
-        st.error(error_text(err))
-    if steps:
-        replay(masked, encoder.mask_token, steps)
-else:
-    st.info(t("fill.predict_waiting"))
+with st.container(key="fill_replay_result"):
+    st.header(t("fill.sec.replay"))
+    st.markdown(t("fill.replay_intro"))
+    if fill is not None:
+        try:
+            steps = _steps(model_name, masked, hide_vulgar)
+        except Exception as err:
+            st.error(error_text(err))
+        if steps:
+            replay(masked, encoder.mask_token, steps)
+    else:
+        st.info(t("fill.predict_waiting"))
 
 
 # ---- 3. the pre-training corruption (15%: 80/10/10) ---------------------------------------------

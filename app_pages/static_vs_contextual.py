@@ -139,43 +139,44 @@ def _static_parts(view: vv.VectorsView):
 def explorer(view: vv.VectorsView) -> None:
     names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
-    j = 0
-    if names:
-        if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
-            wanted = url_param("layer", len(names) - 1, cast=int)
-            ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
-        j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
-                             format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
-                             disabled=not has_points, persist_state="session")
-    centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
-    sync_to_url(layer=j if names else None, centre=True if centre else None)
+    with st.container(key="static_result"):
+        j = 0
+        if names:
+            if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
+                wanted = url_param("layer", len(names) - 1, cast=int)
+                ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
+            j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
+                                 format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
+                                 disabled=not has_points, persist_state="session")
+        centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
+        sync_to_url(layer=j if names else None, centre=True if centre else None)
 
-    words, s_coords, s_explained, s_hover, s_note = _static_parts(view)
-    static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_encoder.vectors.shape[1])
-                    if static_encoder is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
-    shown_layer = names[j] if names else "—"
-    contextual_note = None
-    if ctx_encoder is None:
-        contextual_note = t("static.fig.ctx_unavailable")
-    elif not has_points:
-        contextual_note = t("static.fig.ctx_none")
-    coords = view.coords[j] if has_points else None
-    axis = None
-    if has_points:
-        allc = view.coords.reshape(-1, 2)
-        axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
-    ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
-                 if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
-    fig = figs.static_vs_contextual_figure(
-        static_words=words, static_coords=s_coords, static_explained=s_explained,
-        static_label=t("static.fig.static_point"), static_hover=s_hover, static_note=s_note,
-        coords=coords, ids=view.ids, labels=view.occurrence_labels, hover=view.hover,
-        explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
-        static_title=static_title, contextual_title=ctx_title,
-        contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-        neighbour_name=t("static.fig.neighbours"), large=LARGE, height=640 if LARGE else 560,
-    )
-    st.plotly_chart(fig, key="static_scatter", config=figs.PLOT_CONFIG, theme=None)
+        words, s_coords, s_explained, s_hover, s_note = _static_parts(view)
+        static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_encoder.vectors.shape[1])
+                        if static_encoder is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
+        shown_layer = names[j] if names else "—"
+        contextual_note = None
+        if ctx_encoder is None:
+            contextual_note = t("static.fig.ctx_unavailable")
+        elif not has_points:
+            contextual_note = t("static.fig.ctx_none")
+        coords = view.coords[j] if has_points else None
+        axis = None
+        if has_points:
+            allc = view.coords.reshape(-1, 2)
+            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
+        ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
+                     if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
+        fig = figs.static_vs_contextual_figure(
+            static_words=words, static_coords=s_coords, static_explained=s_explained,
+            static_label=t("static.fig.static_point"), static_hover=s_hover, static_note=s_note,
+            coords=coords, ids=view.ids, labels=view.occurrence_labels, hover=view.hover,
+            explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
+            static_title=static_title, contextual_title=ctx_title,
+            contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
+            neighbour_name=t("static.fig.neighbours"), large=LARGE, height=640 if LARGE else 560,
+        )
+        st.plotly_chart(fig, key="static_scatter", config=figs.PLOT_CONFIG, theme=None)
     if has_points:
         ev = view.projection.explained_variance_ratio
         st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))

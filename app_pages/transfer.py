@@ -139,31 +139,32 @@ def explorer() -> None:
     layer_labels = {j: t("transfer.layer_label", j=j, name=_layer_name(j)) for j in range(n)}
     pool_labels = {p: t(f"transfer.pool.{p}") for p in transfer.POOLINGS}
 
-    c1, c2 = st.columns([3, 2], gap="large")
-    c1.select_slider(t("transfer.layer"), options=list(range(n)), key="transfer_layer",
-                     format_func=layer_labels.__getitem__, help=t("transfer.layer_help"))
-    c2.radio(t("transfer.pool"), list(transfer.POOLINGS), key="transfer_pool", horizontal=True,
-             format_func=pool_labels.__getitem__, help=t("transfer.pool_help"))
-    layer, pool = int(ss["transfer_layer"]), ss["transfer_pool"]
-    sync_to_url(layer=layer, pool=pool)
+    with st.container(key="transfer_result"):
+        c1, c2 = st.columns([3, 2], gap="large")
+        c1.select_slider(t("transfer.layer"), options=list(range(n)), key="transfer_layer",
+                         format_func=layer_labels.__getitem__, help=t("transfer.layer_help"))
+        c2.radio(t("transfer.pool"), list(transfer.POOLINGS), key="transfer_pool", horizontal=True,
+                 format_func=pool_labels.__getitem__, help=t("transfer.pool_help"))
+        layer, pool = int(ss["transfer_layer"]), ss["transfer_pool"]
+        sync_to_url(layer=layer, pool=pool)
 
-    bert_acc = bert_res["accuracy"][pool][layer]
-    labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
-              t("transfer.method.finetune", steps=results["config"]["steps"])]
-    accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"]]
-    m1, m2, m3 = st.columns(3)
-    m1.metric(t("transfer.metric.elmo"), _fmt_acc(accs[0]))
-    m2.metric(t("transfer.metric.bert"), _fmt_acc(accs[1]))
-    m3.metric(t("transfer.metric.finetune"), _fmt_acc(accs[2]))
-    if elmo_res is None:
-        st.caption(t("transfer.elmo_skipped"))
-    bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
-            t("transfer.bar.finetune")]
-    fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune"], hover=labels,
-                             baseline=results.get("majority_baseline"),
-                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                             title=t("transfer.fig.acc"), large=LARGE)
-    st.plotly_chart(fig, key="transfer_acc", config=figs.PLOT_CONFIG, theme=None)
+        bert_acc = bert_res["accuracy"][pool][layer]
+        labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+                  t("transfer.method.finetune", steps=results["config"]["steps"])]
+        accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"]]
+        m1, m2, m3 = st.columns(3)
+        m1.metric(t("transfer.metric.elmo"), _fmt_acc(accs[0]))
+        m2.metric(t("transfer.metric.bert"), _fmt_acc(accs[1]))
+        m3.metric(t("transfer.metric.finetune"), _fmt_acc(accs[2]))
+        if elmo_res is None:
+            st.caption(t("transfer.elmo_skipped"))
+        bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+                t("transfer.bar.finetune")]
+        fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune"], hover=labels,
+                                 baseline=results.get("majority_baseline"),
+                                 baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
+                                 title=t("transfer.fig.acc"), large=LARGE)
+        st.plotly_chart(fig, key="transfer_acc", config=figs.PLOT_CONFIG, theme=None)
 
     refs = [(t("transfer.ref.finetune"), ft_res["accuracy"], figs.FINETUNE_COLOUR)]
     if elmo_res:

@@ -30,6 +30,9 @@ class Scene:
     id: str
     url_path: str
     params: tuple[tuple[str, str], ...] = ()
+    # widget or container key of what the scene is about (a chart's controls, a chart): presentation
+    # mode scrolls it to just below the scene bar on arrival; None keeps the page top (title pages)
+    result: str | None = None
 
     @property
     def title_key(self) -> str:
@@ -45,28 +48,28 @@ class Scene:
         return {**dict(self.params), SLIDE_PARAM: self.id}
 
 
-def _scene(scene_id: str, url_path: str, **params) -> Scene:
-    return Scene(scene_id, url_path, tuple((k, _encode(v)) for k, v in params.items()))
+def _scene(scene_id: str, url_path: str, result: str | None = None, **params) -> Scene:
+    return Scene(scene_id, url_path, tuple((k, _encode(v)) for k, v in params.items()), result)
 
 
 SCENES: tuple[Scene, ...] = (
     _scene("home", "overview"),
     # static vectors vs contextual vectors: the lecture's 苹果 pair, then many sentences of two senses
-    _scene("pair", "static-vs-contextual", scene="lecture_apple", ctx="elmo"),
-    _scene("senses", "static-vs-contextual", scene="apple", ctx="elmo", layer=0),
-    _scene("oov", "static-vs-contextual", scene="oov", ctx="elmo"),
+    _scene("pair", "static-vs-contextual", "static_result", scene="lecture_apple", ctx="elmo"),
+    _scene("senses", "static-vs-contextual", "static_result", scene="apple", ctx="elmo", layer=0),
+    _scene("oov", "static-vs-contextual", "static_result", scene="oov", ctx="elmo"),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets
-    _scene("worked", "elmo-weights", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
-    _scene("syntax", "elmo-weights", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
-    _scene("semantics", "elmo-weights", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
+    _scene("worked", "elmo-weights", "elmo_result", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
+    _scene("syntax", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
+    _scene("semantics", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
     # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured
-    _scene("evidence", "layer-evidence", section="pos"),
+    _scene("evidence", "layer-evidence", "evidence_result", section="pos"),
     # BERT: masked language model, iterative filling, self-attention
-    _scene("fill", "fill-mask", sentence="我吃了一个[MASK][MASK]。"),
-    _scene("iterative", "fill-mask", sentence="[MASK][MASK]昨天发布了新手机。"),
-    _scene("attention", "attention-heatmap", sentence="苹果昨天发布了新手机", token="苹"),
+    _scene("fill", "fill-mask", "fill_result", sentence="我吃了一个[MASK][MASK]。"),
+    _scene("iterative", "fill-mask", "fill_replay_result", sentence="[MASK][MASK]昨天发布了新手机。"),
+    _scene("attention", "attention-heatmap", "att_result", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, and the lecture's exercises
-    _scene("transfer", "feature-vs-finetune"),
+    _scene("transfer", "feature-vs-finetune", "transfer_result"),
     _scene("exercises", "exercises"),
 )
 BY_ID: dict[str, Scene] = {scene.id: scene for scene in SCENES}

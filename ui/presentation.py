@@ -4,18 +4,24 @@
 
 - :func:`arrive` always: a URL with ``slide=<scene id>`` (core.presentation) resets the page's widget
   state the first time it is opened, so the page starts from the scene's query parameters even if it
-  was visited before (the pages read the URL only to seed widgets that are not in session state yet);
+  was visited before (the pages read the URL only to seed widgets that are not in session state yet).
+  A bare deep link (``/elmo-weights?slide=worked``, or ``/?slide=worked`` on another page) gets the
+  scene's parameters and page; parameters already in the link win (a shared, edited scene);
 - :func:`render_stepper` when ``st.session_state["present"]`` is on: previous / next buttons
-  (keyboard: PageUp / PageDown, what presentation clickers send), the scene's title and a note for the
-  teacher, a list of all scenes, the language and a way out of presentation mode.
+  (keyboard: PageUp / PageDown, what presentation clickers send, and ← / →; ``ui/presenter.js`` catches
+  them before any focused widget does), the scene's title and a note for the teacher, a list of all
+  scenes, the language and a way out of presentation mode. On arrival the scene's result is scrolled
+  into view below the bar.
 
 Links to a scene from anywhere (home page, exercises) use :func:`scene_link`.
 """
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import streamlit as st
+from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core import presentation as pres
@@ -34,6 +40,7 @@ RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "layer-evidence": ("_ev_section", "_ev_tags", "_ev_word", "_ev_ctx"),
 }
 APPLIED_KEY = "_present_slide_applied"
+ARRIVALS_KEY = "_present_arrivals"  # counts scene arrivals: each one scrolls its result into view once
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
 SHORTCUTS_SUPPORTED = "shortcut" in inspect.signature(st.button).parameters
 
@@ -48,11 +55,10 @@ PRESENT_CHROME_CSS = """
 [data-testid="stHeader"],
 [data-testid="stToolbar"],
 [data-testid="stDecoration"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 0.6rem !important; }
-.st-key-present_bar {
-  position: sticky; top: 0; z-index: 990;
-  background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
-}
+[data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 0.6rem !important; }
+/* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick */
+div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; }
+.st-key-present_bar { background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem; }
 .st-key-present_bar kbd { display: none !important; }  /* the keys are named in the buttons' tooltips */
 /* widget labels, options, inputs and captions follow the enlarged root font size */
 [data-testid="stWidgetLabel"] p,
@@ -64,6 +70,11 @@ PRESENT_CHROME_CSS = """
 [data-testid="stCaptionContainer"] { font-size: 0.9rem !important; }
 </style>
 """
+
+
+# Trusted, constant JavaScript from this repository (never built from user input).
+_presenter = component(
+    "lab_presenter", js=(Path(__file__).with_name("presenter.js")).read_text(encoding="utf-8"))
 
 
 def page_path(url_path: str) -> str | None:
@@ -78,12 +89,20 @@ def arrive(url_path: str | None) -> bool:
     ss = st.session_state
     slide = st.query_params.get(pres.SLIDE_PARAM)
     scene = pres.BY_ID.get(slide) if slide else None
-    if scene is None or scene.url_path != url_path:
+    if scene is not None and scene.url_path != url_path:
+        if ss.get(APPLIED_KEY) != scene.id:
+            go_to(scene, keep=dict(st.query_params))  # a deep link names a scene of another page
+        scene = None
+    if scene is None:
         ss.pop(APPLIED_KEY, None)  # left the scene: opening it again starts it afresh
         return False
     if ss.get(APPLIED_KEY) == scene.id:
         return False  # the scene is already running; keep what the teacher changed since
     ss[APPLIED_KEY] = scene.id
+    ss[ARRIVALS_KEY] = ss.get(ARRIVALS_KEY, 0) + 1
+    for key, value in scene.params:
+        if key not in st.query_params:
+            st.query_params[key] = value
     prefixes = RESET_PREFIXES.get(scene.url_path, ())
     if prefixes:
         for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
@@ -91,12 +110,12 @@ def arrive(url_path: str | None) -> bool:
     return True
 
 
-def go_to(scene: pres.Scene) -> None:
-    """Switch to ``scene`` (its page with its query parameters). Does not return."""
+def go_to(scene: pres.Scene, keep: dict[str, str] | None = None) -> None:
+    """Switch to ``scene`` (its page with its query parameters, overridden by ``keep``). Does not return."""
     path = page_path(scene.url_path)
     if path is None:
         return
-    st.switch_page(path, query_params=scene.query)
+    st.switch_page(path, query_params={**scene.query, **(keep or {})})
 
 
 def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
@@ -154,5 +173,10 @@ def render_stepper(url_path: str | None) -> None:
         st.button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang,
                   help=t("present.lang_help"))
         st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
+    scene = pres.SCENES[index] if index is not None else None
+    _presenter(key="present_keys", data={
+        "target": scene.result if scene else None,
+        "token": f"{scene.id if scene else ''}:{st.session_state.get(ARRIVALS_KEY, 0)}",
+    })
     if target is not None:
         go_to(target)
