@@ -1,4 +1,4 @@
-"""ELMo 层权重: ELMo_k = γ Σ_j s_j h_{k,j}, the lecture's worked example, and the mix live on real sentences.
+"""ELMo 层权重: ELMo_k = γ Σ_j s_j h_{k,j}, the lecture's example and exercise 2, and the mix live on real sentences.
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word) through
 the caches (core.vectors_view.occurrence_layers); the sliders live in an st.fragment and only call
@@ -113,27 +113,32 @@ with col_diag:
                                       title=t("elmo.diag.title"), large=LARGE, height=480 if LARGE else 430),
                     key="elmo_diagram", config=figs.PLOT_CONFIG, theme=None)
 
-# ---- the lecture's worked example, reproduced by core.mixing.scalar_mix ------------------------------
-with st.container(border=True):
+# ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
+H = np.identity(3)
+S_EXERCISE, GAMMA_EXERCISE, _ = PRESETS["worked_example"]  # exercise 2 of the lecture
+col_a, col_b = st.columns([1, 1], gap="large")
+with col_a.container(border=True):
     st.subheader(t("elmo.example.title"))
-    H = np.identity(3)
-    s_ex, g_ex, _ = PRESETS["worked_example"]
-    out = vv.format_vector(scalar_mix(H, s_ex, g_ex))
-    col_a, col_b = st.columns([1, 1], gap="large")
-    with col_a:
-        st.markdown(t("elmo.example.given", s=vv.format_vector(s_ex), gamma=f"{g_ex:.0f}"))
+    rows = [f"| {t('elmo.example.col.task')} | s | γ | ELMo |", "|---|---|---|---|"]
+    for name in ("syntax", "semantics"):
+        s_p, g_p, _ = PRESETS[name]
+        rows.append(f"| {t('elmo.preset.' + name)} | {vv.format_vector(s_p)} | {g_p:.0f} | "
+                    f"**{vv.format_vector(scalar_mix(H, s_p, g_p))}** |")
+    st.markdown("\n".join(rows))
+    st.caption(t("elmo.example.caption"))
+with col_b.container(border=True, key="elmo_exercise"):
+    # "predict, then reveal", as in the lecture: the answer stays hidden until the class has computed it
+    st.subheader(t("elmo.exercise.title"))
+    st.markdown(t("elmo.example.given", s=vv.format_vector(S_EXERCISE), gamma=f"{GAMMA_EXERCISE:.0f}"))
+    revealed = st.toggle(t("elmo.exercise.reveal"), key="elmo_reveal")
+    if revealed:
+        out = vv.format_vector(scalar_mix(H, S_EXERCISE, GAMMA_EXERCISE))
         st.latex(r"\begin{aligned}\mathrm{ELMo}_k &= \gamma\,(s_0 h_0 + s_1 h_1 + s_2 h_2)\\"
                  r"&= 2\times(0.2\,h_0 + 0.3\,h_1 + 0.5\,h_2)\\ &= 2\times[0.2,\ 0.3,\ 0.5] = "
                  + out.replace(", ", r",\ ") + r"\end{aligned}")
         st.markdown(t("elmo.example.result", vec=out))
-    with col_b:
-        rows = [f"| {t('elmo.example.col.task')} | s | γ | ELMo |", "|---|---|---|---|"]
-        for name in ("syntax", "semantics", "worked_example"):
-            s_p, g_p, _ = PRESETS[name]
-            rows.append(f"| {t('elmo.preset.' + name)} | {vv.format_vector(s_p)} | {g_p:.0f} | "
-                        f"**{vv.format_vector(scalar_mix(H, s_p, g_p))}** |")
-        st.markdown("\n".join(rows))
-        st.caption(t("elmo.example.caption"))
+    else:
+        st.caption(t("elmo.exercise.hidden"))
 
 st.divider()
 
@@ -239,11 +244,12 @@ def mixer(view: vv.VectorsView | None) -> None:
         col_sliders, col_live = st.columns([2, 3], gap="large")
         with col_sliders:
             lo, hi, step = (*W_RANGE, 0.01) if pre_softmax else (0.0, 1.0, 0.05)
-            values = []
+            values, s_notes = [], []
             for j in range(n):
                 label = t("elmo.slider_w" if pre_softmax else "elmo.slider_s", j=j, name=layer_names[j])
                 values.append(st.slider(label, lo, hi, step=step, key=slider_key(kind, mode, j), format="%.2f",
                                         persist_state="session"))
+                s_notes.append(st.empty())  # filled below with this slider's s_j: a w or a relative size is not s
             gamma = st.slider(t("elmo.gamma"), *GAMMA_RANGE, step=0.1, key="elmo_gamma", format="%.1f",
                               help=t("elmo.gamma_help"), persist_state="session")
             sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
@@ -252,13 +258,19 @@ def mixer(view: vv.VectorsView | None) -> None:
             except LabError:
                 st.error(t("elmo.zero_sum"))
                 return
-            st.markdown(f"**{t('elmo.bar_title')}**")
+            for j, note in enumerate(s_notes):
+                note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
+            st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
             st.plotly_chart(figs.weights_bar([f"s<sub>{j}</sub><br>{nm}" for j, nm in enumerate(layer_names)], s, None,
                                              large=LARGE, height=380 if LARGE else 320),
                             key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
             st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
             toy = scalar_mix(np.identity(n), s, gamma)
-            st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
+            is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
+            if is_exercise and not ss.get("elmo_reveal"):
+                st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
+            else:
+                st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
 
         with col_live:
             if view is None or not view.num_occurrences:
@@ -270,7 +282,7 @@ def mixer(view: vv.VectorsView | None) -> None:
                 layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
                 explained=view.projection.explained_variance_ratio,
                 title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
-                mixed_name=t("elmo.live.mixed"), unlabelled_name=t("static.fig.unlabelled"),
+                mixed_name=t("elmo.live.mixed"),
                 large=LARGE, height=620 if LARGE else 540)
             st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
             st.caption(t("elmo.live.caption"))

@@ -170,6 +170,11 @@ def pos_section(results: dict) -> None:
             best = view.best_layer(v)
             st.markdown(t("evidence.pos.other_result", model=r["name"], best=best, acc=pct(v[best]),
                           first=pct(v[0]), last=pct(v[-1])))
+    below = [r["name"] for r in rows
+             if max((v for v in r["values"] if v is not None), default=1.0) < base["word_identity"]]
+    if below:  # the probe learned no more than looking the word up: say so next to the verdicts
+        st.markdown(t("evidence.pos.below_lookup", models="、".join(below) if lang == "zh" else ", ".join(below),
+                      lookup=pct(base["word_identity"])))
     show_table(view.pos_table(results), ("fine", "coarse"), key="pos")
     st.markdown(t("evidence.pos.note", n_train_words=cfg["n_train_words"]))
 

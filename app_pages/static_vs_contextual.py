@@ -150,6 +150,12 @@ def explorer(view: vv.VectorsView) -> None:
                                  disabled=not has_points, persist_state="session")
         centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
         sync_to_url(layer=j if names else None, centre=True if centre else None)
+        if has_points and view.num_occurrences == 2:
+            # two points: PCA always puts them at mirrored ends, so the number must carry the message
+            pair_cos = float(view.cosine[centre][j][0][1])
+            c_metric, c_note = st.columns([1, 3], vertical_alignment="center")
+            c_metric.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
+            c_note.caption(t("static.pair_cos_note", dim=view.stacked().shape[-1]))
 
         words, s_coords, s_explained, s_hover, s_note = _static_parts(view)
         static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_encoder.vectors.shape[1])
@@ -191,6 +197,8 @@ def explorer(view: vv.VectorsView) -> None:
             st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=LARGE,
                                                 height=560 if view.num_occurrences <= 14 else 680),
                             key="static_heatmap", config=figs.PLOT_CONFIG, theme=None)
+            low, _ = figs.cosine_range(matrix)
+            st.caption(t("static.cosine_scale", low=f"{low:.2f}"))
         with col_table:
             st.markdown(f"**{t('static.nn_title', layer=shown_layer)}**")
             rows = {"#": [], t("static.col.label"): [], t("static.col.sentence"): [], t("static.col.nn"): []}

@@ -15,6 +15,7 @@ from core import registry, transfer
 from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
+from core.stats import difference_interval, wilson_interval
 from ui import cache
 from ui.i18n import error_text, t
 from ui.state import sync_to_url, url_param
@@ -152,10 +153,16 @@ def explorer() -> None:
         labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                   t("transfer.method.finetune", steps=results["config"]["steps"])]
         accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"]]
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t("transfer.metric.elmo"), _fmt_acc(accs[0]))
-        m2.metric(t("transfer.metric.bert"), _fmt_acc(accs[1]))
-        m3.metric(t("transfer.metric.finetune"), _fmt_acc(accs[2]))
+        n_test = results["config"]["n_test"]
+        for col, key, acc in zip(st.columns(3), ("elmo", "bert", "finetune"), accs):
+            col.metric(t(f"transfer.metric.{key}"), _fmt_acc(acc))
+            if acc is not None:
+                low, high = wilson_interval(acc, n_test)
+                col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=n_test))
+        gain, low, high = difference_interval(accs[2], accs[1], n_test, n_test)
+        verdict = "transfer.gain.unclear" if low <= 0 <= high else "transfer.gain.clear"
+        st.markdown(t(verdict, gain=f"{100 * gain:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
+                      n=n_test))
         if elmo_res is None:
             st.caption(t("transfer.elmo_skipped"))
         bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),

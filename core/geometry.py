@@ -146,16 +146,21 @@ def loo_nn_accuracy(
 
     Unlabelled items (None or "") are dropped before anything else, centring included. Returns
     None when fewer than 2 labelled items or fewer than 2 distinct labels remain (nothing to
-    separate). Ties go to the lowest index: with all-equal vectors (a static embedding such as
-    word2vec gives every occurrence the same vector) every item's neighbour is item 0 (item 1 for
-    item 0 itself), so the score is the share of that item's sense: chance-like, not 100%.
+    separate). Tied nearest neighbours share the vote (the expected accuracy of breaking the tie at
+    random): with all-equal vectors (a static embedding such as word2vec gives every occurrence the
+    same vector) every other item ties, so the score is exactly the guessing level of a random
+    neighbour, Σ (n_sense − 1) / (n − 1) / n (≈ 49% for two balanced senses), not 100%.
     """
     x, kept = _labelled(vectors, labels, "vectors")
     if len(kept) < 2 or len(set(kept)) < 2:
         return None
-    sims = cosine_matrix(x, centre=centre)
-    hits = sum(kept[_ranking(sims[i], exclude=i)[0]] == kept[i] for i in range(len(kept)))
-    return hits / len(kept)
+    sims = np.round(cosine_matrix(x, centre=centre), _TIE_DECIMALS)
+    hits = 0.0
+    for i in range(len(kept)):
+        others = np.delete(np.arange(len(kept)), i)
+        best = others[sims[i, others] == sims[i, others].max()]
+        hits += np.mean([kept[j] == kept[i] for j in best])
+    return float(hits / len(kept))
 
 
 def centroid_accuracy(

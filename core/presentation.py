@@ -59,7 +59,7 @@ SCENES: tuple[Scene, ...] = (
     _scene("senses", "static-vs-contextual", "static_result", scene="apple", ctx="elmo", layer=0),
     _scene("oov", "static-vs-contextual", "static_result", scene="oov", ctx="elmo"),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets
-    _scene("worked", "elmo-weights", "elmo_result", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
+    _scene("worked", "elmo-weights", "elmo_exercise", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
     _scene("syntax", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
     _scene("semantics", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
     # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured

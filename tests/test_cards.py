@@ -29,3 +29,21 @@ def test_a_set_below_the_per_sense_minimum_is_flagged_with_its_step():
     report["senses_苹果"]["authored"]["mini-bert-zh"]["n"] = {"水果": 43, "公司": 11}
     assert "authored has fewer than 20 occurrences of a sense; one error there moves its figure by 1.9%." \
         in _senses_table(report, "mini-bert-zh")
+
+
+def test_majority_baseline_is_shown_next_to_an_unbalanced_set():
+    report = _report(0.95, 0.95)
+    report["senses_苹果"]["authored"]["mini-bert-zh"]["n"] = {"水果": 43, "公司": 11}
+    assert "| authored (水果 43, 公司 11) | 79.6% |" in _senses_table(report, "mini-bert-zh")
+
+
+def test_bert_card_lists_demo_set_misses():
+    from core.train.cards import _demo_misses, _demo_row
+
+    result = {"demo_set": {"top": 3, "hits": 1, "sentences": 2, "hit_rate": 0.5, "rows": [
+        {"sentence": "北京是中国的[MASK]都。", "answers": ["首"], "top": ["国", "人", "名"], "hit": False},
+        {"sentence": "我吃了一个苹[MASK]。", "answers": ["果"], "top": ["果", "个", "斤"], "hit": True}]}}
+    assert "| 50.0% (1/2) | ≥ 80% |" in _demo_row(result)
+    misses = _demo_misses(result)
+    assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in misses and "苹[MASK]" not in misses
+    assert _demo_row({}) == "" and _demo_misses({}) == ""

@@ -148,12 +148,22 @@ def test_loo_accuracy_separated_senses():
 
 
 def test_loo_accuracy_static_vectors_chance_like():
-    # word2vec gives each occurrence the same vector: every neighbour ties, item 0 wins
-    # (item 1 for item 0), so accuracy is the share of item 0's sense, not 100%.
+    # word2vec gives each occurrence the same vector: every other item ties and shares the vote, so
+    # the score is the guessing level of a random neighbour: a's see 1 of 5 a's, b's see 3 of 5 b's.
     v = np.tile([0.3, -0.7, 0.2], (6, 1))
     labels = ["a", "a", "b", "b", "b", "b"]
-    assert loo_nn_accuracy(v, labels) == pytest.approx(2 / 6)
-    assert loo_nn_accuracy(v, labels, centre=True) == pytest.approx(2 / 6)
+    assert loo_nn_accuracy(v, labels) == pytest.approx((2 * 1 / 5 + 4 * 3 / 5) / 6)
+    assert loo_nn_accuracy(v, labels, centre=True) == pytest.approx((2 * 1 / 5 + 4 * 3 / 5) / 6)
+    balanced = ["a"] * 22 + ["b"] * 22  # two balanced senses: just under 50%, never below it by tie order
+    assert loo_nn_accuracy(np.tile([1.0, 2.0], (44, 1)), balanced) == pytest.approx(21 / 43)
+
+
+def test_loo_accuracy_partial_tie_shares_the_vote():
+    # item 0 is equally close to items 1 (same sense) and 2 (other sense): half a hit
+    v = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, -1.0], [-1.0, 0.2]])
+    labels = ["a", "a", "b", "b"]
+    # 0: tie 1/2 → 0.5; 1: nearest 0 → hit; 2: nearest 0 → miss; 3: nearest 1 (cos .. ) → miss
+    assert loo_nn_accuracy(v, labels) == pytest.approx(1.5 / 4)
 
 
 def test_loo_accuracy_ignores_unlabelled_and_returns_none():

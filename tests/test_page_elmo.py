@@ -68,11 +68,16 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
     assert any(r"\gamma^{task} \sum_{j=0}^{L} s_j^{task}" in l and "h}_{k,j}^{LM}" in l for l in latex)
     text = markdown(at)
     assert "2L+1 = 5" in text and "L+1 = 3" in text and "h_{k,0} = [x_k; x_k]" in text
-    # the lecture's worked example and the two task presets, computed by scalar_mix
-    assert "该词符最终的 ELMo 向量为 **[0.4, 0.6, 1.0]**" in text
+    # the lecture's example (the two task presets), computed by scalar_mix
     assert "| 句法型 | [0.5, 0.4, 0.1] | 2 | **[1.0, 0.8, 0.2]** |" in text
     assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in text
-    assert any("[0.4,\\ 0.6,\\ 1.0]" in l for l in latex)
+    # exercise 2 of the lecture: the settings are given, the answer waits for "reveal"
+    assert "[0.2, 0.3, 0.5]" in text and "[0.4, 0.6, 1.0]" not in text
+    assert not any("[0.4,\\ 0.6,\\ 1.0]" in l for l in latex)
+    at.toggle(key="elmo_reveal").set_value(True).run()
+    assert_clean(at)
+    assert "该词符最终的 ELMo 向量为 **[0.4, 0.6, 1.0]**" in markdown(at)
+    assert any("[0.4,\\ 0.6,\\ 1.0]" in l.value for l in at.latex)
     diagram = chart(at, "elmo_diagram")
     labels = [a.get("text", "") for a in diagram["layout"]["annotations"]]
     assert sum("前向" in l for l in labels) == 2 and sum("后向" in l for l in labels) == 2  # 2L = 4 states
@@ -86,6 +91,8 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
 def test_english(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
     assert_clean(at)
+    assert "[0.4, 0.6, 1.0]" not in markdown(at)
+    at.toggle(key="elmo_reveal").set_value(True).run()
     assert "The token's final ELMo vector is **[0.4, 0.6, 1.0]**." in markdown(at)
 
 
@@ -124,6 +131,11 @@ def test_lecture_presets(models_dir, tiny_bert_dir, preset, toy):
     assert np.allclose(sliders(at), pre_softmax_from_normalised(s))  # softmax of the sliders is exactly s
     assert np.allclose(bars(at), s, atol=1e-12)
     assert at.slider(key="elmo_gamma").value == gamma
+    for j, s_j in enumerate(s):  # each slider says which s_j it gives
+        assert f"→ s{j} = **{s_j:.2f}**" in [c.value for c in at.caption]
+    if preset == "worked_example":  # exercise 2: the live result waits for "reveal" too
+        assert f"ELMo = **{toy}**" not in markdown(at)
+        at.toggle(key="elmo_reveal").set_value(True).run()
     assert f"ELMo = **{toy}**" in markdown(at)
 
 
@@ -275,7 +287,7 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
         assert chart(at, "elmo_scatter") is not None
     assert at.text_area(key="vec_text").value == text
     assert at.text_input(key="vec_word").value == word
-    assert "[0.4, 0.6, 1.0]" in markdown(at)  # the rest of the page still renders
+    assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page renders
     assert bars(at)
     assert "<script>" not in messages(at)
     scatter = chart(at, "elmo_scatter")

@@ -40,8 +40,9 @@ export default function (component) {
 
   if (!data || !data.target || win.__labScrolledFor === data.token) return;
   win.__labScrolledFor = data.token;
-  // a cold server may take a minute to draw the result (models load on first use)
-  win.__labScrollUntil = Date.now() + 120000;
+  // a cold server may take minutes to draw the result (models load on first use); a scroll, click
+  // or touch by the presenter ends the wait
+  win.__labScrollUntil = Date.now() + 600000;
   let found = 0;
   const place = () => {
     if (Date.now() > win.__labScrollUntil) return;

@@ -45,6 +45,34 @@ def _pct(x: float) -> str:
     return f"{100 * float(x):.0f}%"
 
 
+_LABEL_SPOTS = (("top center", (0.0, 1.0)), ("bottom center", (0.0, -1.0)),
+                ("middle right", (1.0, 0.0)), ("middle left", (-1.0, 0.0)))
+
+
+def label_positions(coords: np.ndarray) -> list[str]:
+    """A text position per point that keeps its number clear of the other points and numbers.
+
+    Greedy, in the order given: each label takes the side (above, below, right, left) whose label
+    spot lies farthest from every point and every label placed so far, in axis-normalised units.
+    """
+    xy = np.asarray(coords, dtype=float)
+    if len(xy) == 0:
+        return []
+    span = np.ptp(xy, axis=0)
+    unit = xy / np.where(span > 0, span, 1.0)
+    step = 0.035  # about one label height on a chart of ordinary size
+    occupied = list(unit)
+    positions = []
+    for point in unit:
+        def clearance(spot):
+            anchor = point + step * np.asarray(spot[1])
+            return min(np.linalg.norm(anchor - other) for other in occupied if other is not point)
+        name, offset = max(_LABEL_SPOTS, key=clearance) if len(occupied) > 1 else _LABEL_SPOTS[0]
+        positions.append(name)
+        occupied.append(point + step * np.asarray(offset))
+    return positions
+
+
 def _groups(labels: Sequence[str | None]) -> list[tuple[str | None, list[int]]]:
     order = list(dict.fromkeys(labels))
     return [(label, [i for i, l in enumerate(labels) if l == label]) for label in order]
@@ -113,11 +141,13 @@ def static_vs_contextual_figure(
     if coords is not None and len(ids):
         xy = np.asarray(coords, dtype=float)
         colours = label_colours(labels)
+        spots = label_positions(xy)
         for label, members in _groups(labels):
             fig.add_trace(go.Scatter(
                 x=xy[members, 0], y=xy[members, 1], mode="markers+text",
                 name=html.escape(label) if label else unlabelled_name,
-                text=[ids[i] for i in members], textposition="top center",
+                showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
+                text=[ids[i] for i in members], textposition=[spots[i] for i in members],
                 marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
@@ -145,14 +175,27 @@ def static_vs_contextual_figure(
     return fig
 
 
+def cosine_range(matrix: np.ndarray) -> tuple[float, float]:
+    """The colour range of a cosine heatmap: from the smallest value (rounded down to 0.05) to 1.
+
+    Contextual vectors of one word are all fairly similar (0.7–1.0 is common): on a fixed −1…1
+    scale the whole matrix would be one block of colour.
+    """
+    low = float(np.nanmin(matrix)) if np.size(matrix) else -1.0
+    low = min(np.floor(low * 20) / 20, 0.95)
+    return max(low, -1.0), 1.0
+
+
 def cosine_heatmap(matrix: np.ndarray, ids: Sequence[str], title: str, *, large: bool = False,
                    height: int = 560, colorbar_title: str = "cos") -> go.Figure:
-    """Pairwise cosine similarity between occurrences; values printed when the matrix is small."""
+    """Pairwise cosine similarity between occurrences, coloured over the data's own range
+    (:func:`cosine_range`); values printed when the matrix is small."""
     m = np.asarray(matrix, dtype=float)
     labels = [f"#{i}" for i in ids]
     show_values = len(ids) <= 14
+    low, high = cosine_range(m)
     fig = go.Figure(go.Heatmap(
-        z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale="RdBu", reversescale=True,
+        z=m, x=labels, y=labels, zmin=low, zmax=high, colorscale="Blues",
         colorbar={"title": {"text": colorbar_title}},
         texttemplate="%{z:.2f}" if show_values else None,
         hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
@@ -209,7 +252,7 @@ def weights_bar(layer_names: Sequence[str], s: Sequence[float], title: str | Non
 def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | None], hover: Sequence[str],
                 *, layer_coords: np.ndarray | None = None, layer_names: Sequence[str] = (),
                 explained: np.ndarray | None = None, title: str | None = None, mixed_name: str = "ELMo",
-                unlabelled_name: str = "—", large: bool = False, height: int = 560) -> go.Figure:
+                large: bool = False, height: int = 560) -> go.Figure:
     """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
     size = 20 if large else 15
     fig = go.Figure()
@@ -219,17 +262,19 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
             xy = np.asarray(layer_coords[j], dtype=float)
             fig.add_trace(go.Scatter(
                 x=xy[:, 0], y=xy[:, 1], mode="markers", name=name,
-                marker={"size": 9, "color": "#9a9a9a", "symbol": symbols[j % len(symbols)], "opacity": 0.55},
+                marker={"size": 12, "color": "#5f5f5f", "symbol": symbols[j % len(symbols)], "opacity": 0.85,
+                        "line": {"width": 2}},
                 customdata=list(hover), text=list(ids),
                 hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
             ))
     xy = np.asarray(coords, dtype=float)
     colours = label_colours(labels)
+    spots = label_positions(xy)
     for label, members in _groups(labels):
-        name = html.escape(label) if label else unlabelled_name
+        name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
         fig.add_trace(go.Scatter(
-            x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=f"{mixed_name} · {name}",
-            text=[ids[i] for i in members], textposition="top center", textfont={"size": size - 1},
+            x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
+            text=[ids[i] for i in members], textposition=[spots[i] for i in members], textfont={"size": size - 1},
             marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
             customdata=[hover[i] for i in members],
             hovertemplate="%{text}: %{customdata}<extra></extra>",

@@ -55,13 +55,15 @@ def _senses_table(report: dict, model: str) -> str:
         cells = " · ".join(f"{layer}: {acc:.1%}" if acc is not None else f"{layer}: n/a"
                            for layer, acc in result["per_layer"].items())
         counts = ", ".join(f"{k} {v}" for k, v in result["n"].items())
-        rows.append(f"| {set_name} ({counts}) | {cells} |")
+        # always answering the larger sense scores this much: the figure to beat on an unbalanced set
+        majority = max(result["n"].values()) / sum(result["n"].values())
+        rows.append(f"| {set_name} ({counts}) | {majority:.1%} | {cells} |")
         if min(result["n"].values()) < SENSE_MIN_PER_SENSE:
             small.append(f"{set_name} has fewer than {SENSE_MIN_PER_SENSE} occurrences of a sense; "
                          f"one error there moves its figure by {1 / sum(result['n'].values()):.1%}.")
         if model in SENSE_TARGET_MODELS:
             verdicts.append(f"{set_name} {result['best']:.1%} ({'met' if result['best'] >= SENSE_TARGET else 'missed'})")
-    table = SENSE_SETS + "\n\n| sentence set (occurrences per sense) | leave-one-out 1-NN sense accuracy per layer |\n|---|---|\n" + "\n".join(rows)
+    table = SENSE_SETS + "\n\n| sentence set (occurrences per sense) | majority baseline | leave-one-out 1-NN sense accuracy per layer |\n|---|---|---|\n" + "\n".join(rows)
     if small:
         table += "\n\n" + " ".join(small)
     if verdicts:
@@ -98,17 +100,38 @@ by this project for the ELMo→BERT Lab teaching app. Loads exactly like bert-ba
 | architecture | {config['num_hidden_layers']} layers, hidden {config['hidden_size']}, {config['num_attention_heads']} heads, FFN {config['intermediate_size']}, max length {config['max_position_embeddings']} |
 | vocabulary | {config['vocab_size']} tokens: characters with frequency ≥ 5 in the training split, plus ASCII letters/digits as word starts and `##` pieces; `[PAD] [UNK] [CLS] [SEP] [MASK]` |
 | parameters | {params:,} |
-| pretraining | MLM (15% of tokens chosen; 80% → [MASK], 10% random, 10% unchanged) + NSP (50% true next segment of the same paragraph, 50% random paragraph) |
+| pretraining | MLM (15% of tokens chosen; 80% → [MASK], 10% random, 10% unchanged), continued with whole-word masking (jieba words masked as units, one 80/10/10 roll per word, as Chinese BERT-wwm) + NSP (50% true next segment of the same paragraph, 50% random paragraph) |
+| training text | the training split with lines holding a word of `assets/wordlists/vulgar-zh.txt` and exact repeats dropped (the held-out split is untouched) |
 
 ## Held-out evaluation
 
 | metric | value | target |
 |---|---|---|
-| masked-character accuracy, top-1 | {result['masked_top1']:.1%} | ≥ 40% |
-| masked-character accuracy, top-5 | {result['masked_top5']:.1%} | ≥ 60% |
-| next-sentence accuracy | {result['nsp_accuracy']:.1%} | ≥ 75% |
+| masked-character accuracy, top-1 | {result['masked_top1']:.1%} | ≥ 50% |
+| masked-character accuracy, top-5 | {result['masked_top5']:.1%} | ≥ 70% |
+| next-sentence accuracy | {result['nsp_accuracy']:.1%} | ≥ 85% |
+{_demo_row(result)}
+On {result['masked_tokens']:,} masked tokens in {result['pairs']:,} held-out sentence pairs (BERT's per-character
+corruption, as in every earlier evaluation, so the figures stay comparable).{_demo_misses(result)}"""
 
-On {result['masked_tokens']:,} masked tokens in {result['pairs']:,} held-out sentence pairs."""
+
+def _demo_row(result: dict) -> str:
+    demo = result.get("demo_set")
+    if not demo:
+        return ""
+    return (f"| lecture fill-mask demo set: an accepted answer in the top {demo['top']} "
+            f"(character, or whole word for adjacent masks) | {demo['hit_rate']:.1%} ({demo['hits']}/{demo['sentences']}) "
+            f"| ≥ 80% |\n")
+
+
+def _demo_misses(result: dict) -> str:
+    demo = result.get("demo_set")
+    misses = [r for r in (demo or {}).get("rows", []) if not r["hit"]]
+    if not misses:
+        return ""
+    lines = "\n".join(f"| `{r['sentence']}` | {' / '.join(r['answers'])} | {' / '.join(r['top'])} |" for r in misses)
+    return ("\n\nDemo sentences (`assets/eval/fill_mask_demo.tsv`) whose accepted answers are not in the top "
+            f"{demo['top']}:\n\n| sentence | accepted | the model's top {demo['top']} |\n|---|---|---|\n" + lines)
 
 
 def _elmo(config: dict, result: dict, directory: Path) -> str:

@@ -284,7 +284,7 @@ def test_english_ui(page, warm_server):
         assert h1(page) == en("elmo.title")
         text = body_text(page)
         assert en("elmo.example.title") in text and en("nav.fill_mask") in text  # page and navigation
-        assert "[0.4, 0.6, 1.0]" in text
+        assert "[0.2, 0.3, 0.5]" in text and "[0.4, 0.6, 1.0]" not in text  # exercise 2: predict, then reveal
         assert zh("elmo.example.title") not in text and zh("nav.fill_mask") not in text
         assert not re.search(r"[\u4e00-\u9fff]", h1(page))
     finally:
@@ -309,9 +309,30 @@ def test_presentation_mode(page, warm_server):
         screenshot(page, "present-next-scene")
 
 
-@pytest.mark.parametrize(("lang", "width", "height"), [("zh", 1920, 1080), ("en", 1280, 720)])
+RESULT_IN_VIEW_JS = """(key) => {
+  const bar = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  const el = document.querySelector('.st-key-' + key);
+  if (!el) return null;
+  const r = el.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, barBottom: bar.bottom, barTop: bar.top, height: window.innerHeight};
+}"""
+
+
+def result_in_view(page, key: str):
+    """The scene's result starts just below the (visible) scene bar, in the upper part of the screen."""
+    box = page.evaluate(RESULT_IN_VIEW_JS, key)
+    if not box:
+        return None
+    ok = box["barTop"] >= -1 and box["barBottom"] - 2 <= box["top"] <= box["barBottom"] + 40 \
+        and box["top"] < box["height"] * 0.5
+    return box if ok else None
+
+
+@pytest.mark.parametrize(("lang", "width", "height"), [("zh", 1280, 720), ("en", 1280, 720), ("zh", 1920, 1080)])
 def test_walk_every_scene(page, warm_server, lang, width, height):
-    """A first-time presenter: from the home page through every scene with the Next button only.
+    """A first-time presenter with a clicker: from the home page through every scene with PageDown
+    only. Each scene's result is scrolled into view below the scene bar; on the ELMo scene a slider
+    is touched first and PageDown must still change the scene (not the slider).
 
     One viewport screenshot per scene (what the projector shows) in test-artifacts/screenshots/."""
     tr = zh if lang == "zh" else en
@@ -323,11 +344,42 @@ def test_walk_every_scene(page, warm_server, lang, width, height):
         wait_idle(page)
         check_healthy(page)
         assert f"{number}/{len(SCENES)}" in bar.inner_text()
+        if scene.result:
+            wait_for(page, lambda: result_in_view(page, scene.result), f"scene {scene.id}: result in view",
+                     timeout_s=60)
         page.mouse.move(0, 0)  # no tooltip in the picture
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"scene-{lang}-{width}x{height}-{number:02d}-{scene.id}.png"))
-        if number < len(SCENES):
-            bar.locator("button").filter(has_text=tr("present.next")).first.click()
+        if number == len(SCENES):
+            break
+        if scene.id == "worked":  # the presenter touched γ: the clicker must still change the scene
+            thumb = page.locator(".st-key-elmo_gamma [data-rac][style*='left']").first
+            thumb.click()
+            assert page.evaluate("() => document.activeElement.type") == "range"
+        page.keyboard.press("PageDown")
+
+
+def test_clicker_keys_and_escape_in_a_text_box(page, warm_server):
+    """→ / ← change the scene like PageDown / PageUp; in a text box the arrows move the caret, PageDown
+    still changes the scene, and Escape leaves the box so that the arrows change scenes again."""
+    fill, iterative = (next(s for s in SCENES if s.id == i) for i in ("fill", "iterative"))
+    open_page(page, page_url(warm_server, "fill-mask", present="1", slide="fill"))
+    bar = page.locator(".st-key-present_bar")
+    box = page.locator(".st-key-fill_sentence input")
+    box.click()
+    page.keyboard.press("ArrowLeft")  # caret, not a scene change
+    page.wait_for_timeout(1500)
+    assert "slide=fill" in page.url and box.input_value() == "我吃了一个[MASK][MASK]。"
+    page.keyboard.press("Escape")
+    assert page.evaluate("() => document.activeElement.tagName") != "INPUT"
+    page.keyboard.press("ArrowRight")
+    wait_for(page, lambda: zh(iterative.title_key) in bar.inner_text(), "→ goes to the next scene")
+    wait_idle(page)
+    page.locator(".st-key-fill_sentence input").click()
+    page.keyboard.press("PageUp")  # from inside the text box
+    wait_for(page, lambda: zh(fill.title_key) in bar.inner_text() and "slide=fill" in page.url,
+             "PageUp in a text box goes back")
+    check_healthy(page)
 
 
 def test_user_text_is_not_html(page, warm_server):
