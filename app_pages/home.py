@@ -136,7 +136,7 @@ else:
     layers = [m.num_layers for m in models]
     described = {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"}  # embedded models with a translated description
     notes = [((t(f"home.models.desc.{m.name}") if m.name in described else m.description) if m.available
-              else error_text(m.problem)) or "" for m in models]
+              else error_text(m.problem, markdown=False)) or "" for m in models]  # a table cell: plain text
     hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
     chosen = ss.get("bert_model")
     if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):

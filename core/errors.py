@@ -1,8 +1,12 @@
 """One error type for everything the user can get wrong, with a bilingual message.
 
-The app shows ``err.message(lang)`` where the user is; the CLI prints it on stderr and exits 2.
+The app shows ``err.message(lang)`` where the user is (Markdown: the parameters, which carry model
+names, file names and error details, are escaped); the CLI prints ``err.message(lang, markdown=False)``
+on stderr and exits 2.
 """
 from __future__ import annotations
+
+from .safe_text import md_escape
 
 MESSAGES: dict[str, dict[str, str]] = {
     "empty_input": {
@@ -100,8 +104,16 @@ class LabError(Exception):
             raise KeyError(f"unknown error code {code!r}")
         self.code = code
         self.params = params
-        super().__init__(self.message("en"))
+        super().__init__(self.message("en", markdown=False))
 
-    def message(self, lang: str = "zh") -> str:
-        templates = MESSAGES[self.code]
-        return templates.get(lang, templates["en"]).format(**self.params)
+    def message(self, lang: str = "zh", *, markdown: bool = True) -> str:
+        """The message in ``lang``. ``markdown=True`` (for st.error and friends): every parameter is
+        shown as typed, never as Markdown: escaped in running text; inside a template's `code span`,
+        where escapes would show, only a backtick (the one way out of the span) is replaced."""
+        template = MESSAGES[self.code].get(lang, MESSAGES[self.code]["en"])
+        if not markdown:
+            return template.format(**self.params)
+        escaped = {k: md_escape(v) for k, v in self.params.items()}
+        in_code = {k: str(v).replace("`", "'") for k, v in self.params.items()}
+        parts = template.split("`")  # odd parts are inside code spans
+        return "`".join(part.format(**(in_code if i % 2 else escaped)) for i, part in enumerate(parts))

@@ -91,7 +91,7 @@ def test_pickle_only_directory_is_refused(tmp_path, tiny_bert_dir):
     torch.save({"x": torch.zeros(1)}, target / "pytorch_model.bin")
     with pytest.raises(LabError) as err:
         load_encoder(str(target))
-    assert err.value.code == "unsafe_weights" and "pytorch_model.bin" in err.value.message("en")
+    assert err.value.code == "unsafe_weights" and "pytorch_model.bin" in err.value.message("en", markdown=False)
 
 
 def test_unknown_local_path(tmp_path):

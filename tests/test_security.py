@@ -228,7 +228,7 @@ def test_pickle_only_model_directory_is_refused(tmp_path):
     with pytest.raises(LabError) as info:
         load_encoder(str(directory))
     assert info.value.code == "unsafe_weights"
-    assert "pytorch_model.bin" in info.value.message("en") and "safetensors" in info.value.message("zh")
+    assert "pytorch_model.bin" in str(info.value) and "safetensors" in info.value.message("zh")
     assert not marker.exists(), "the pickle was executed"
 
 
@@ -296,3 +296,122 @@ def test_upload_size_is_limited():
     assert server.get("enableCORS", True) is True
     assert config.get("client", {}).get("showErrorDetails", "full") in ("none", False), \
         "tracebacks must not reach the browser"
+
+
+# ---- (e) issue #17: Markdown from names, bounded URL JSON, model cache, server settings ---------------
+MD_PAYLOADS = ["![i](http://evil.example/md.png)", "[x](http://evil.example)", "<http://evil.example/a>",
+               ":material/home: **b** `c`", "a`b![i](http://evil.example/c.png)"]
+
+
+@pytest.mark.parametrize("payload", MD_PAYLOADS)
+def test_lab_error_parameters_are_inert_markdown(payload):
+    from core.errors import MESSAGES
+    from core.safe_text import md_escape
+
+    for code, templates in MESSAGES.items():
+        names = set(re.findall(r"{(\w+)}", templates["en"] + templates["zh"]))
+        err = LabError(code, **{name: payload for name in names})
+        for lang in ("zh", "en"):
+            text = err.message(lang)
+            if not names:
+                continue
+            outside_code = re.split(r"(?<!\\)`", text)[::2]  # Markdown is live outside code spans only
+            live = [re.sub(r"\\.", "", part) for part in outside_code]  # what is left after the escapes
+            assert not any("![" in part or "](" in part or "<http" in part or ":material" in part for part in live), \
+                (code, text)
+            assert md_escape(payload) in text or "`" in templates[lang], (code, text)
+            assert payload in err.message(lang, markdown=False)  # the CLI shows it as typed
+    assert str(LabError("unknown_model", name=payload)).count(payload) == 1
+
+
+@pytest.mark.parametrize("payload", MD_PAYLOADS + ["a" * 201, "x\x00y", "m\nn", "/" + "目" * 90])
+def test_model_names_cannot_carry_markdown(payload):
+    from core.registry import model_key
+    from ui.sidebar import clean_model_id
+
+    assert clean_model_id(payload) is None
+    with pytest.raises(LabError) as info:
+        model_key(payload)
+    assert info.value.code == "unknown_model"
+
+
+@pytest.mark.parametrize("name", ["mini-bert-zh", "bert-base-chinese", "hfl/chinese-roberta-wwm-ext",
+                                  "/data/models/my bert", "~/models/bert_v2", "./模型/bert-1.0"])
+def test_ordinary_model_names_are_accepted(name):
+    from ui.sidebar import clean_model_id
+
+    assert clean_model_id(f"  {name} ") == name
+
+
+def test_server_paths_cannot_be_probed(tmp_path):
+    """A missing path, a file, an empty and a non-model directory all give the very same message."""
+    from core.registry import load_encoder
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    messages = set()
+    for target in ("missing", "empty", "other", "file.txt", "other/notes.txt"):
+        with pytest.raises(LabError) as info:
+            load_encoder(str(tmp_path / target))
+        assert info.value.code == "unknown_model"
+        messages.add(info.value.message("en").replace(md_escape_path(tmp_path / target), "PATH"))
+    assert len(messages) == 1, messages
+
+
+def md_escape_path(path: Path) -> str:
+    from core.safe_text import md_escape
+
+    return md_escape(str(path))
+
+
+@pytest.mark.parametrize("raw", ["[" * 100_000, "[" * 60_000 + "]" * 60_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
+                                 "[NaN]", "[1e999]", "x" * 200_001])
+def test_url_json_is_bounded(raw):
+    from ui.state import decode
+
+    with pytest.raises(ValueError):
+        decode(raw, list)
+
+
+def test_json_depth_ignores_brackets_inside_strings():
+    from core.safe_json import loads, nesting_depth
+
+    assert nesting_depth('["a\\"[[[", [1, {"b": "]]]\\\\"}]]') == 3
+    assert loads('["[[[[[[[[[[\\"", [[1]]]') == ['[[[[[[[[[["', [[1]]]
+    assert nesting_depth('"\\"' * 50_000) == 0  # linear: no rescans from every quote
+
+
+def test_url_json_keeps_ordinary_values():
+    from ui.state import decode, encode
+
+    for value in ([1, 2, 3], [[0.2, 0.3, 0.5]], ["苹果", "[不是括号"], {"a": [1, {"b": 2}]}):
+        assert decode(encode(value), type(value)) == value
+
+
+@pytest.mark.parametrize("page, key", [("fill_mask.py", "chars"), ("elmo_weights.py", "w")])
+def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
+    from apptest_support import page_app
+
+    at = page_app(str(ROOT / "app_pages" / page), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title
+
+
+def test_server_settings_keep_the_watcher_off_and_listen_locally():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    server = config["server"]
+    assert server.get("fileWatcherType") == "none" and server.get("runOnSave") is False
+    assert server.get("address") == "127.0.0.1"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "--server.address 0.0.0.0" in readme and "127.0.0.1" in readme
+
+
+def test_app_makes_no_remote_icon_request():
+    """A ``:material/…:`` page icon becomes a favicon fetched from fonts.gstatic.com."""
+    for call in ast.walk(parse(ROOT / "app.py")):
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "set_page_config":
+            icon = next(kw.value for kw in call.keywords if kw.arg == "page_icon")
+            assert isinstance(icon, ast.Constant) and not icon.value.startswith(":material/"), ast.unparse(icon)

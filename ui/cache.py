@@ -1,6 +1,8 @@
 """Process-wide caches: each model is loaded once, each (model, text) computed once.
 
 Pages call these instead of core directly so that moving a slider only slices cached arrays.
+Models are cached by ``core.registry`` alone (bounded, keyed by the normalised name): a second cache
+here, keyed by the raw name, would keep every spelling of a path alive.
 """
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from core.encoders import Encoding
 from core.errors import LabError
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def encoder(name: str):
     """The encoder for ``name`` (raises core.errors.LabError with a user-facing message)."""
     return registry.load_encoder(name)
@@ -25,6 +26,10 @@ def bert_encoder(name: str):
     return model
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
 def encode(name: str, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
-    return encoder(name).encode(list(sentences), attentions=attentions)
+    return _encode(registry.model_key(name), sentences, attentions)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _encode(key: str, sentences: tuple[str, ...], attentions: bool) -> list[Encoding]:
+    return registry.load_encoder(key).encode(list(sentences), attentions=attentions)

@@ -69,13 +69,14 @@ def t(key: str, **params: Any) -> str:
     return translate(current_lang(), key, **params)
 
 
-def error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException, *, markdown: bool = True) -> str:
     """A user-facing message for ``exc``: ``LabError.message(lang)`` when available, else a generic
-    translated line (raw exception text and tracebacks are never shown to the audience)."""
+    translated line (raw exception text and tracebacks are never shown to the audience).
+    ``markdown=False`` for places that show text as is (tables): no escaping backslashes."""
     message = getattr(exc, "message", None)
     if callable(message):
         try:
-            text = message(current_lang())
+            text = message(current_lang(), markdown=markdown)
             if text:
                 return str(text)
         except Exception:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.errors import LabError
+from core.safe_text import well_formed_model_name
 from ui.i18n import LANGS, DEFAULT_LANG, error_text, t
 from ui.state import sync_to_url, url_param
 
@@ -42,9 +44,11 @@ html { font-size: 24px !important; }
 
 def clean_model_id(value: object) -> str | None:
     """A hub id / directory / registry name, stripped; ``None`` if empty, too long or containing
-    control characters (validation of what it points to is ``core.registry``'s job)."""
+    characters no model name has (``core.safe_text.well_formed_model_name``: this also keeps Markdown such
+    as ``![](http://…)`` out of the labels and messages that show the name). Whether it points to a
+    model is ``core.registry``'s job."""
     text = str(value or "").strip()
-    if not text or len(text) > MAX_MODEL_ID_LEN or any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if len(text) > MAX_MODEL_ID_LEN or not well_formed_model_name(text):
         return None
     return text
 
@@ -147,7 +151,9 @@ def _render_model_selector(bert_models: list) -> None:
             help=t("sidebar.model_other_help"),
         )
         if not ss.get("bert_model"):
-            st.caption(t("sidebar.model_other_empty"))
+            typed = str(ss.get("_model_other_text") or "").strip()
+            # text clean_model_id refused: the registry's own "unknown model" message, its name escaped
+            st.caption(error_text(LabError("unknown_model", name=typed)) if typed else t("sidebar.model_other_empty"))
     else:
         info = by_name[ss["_w_model"]]
         if info.available:

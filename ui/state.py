@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from core import safe_json
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -34,7 +36,8 @@ def encode(value: Any) -> str | None:
 
 
 def decode(raw: str, cast: Callable[[Any], Any] = str) -> Any:
-    """Turn a query-string value back into ``cast``'s type. Raises ValueError/TypeError if invalid."""
+    """Turn a query-string value back into ``cast``'s type. Raises ValueError/TypeError if invalid
+    (JSON values also when too long, too deeply nested or not finite: see ``core.safe_json``)."""
     if cast is bool:
         low = raw.strip().lower()
         if low in _TRUE:
@@ -43,7 +46,7 @@ def decode(raw: str, cast: Callable[[Any], Any] = str) -> Any:
             return False
         raise ValueError(f"not a boolean: {raw!r}")
     if cast in (list, tuple, dict):
-        value = json.loads(raw)
+        value = safe_json.loads(raw)  # bounded: a URL can nest [[[… deep enough to exhaust the stack
         if cast is tuple and isinstance(value, list):
             value = tuple(value)
         if not isinstance(value, cast):
