@@ -10,37 +10,76 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from dataclasses import asdict
 
+from . import safe_json
 from .errors import LabError
 
 LANG = os.environ.get("LAB_LANG", "en")
+MAX_JSON_CHARS = 1_000_000  # --layers / --weights (one argv string is at most 128 KiB on Linux anyway)
 
 
 def _emit(payload) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
 
 
-def _read_sentences(args) -> list[str]:
-    sentences = list(args.sentences)
-    if args.input:
-        try:
-            with open(args.input, "rb") as handle:
-                raw = handle.read()
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise LabError("not_text") from exc
-        except OSError as exc:
-            raise LabError("bad_value", detail=f"cannot read {args.input}: {exc.strerror}") from exc
-        if "\x00" in text:
-            raise LabError("not_text")
-        sentences.extend(line.strip() for line in text.splitlines())
-    sentences = [s for s in sentences if s.strip()]
-    if not sentences:
-        raise LabError("empty_input")
-    return sentences
+# --input is read as a stream with two caps (both overridable): a line longer than the longest
+# sentence the models take is refused before it is held in memory (``/dev/zero`` has no newline), and
+# so is a file with more sentences than --max-sentences (a 20 MB file is hours of CPU time).
+MAX_INPUT_SENTENCES = 10_000
+MISSING_SHOWN = 10  # "sentence i: word not found" lines on stderr; the rest are counted in one line
+
+
+def _sentences(args):
+    """The command-line sentences, then the --input file's lines; blank ones skipped."""
+    from .encoders import MAX_SENTENCE_CHARS
+
+    line_bytes = 4 * MAX_SENTENCE_CHARS + 2  # UTF-8 needs at most 4 bytes a character, plus CR LF
+    count = 0
+
+    def counted(sentence: str) -> str:
+        nonlocal count
+        count += 1
+        if count > args.max_sentences:
+            raise LabError("bad_value", detail=f"more than {args.max_sentences:,} sentences (raise the limit with "
+                                              "--max-sentences N)")
+        return sentence
+
+    for sentence in args.sentences:
+        if sentence.strip():
+            yield counted(sentence)
+    if not args.input:
+        return
+    try:
+        with open(args.input, "rb") as handle:
+            for number, raw in enumerate(iter(lambda: handle.readline(line_bytes + 1), b""), 1):
+                if len(raw) > line_bytes:
+                    raise LabError("bad_value", detail=f"line {number} of {args.input} is longer than "
+                                                      f"{MAX_SENTENCE_CHARS:,} characters")
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    raise LabError("not_text") from exc
+                if "\x00" in line:
+                    raise LabError("not_text")
+                if line:
+                    yield counted(line)
+    except OSError as exc:
+        raise LabError("bad_value", detail=f"cannot read {args.input}: {exc.strerror}") from exc
+
+
+def _chunks(items, size: int):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def cmd_models(args) -> None:
@@ -56,27 +95,31 @@ def cmd_embed(args) -> None:
     from .occurrences import MAX_SENTENCES, word_vectors
     from .registry import load_encoder
 
-    sentences = _read_sentences(args)
     encoder = load_encoder(args.model)
-    chunk = MAX_SENTENCES
-    show_progress = len(sentences) > chunk and sys.stderr.isatty()
-    total_found = 0
-    for start in range(0, len(sentences), chunk):
-        part = sentences[start:start + chunk]
+    show_progress = sys.stderr.isatty()
+    seen = total_found = missing_count = 0
+    for part in _chunks(_sentences(args), MAX_SENTENCES):
         result = word_vectors(encoder, part, args.word)
         if result.oov:
             raise LabError("bad_value", detail=f"“{args.word}” is not in {encoder.name}'s vocabulary (OOV)")
         for occ in result.occurrences:
             total_found += 1
-            _emit({"sentence_index": start + occ.sentence_index, "sentence": occ.sentence, "start": occ.start,
+            _emit({"sentence_index": seen + occ.sentence_index, "sentence": occ.sentence, "start": occ.start,
                    "end": occ.end, "layers": np.round(occ.layers.astype(np.float64), 6).tolist()})
         for missing in result.missing:
-            print(f"sentence {start + missing}: “{args.word}” not found", file=sys.stderr)
-        if show_progress:
-            done = min(start + chunk, len(sentences))
-            print(f"\rembedded {done}/{len(sentences)} sentences", end="", file=sys.stderr, flush=True)
-    if show_progress:
+            missing_count += 1
+            if missing_count <= MISSING_SHOWN:
+                print(f"sentence {seen + missing}: “{args.word}” not found", file=sys.stderr)
+        seen += len(part)
+        if show_progress and seen > MAX_SENTENCES:
+            print(f"\rembedded {seen} sentences", end="", file=sys.stderr, flush=True)
+    if show_progress and seen > MAX_SENTENCES:
         print(file=sys.stderr)
+    if not seen:
+        raise LabError("empty_input")
+    if missing_count > MISSING_SHOWN:
+        print(f"… “{args.word}” not found in {missing_count - MISSING_SHOWN} more sentences "
+              f"({missing_count} of {seen} in all)", file=sys.stderr)
     if not total_found:
         raise LabError("bad_value", detail=f"“{args.word}” occurs in none of the sentences")
 
@@ -101,22 +144,53 @@ def cmd_fill_mask(args) -> None:
         for run in runs]})
 
 
-def _json_arg(text: str, what: str):
+def _numbers(text: str, what: str):
+    """A JSON array of numbers (nested arrays allowed), bounded in size and depth; true/false, strings,
+    NaN, Infinity and numbers beyond float range are refused."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LabError("bad_value", detail=f"{what} is not valid JSON ({exc.msg})") from exc
+        value = safe_json.loads(text, max_chars=MAX_JSON_CHARS)
+    except ValueError as exc:
+        raise LabError("bad_value", detail=f"{what} is not valid JSON ({exc})") from exc
+    pending = [value]
+    while pending:  # flat walk: the depth is bounded already, but no recursion is needed either
+        item = pending.pop()
+        if isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise LabError("bad_value", detail=f"{what} must hold numbers only, found {json.dumps(item)[:40]}")
+    if not isinstance(value, list):
+        raise LabError("bad_value", detail=f"{what} must be a JSON array")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
 
 def cmd_mix(args) -> None:
+    import numpy as np
+
     from .mixing import scalar_mix
 
-    layers = _json_arg(args.layers, "--layers")
-    weights = _json_arg(args.weights, "--weights")
+    layers = _numbers(args.layers, "--layers")
+    weights = _numbers(args.weights, "--weights")
     try:
-        mixed = scalar_mix(layers, weights, args.gamma, pre_softmax=args.softmax)
-    except (ValueError, TypeError) as exc:
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, not warned about
+            mixed = scalar_mix(layers, weights, args.gamma, pre_softmax=args.softmax)
+    except (ValueError, TypeError, OverflowError) as exc:
         raise LabError("bad_value", detail=str(exc)) from exc
+    if not np.all(np.isfinite(mixed)):
+        raise LabError("bad_value", detail="the mix overflows the float range (inf/NaN); use smaller numbers")
     _emit([round(float(x), 10) for x in mixed.ravel()] if mixed.ndim == 1 else mixed.round(10).tolist())
 
 
@@ -146,7 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
     embed = sub.add_parser("embed", help="per-layer vectors of every occurrence of a word (JSON Lines)")
     embed.add_argument("--model", default="mini-bert-zh")
     embed.add_argument("--word", required=True)
-    embed.add_argument("--input", help="UTF-8 text file, one sentence per line")
+    embed.add_argument("--input", help="UTF-8 text file, one sentence per line, read as a stream; a line longer "
+                       "than the models' sentence limit is refused")
+    embed.add_argument("--max-sentences", type=_positive_int, default=MAX_INPUT_SENTENCES, metavar="N",
+                       help=f"refuse input with more than N sentences (default {MAX_INPUT_SENTENCES:,})")
     embed.add_argument("sentences", nargs="*")
     embed.set_defaults(func=cmd_embed)
     fill = sub.add_parser("fill-mask", help="top-k candidates for every [MASK]")
@@ -159,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     mix = sub.add_parser("mix", help="ELMo scalar mix: gamma * sum_j s_j h_j")
     mix.add_argument("--layers", required=True, help="JSON list of layer vectors")
     mix.add_argument("--weights", required=True, help="JSON list of layer weights s_j")
-    mix.add_argument("--gamma", type=float, default=1.0)
+    mix.add_argument("--gamma", type=_finite_float, default=1.0)
     mix.add_argument("--softmax", action="store_true", help="weights are pre-softmax")
     mix.set_defaults(func=cmd_mix)
     att = sub.add_parser("attention", help="attention matrices of a sentence")
@@ -171,12 +248,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _not_utf8(argv: list[str]) -> int | None:
+    """Index of the first argument that is not valid UTF-8 (Python keeps such bytes as lone
+    surrogates, which the tokenizers and the JSON output cannot take), or None."""
+    for i, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return i
+    return None
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    bad = _not_utf8(argv)
+    if bad is not None:
+        err = LabError("bad_value", detail=f"argument {bad + 1} is not valid UTF-8")
+        print(f"error: {err.message(LANG, markdown=False)}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
     except LabError as err:
-        print(f"error: {err.message(LANG)}", file=sys.stderr)
+        print(f"error: {err.message(LANG, markdown=False)}", file=sys.stderr)
         return 2
     return 0
 

@@ -102,3 +102,105 @@ def test_bad_input_one_line_error(case, capsys, tiny_bert_dir, tmp_path):
 def test_unusual_but_valid_input_works(text, capsys, tiny_bert_dir):
     code, out, _ = run(capsys, "fill-mask", "--model", str(tiny_bert_dir), text)
     assert code == 0 and len(json.loads(out)["masks"]) == 1
+
+
+# ---- hardening (issue #17): no traceback, bounded memory and output, fast offline ------------------
+def run_cli(*argv, env=None, timeout=120, **kwargs):
+    """``python -m core …`` in a subprocess (argv may hold bytes: what a shell passes through)."""
+    import os
+
+    return subprocess.run([sys.executable, "-m", "core", *argv], capture_output=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, **kwargs)
+
+
+def one_error_line(done) -> str:
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout[:200], err[-2000:])
+    assert "Traceback" not in err, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), err[-2000:]
+    return lines[0]
+
+
+def test_invalid_utf8_argument_is_a_clear_error(tiny_bert_dir):
+    line = one_error_line(run_cli(b"fill-mask", b"--model", str(tiny_bert_dir).encode(), b"\xff\xfe[MASK]"))
+    assert "argument 4 is not valid UTF-8" in line
+
+
+@pytest.mark.parametrize("model", ["a" * 300, "/" + "目" * 120, "x/" * 120, "![i](http://evil.example/md.png)"])
+def test_unusable_model_names_are_unknown_models(model):
+    line = one_error_line(run_cli("fill-mask", "--model", model, "我[MASK]"))
+    assert "Unknown model" in line
+
+
+def test_layers_nested_60000_deep_is_refused():
+    deep = "[" * 60_000 + "1" + "]" * 60_000
+    line = one_error_line(run_cli("mix", "--layers", deep, "--weights", "[1]"))
+    assert "--layers is not valid JSON (nested deeper than" in line
+
+
+@pytest.mark.parametrize("layers, weights, gamma, fragment", [
+    ("[[NaN,0],[0,1]]", "[0.5,0.5]", "1", "NaN is not a number"),
+    ("[[1e999,0],[0,1]]", "[0.5,0.5]", "1", "out of range"),
+    ("[[1e308,0],[0,1]]", "[0.5,0.5]", "1e10", "overflows"),
+    ("[[1e308,0],[1e308,1]]", "[0.5,0.5]", "10", "overflows"),
+    ("[[1,0],[0,1]]", "[true,false]", "1", "numbers only"),
+    ("[[1,0],[0,\"1\"]]", "[0.5,0.5]", "1", "numbers only"),
+    ("{\"a\":1}", "[0.5,0.5]", "1", "numbers only"),
+    ("[[1,0],[0,1]]", "[0.5,0.5]", "nan", "--gamma"),
+    ("[[1,0],[0,1]]", "[0.5,0.5]", "inf", "--gamma"),
+])
+def test_mix_refuses_non_numbers_and_never_prints_non_json(layers, weights, gamma, fragment):
+    done = run_cli("mix", "--layers", layers, "--weights", weights, "--gamma", gamma)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"" and "Traceback" not in err
+    assert fragment in err, err
+
+
+def test_input_without_newlines_is_refused_in_bounded_memory(tiny_bert_dir):
+    """/dev/zero never ends a line: the reader stops at the line cap instead of growing without bound."""
+    import resource
+
+    def cap_memory():  # 2 GB of address space: the old reader died here (torch alone needs ~1 GB)
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = run_cli("embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", "/dev/zero",
+                   preexec_fn=cap_memory)
+    from core.encoders import MAX_SENTENCE_CHARS
+
+    assert f"line 1 of /dev/zero is longer than {MAX_SENTENCE_CHARS:,} characters" in one_error_line(done)
+
+
+def test_sentence_cap_is_documented_and_overridable(capsys, tiny_bert_dir, tmp_path):
+    source = tmp_path / "many.txt"
+    source.write_text("我吃了一个苹果\n" * 30, encoding="utf-8")
+    argv = ["embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source)]
+    code, out, err = run(capsys, *argv, "--max-sentences", "20")
+    assert code == 2 and out == "" and "more than 20 sentences" in err and "--max-sentences" in err
+    code, out, _ = run(capsys, *argv, "--max-sentences", "30")
+    assert code == 0 and len(out.splitlines()) == 30
+    from core.__main__ import build_parser
+
+    assert "--max-sentences" in build_parser()._subparsers._group_actions[0].choices["embed"].format_help()
+
+
+def test_many_sentences_without_the_word_are_summarised(capsys, tiny_bert_dir, tmp_path):
+    source = tmp_path / "absent.txt"
+    source.write_text("今天天气很好\n" * 450 + "我吃了一个苹果\n", encoding="utf-8")
+    code, out, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source))
+    assert code == 0 and len(out.splitlines()) == 1 and json.loads(out)["sentence_index"] == 450
+    lines = err.splitlines()
+    assert len(lines) == 11 and lines[0] == "sentence 0: “苹果” not found"
+    assert "440 more sentences" in lines[-1] and "450 of 451" in lines[-1]
+
+
+def test_unreachable_hub_fails_fast_with_one_line(tmp_path):
+    """No network and no HF_HUB_OFFLINE: one clear line after a short probe, not 30 s of retries."""
+    import time
+
+    env = {"HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "empty-cache"), "HF_ENDPOINT": "http://127.0.0.1:9"}
+    started = time.monotonic()
+    done = run_cli("fill-mask", "--model", "some-org/not-cached-model", "我[MASK]", env=env)
+    elapsed = time.monotonic() - started
+    assert "Hugging Face is not reachable" in one_error_line(done)
+    assert elapsed < 60, f"{elapsed:.0f} s"  # mostly the interpreter and torch import on a busy machine
