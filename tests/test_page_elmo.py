@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import scenes
 from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
+from core.safe_text import md_escape
 from apptest_support import plotly_array
 from conftest import build_tiny_bert
 from test_page_static import assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
@@ -83,7 +84,7 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
     assert sum("前向" in l for l in labels) == 2 and sum("后向" in l for l in labels) == 2  # 2L = 4 states
     assert sum(l.startswith("<b>h<sub>k,") and "= [" in l for l in labels) == 3  # L + 1 = 3 mixing terms
     # mini-elmo-zh is absent here: its reason is shown, the sliders still work
-    assert "模型暂不可用" in messages(at) and "mini-elmo-zh" in messages(at)
+    assert "模型暂不可用" in messages(at) and md_escape("mini-elmo-zh") in messages(at)  # Markdown source
     assert sliders(at) == [0.0, 0.0, 0.0] and at.slider(key="elmo_gamma").value == 1.0
     assert np.allclose(bars(at), [1 / 3] * 3)
 
@@ -92,8 +93,9 @@ def test_english(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
     assert_clean(at)
     assert "[0.4, 0.6, 1.0]" not in markdown(at)
-    at.toggle(key="elmo_reveal").set_value(True).run()
-    assert "The token's final ELMo vector is **[0.4, 0.6, 1.0]**." in markdown(at)
+    revealed = make_app(tiny_bert_dir, lang="en", elmo_reveal=True)
+    assert_clean(revealed)
+    assert "The token's final ELMo vector is **[0.4, 0.6, 1.0]**." in markdown(revealed)
 
 
 # ---- sliders, γ, modes and presets ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 import core.experiments as experiments
 import core.registry as registry
 from core.errors import LabError
+from core.safe_text import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "evidence.py")
@@ -191,7 +192,7 @@ def test_corrupt_results_file_shows_error(monkeypatch, tmp_path):
     monkeypatch.setattr(experiments, "DEFAULT_OUT", bad)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.run()
-    assert not at.exception and at.error and "bad.json" in at.error[0].value
+    assert not at.exception and at.error and md_escape("bad.json") in at.error[0].value  # Markdown source
 
 
 def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, tmp_path):

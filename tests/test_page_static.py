@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_support import plotly_array
 from core import scenes
+from core.safe_text import md_escape
 from test_vectors_view import build_tiny_static
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -239,7 +240,7 @@ def test_contextual_model_radio_elmo_unavailable(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.radio(key="static_ctx").set_value("elmo").run()
     assert_clean(at)
-    assert "上下文模型暂不可用" in messages(at) and "mini-elmo-zh" in messages(at)
+    assert "上下文模型暂不可用" in messages(at) and md_escape("mini-elmo-zh") in messages(at)  # Markdown source
     spec = charts(at)["static_scatter"]
     assert [tr for tr in spec["data"] if tr.get("marker", {}).get("symbol") == "star"]  # static still shown
     assert any("上下文模型暂不可用" in a["text"] for a in spec["layout"]["annotations"])
