@@ -1,0 +1,195 @@
+"""A classroom on one server: N sessions open the app's pages at the same moment; server-side latency per page.
+
+    python -m benchmarks.classroom_load                    # N = 10 and 30, every page, 2 rounds each
+    python -m benchmarks.classroom_load --sessions 10 --rounds 1 --json out.json
+
+No browser per user: each session is one websocket (the ``websockets`` package, a dependency of
+streamlit) speaking Streamlit's own protocol (the protobuf ``BackMsg``/``ForwardMsg`` of the installed
+streamlit), the way the browser tab does. A session sends
+``rerun_script`` for its page (page i % number of pages) and the time until the server's
+``script_finished`` is that page's latency. All N sessions of a round send at once. Before the rounds,
+every page is run once alone (models loaded, caches warm), so the figures are a classroom's steady
+state, not the cold start (``python -m benchmarks.run --only coldstart`` measures that).
+
+The server is started here on a free loopback port (``streamlit run app.py``, ``HF_HUB_OFFLINE=1``);
+``--url`` points at one already running, which must be on this machine (loopback only: this script
+opens many connections on purpose). JSON goes to stdout (and ``--json``), progress to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from ui import PAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(timeout_s: float) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=5) as response:
+                if response.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.terminate()
+    raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
+
+
+async def run_page(url: str, page: str, timeout_s: float) -> dict:
+    """One session: connect, run ``page`` once, return {"page", "seconds", "status", "exceptions"}."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    ws_url = url.replace("http://", "ws://", 1) + "/_stcore/stream"
+    request = BackMsg()
+    request.rerun_script.page_name = page
+    request.rerun_script.query_string = ""
+    exceptions = 0
+    # no keepalive pings: a server busy with 30 page runs answers late, and that is what is measured
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=timeout_s,
+                                  ping_interval=None) as ws:
+        started = time.perf_counter()
+        await ws.send(request.SerializeToString())
+        async with asyncio.timeout(timeout_s):
+            while True:
+                message = ForwardMsg.FromString(await ws.recv())
+                kind = message.WhichOneof("type")
+                if kind == "delta" and message.delta.WhichOneof("type") == "new_element" \
+                        and message.delta.new_element.WhichOneof("type") == "exception":
+                    exceptions += 1
+                if kind == "script_finished":
+                    status = ForwardMsg.ScriptFinishedStatus.Name(message.script_finished)
+                    return {"page": page, "seconds": time.perf_counter() - started, "status": status,
+                            "exceptions": exceptions}
+                if kind == "page_not_found":
+                    raise RuntimeError(f"page not found: {page}")
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+async def classroom(url: str, sessions: int, rounds: int, timeout_s: float) -> dict:
+    pages = [spec.url_path for spec in PAGES]
+    latencies: dict[str, list[float]] = {page: [] for page in pages}
+    walls, problems = [], []
+    for round_index in range(rounds):
+        assigned = [pages[i % len(pages)] for i in range(sessions)]
+        started = time.perf_counter()
+        results = await asyncio.gather(*(run_page(url, page, timeout_s) for page in assigned), return_exceptions=True)
+        walls.append(time.perf_counter() - started)
+        for page, result in zip(assigned, results):
+            if isinstance(result, BaseException):
+                problems.append(f"{page}: {type(result).__name__}: {result}")
+                continue
+            latencies[page].append(result["seconds"])
+            if result["status"] != "FINISHED_SUCCESSFULLY" or result["exceptions"]:
+                problems.append(f"{page}: {result['status']}, {result['exceptions']} exception element(s)")
+        _log(f"  N={sessions} round {round_index + 1}/{rounds}: {walls[-1]:.1f} s for all sessions")
+    every = [s for values in latencies.values() for s in values]
+    return {
+        "sessions": sessions, "rounds": rounds,
+        "pages": {page: {"n": len(v), "p50_s": round(_quantile(v, 0.5), 3), "p95_s": round(_quantile(v, 0.95), 3)}
+                  for page, v in latencies.items() if v},
+        "all_pages": {"n": len(every), "p50_s": round(_quantile(every, 0.5), 3),
+                      "p95_s": round(_quantile(every, 0.95), 3)} if every else None,
+        "round_wall_s": [round(w, 3) for w in walls],
+        "problems": problems,
+    }
+
+
+async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: float) -> dict:
+    warm = {}
+    for spec in PAGES:  # each page once alone: models loaded, caches filled
+        result = await run_page(url, spec.url_path, timeout_s)
+        warm[spec.url_path] = round(result["seconds"], 3)
+        _log(f"  warm-up {spec.url_path}: {result['seconds']:.1f} s")
+    runs = [await classroom(url, n, rounds, timeout_s) for n in session_counts]
+    return {"warm_up_s": warm, "runs": runs}
+
+
+def _loopback_url(text: str) -> str:
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme != "http" or parts.hostname not in LOOPBACK:
+        raise argparse.ArgumentTypeError("only a server on this machine (http://127.0.0.1:PORT)")
+    return text.rstrip("/")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.classroom_load", description=__doc__.split("\n")[0])
+    parser.add_argument("--sessions", default="10,30", help="comma-separated session counts (default 10,30)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per session count (default 2)")
+    parser.add_argument("--url", type=_loopback_url, help="a running server on this machine instead of a new one")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds for one page run (default 600)")
+    parser.add_argument("--json", type=Path, help="also write the report here")
+    args = parser.parse_args(argv)
+    counts = [int(n) for n in args.sessions.split(",") if n.strip()]
+    if not counts or min(counts) < 1 or args.rounds < 1:
+        parser.error("--sessions and --rounds must be positive")
+
+    proc = None
+    url = args.url
+    try:
+        if url is None:
+            proc, url = start_server(args.timeout)
+        report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
+                  "load_average_start": os.getloadavg(),
+                  **asyncio.run(measure(url, counts, args.rounds, args.timeout)),
+                  "load_average_end": os.getloadavg()}
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
+                proc.kill()
+                proc.wait(timeout=30)
+    text = json.dumps(report, ensure_ascii=False, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    for run in report["runs"]:
+        _log(f"N={run['sessions']}: " + ", ".join(f"{p} p50 {v['p50_s']:.2f} s / p95 {v['p95_s']:.2f} s"
+                                                 for p, v in run["pages"].items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

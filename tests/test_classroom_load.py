@@ -1,0 +1,41 @@
+"""benchmarks/classroom_load.py: loopback only, quantiles right; the protocol client itself runs
+against a real server when ``LAB_BENCH_CLASSROOM=1`` (it starts streamlit and loads every model)."""
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+
+from benchmarks import classroom_load as bench
+
+
+@pytest.mark.parametrize("url", ["http://192.168.1.20:8501", "http://example.org:8501", "https://127.0.0.1:8501",
+                                 "ws://127.0.0.1:8501"])
+def test_only_a_server_on_this_machine(url):
+    with pytest.raises(argparse.ArgumentTypeError):
+        bench._loopback_url(url)
+
+
+def test_loopback_urls_are_accepted():
+    assert bench._loopback_url("http://127.0.0.1:8501/") == "http://127.0.0.1:8501"
+    assert bench._loopback_url("http://localhost:9000") == "http://localhost:9000"
+
+
+def test_quantiles():
+    values = [float(v) for v in range(1, 101)]
+    assert bench._quantile(values, 0.5) == pytest.approx(50.5)
+    assert bench._quantile(values, 0.95) == pytest.approx(95.05)
+    assert bench._quantile([3.0], 0.95) == 3.0
+
+
+@pytest.mark.skipif(os.environ.get("LAB_BENCH_CLASSROOM") != "1", reason="starts a server: LAB_BENCH_CLASSROOM=1")
+def test_two_sessions_against_a_real_server(tmp_path, capsys):
+    out = tmp_path / "classroom.json"
+    assert bench.main(["--sessions", "2", "--rounds", "1", "--json", str(out)]) == 0
+    import json
+
+    report = json.loads(out.read_text(encoding="utf-8"))
+    run = report["runs"][0]
+    assert run["sessions"] == 2 and not run["problems"] and len(run["pages"]) == 2
+    assert set(report["warm_up_s"]) == {spec.url_path for spec in bench.PAGES}
