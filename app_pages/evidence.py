@@ -21,7 +21,7 @@ from core.figures.evidence import Series, layer_curves, preset_bars, specificity
 from core.figures.style import export_html
 from core.mixing import PRESETS
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
-from ui.i18n import error_text, t
+from ui.i18n import error_text, t, timestamp
 from ui.sidebar import get_model_infos
 from ui.state import sync_to_url, url_param
 
@@ -115,7 +115,7 @@ sync_to_url(section=section)
 
 if results is not None:
     mode = t("evidence.mode.quick") if results.get("quick") else t("evidence.mode.full")
-    st.caption(t("evidence.provenance", created=results.get("created", "?"), mode=mode,
+    st.caption(t("evidence.provenance", created=timestamp(results.get("created", "?")), mode=mode,
                  seconds=f"{results.get('timing_seconds', {}).get('total', 0):.0f}"))
     if st.session_state.get(RESULTS_KEY):
         st.info(t("evidence.session_results"))

@@ -10,7 +10,7 @@ from core import status as lab_status
 from core import transfer
 from core.presentation import SCENES
 from ui import PAGES
-from ui.i18n import error_text, t
+from ui.i18n import error_text, t, timestamp
 from ui.presentation import scene_link
 from ui.sidebar import get_model_infos
 
@@ -169,6 +169,6 @@ else:
 
 summary = lab_status.transfer_results_summary(transfer.RESULTS_PATH)
 if summary:
-    st.caption(t("home.models.transfer_ready", created=summary["created"] or "?"))
+    st.caption(t("home.models.transfer_ready", created=timestamp(summary["created"] or "?")))
 else:
     st.caption(t("home.models.transfer_missing"))

@@ -17,7 +17,7 @@ from core.figures import transfer as figs
 from core.figures.style import export_html
 from core.stats import difference_interval, wilson_interval
 from ui import cache
-from ui.i18n import error_text, t
+from ui.i18n import error_text, t, timestamp
 from ui.state import sync_to_url, url_param
 
 ss = st.session_state
@@ -110,9 +110,9 @@ if results is None:
     st.info(t("transfer.results.none"))
 else:
     if origin == "session":
-        st.caption(t("transfer.results.from_session", created=results.get("created", "?")))
+        st.caption(t("transfer.results.from_session", created=timestamp(results.get("created", "?"))))
     else:
-        st.caption(t("transfer.results.from_file", created=results.get("created", "?"),
+        st.caption(t("transfer.results.from_file", created=timestamp(results.get("created", "?")),
                      minutes=f"{results.get('timings', {}).get('total', 0) / 60:.1f}",
                      cpu=f"{results.get('cpu_timings', {}).get('total', 0) / 60:.1f}"))
     stale = []

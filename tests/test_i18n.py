@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ui import i18n
+
 ROOT = Path(__file__).resolve().parent.parent
 I18N = ROOT / "assets" / "i18n"
 # t("key") / t('key', ...) as a whole word (not st.text(, not list(); a literal that is only the
@@ -110,3 +112,12 @@ def test_state_encode_compact():
 
     assert encode(["苹果", 1]) == '["苹果",1]'
     assert encode(True) == "1" and encode(None) is None and encode(2.5) == "2.5"
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("zh", "2026年12月03日 08:05（UTC）"), ("en", "2026-12-03 08:05 UTC")])
+def test_timestamps_are_shown_per_language(monkeypatch, lang, expected):
+    monkeypatch.setattr(i18n, "current_lang", lambda: lang)
+    assert i18n.timestamp("2026-12-03T08:05:07Z") == expected
+    assert i18n.timestamp("2026-12-03T08:05:07+00:00") == expected  # the other format the results files use
+    assert i18n.timestamp("2026-12-03T16:05:07+08:00") == expected  # shown in UTC
+    assert i18n.timestamp("?") == "?"

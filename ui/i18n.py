@@ -96,3 +96,17 @@ def layer_name(name: str) -> str:
         return t(f"layer.{numbered.group(1).lower()}", j=int(numbered.group(2)))
     key = "layer." + name.replace(" ", "_")
     return t(key) if key in table(DEFAULT_LANG) else name
+
+
+def timestamp(value: object) -> str:
+    """An ISO time from a results file ("2026-12-03T08:05:07Z" or "…+00:00") in the UI language, in UTC.
+
+    Anything that is not an ISO time is shown as it is (an older file, a hand-edited one)."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(timezone.utc)
+    except ValueError:
+        return str(value)
+    return t("time.utc", year=moment.year, month=f"{moment.month:02d}", day=f"{moment.day:02d}",
+             hm=moment.strftime("%H:%M"))
