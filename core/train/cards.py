@@ -100,8 +100,7 @@ by this project for the ELMo→BERT Lab teaching app. Loads exactly like bert-ba
 | architecture | {config['num_hidden_layers']} layers, hidden {config['hidden_size']}, {config['num_attention_heads']} heads, FFN {config['intermediate_size']}, max length {config['max_position_embeddings']} |
 | vocabulary | {config['vocab_size']} tokens: characters with frequency ≥ 5 in the training split, plus ASCII letters/digits as word starts and `##` pieces; `[PAD] [UNK] [CLS] [SEP] [MASK]` |
 | parameters | {params:,} |
-| pretraining | MLM (15% of tokens chosen; 80% → [MASK], 10% random, 10% unchanged), continued with whole-word masking (jieba words masked as units, one 80/10/10 roll per word, as Chinese BERT-wwm) + NSP (50% true next segment of the same paragraph, 50% random paragraph) |
-| training text | the training split with lines holding a word of `assets/wordlists/vulgar-zh.txt` and exact repeats dropped (the held-out split is untouched) |
+| pretraining | MLM (15% of tokens chosen; 80% → [MASK], 10% random, 10% unchanged) + NSP (50% true next segment of the same paragraph, 50% random paragraph) |
 
 ## Held-out evaluation
 
