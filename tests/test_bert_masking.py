@@ -20,9 +20,9 @@ def tokenizer():
     return BertTokenizerFast(vocab=str(VOCAB), do_lower_case=True, tokenize_chinese_chars=True)
 
 
-def _sampler(tokenizer, whole_word: bool, seed: int = 0) -> PairSampler:
+def _sampler(tokenizer, whole_word: float, seed: int = 0) -> PairSampler:
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
-    return PairSampler(tokenize_corpus(tokenizer, TEXT, segment=whole_word), len(tokenizer), special,
+    return PairSampler(tokenize_corpus(tokenizer, TEXT, segment=whole_word > 0), len(tokenizer), special,
                        tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id, 128,
                        random.Random(seed), whole_word)
 
@@ -42,7 +42,7 @@ def test_segmented_sentences_carry_word_starts(tokenizer):
 
 
 def test_whole_word_masking_masks_words_as_units(tokenizer):
-    sampler = _sampler(tokenizer, whole_word=True)
+    sampler = _sampler(tokenizer, whole_word=1.0)
     apple_split = apple_whole = 0
     chosen_total = token_total = 0
     for _ in range(300):
@@ -64,7 +64,7 @@ def test_whole_word_masking_masks_words_as_units(tokenizer):
 
 
 def test_whole_word_corruption_is_80_10_10_per_word(tokenizer):
-    sampler = _sampler(tokenizer, whole_word=True, seed=3)
+    sampler = _sampler(tokenizer, whole_word=1.0, seed=3)
     mask_id = tokenizer.mask_token_id
     actions = {"mask": 0, "random": 0, "same": 0}
     mixed = 0
@@ -85,8 +85,8 @@ def test_whole_word_corruption_is_80_10_10_per_word(tokenizer):
 
 def test_token_masking_is_unchanged_without_segmentation(tokenizer):
     """The held-out evaluation uses the per-token path: same random stream as BERT's original recipe."""
-    sampler = _sampler(tokenizer, whole_word=False, seed=5)
-    reference = _sampler(tokenizer, whole_word=False, seed=5)
+    sampler = _sampler(tokenizer, whole_word=0.0, seed=5)
+    reference = _sampler(tokenizer, whole_word=0.0, seed=5)
     for _ in range(50):
         corrupted, _, chosen, targets, _ = sampler.example()
         # the recipe as first written: sample positions, then one roll per chosen position, in order
@@ -103,3 +103,21 @@ def test_token_masking_is_unchanged_without_segmentation(tokenizer):
                 shown[pos] = reference.rng.randrange(reference.first_normal_id, reference.vocab_size)
         assert chosen.tolist() == expected and targets.tolist() == ids[expected].tolist()
         assert corrupted.tolist() == shown.tolist()
+
+
+def test_a_share_of_whole_word_examples_keeps_single_characters_masked_inside_words(tokenizer):
+    """With F = 0.5 some examples still mask 苹 or 果 alone: the case the app's character masks ask about."""
+    sampler = _sampler(tokenizer, whole_word=0.5, seed=7)
+    split = whole = 0
+    for _ in range(400):
+        corrupted, _, chosen, targets, _ = sampler.example()
+        ids = corrupted.copy()
+        ids[chosen] = targets
+        original = tokenizer.convert_ids_to_tokens(ids.tolist())
+        chosen_set = set(chosen.tolist())
+        for i in range(len(original) - 1):
+            if original[i] == "苹" and original[i + 1] == "果":
+                covered = len({i, i + 1} & chosen_set)
+                split += covered == 1
+                whole += covered == 2
+    assert split > 0 and whole > 0
