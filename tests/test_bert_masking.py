@@ -41,11 +41,10 @@ def test_segmented_sentences_carry_word_starts(tokenizer):
     assert "苹果" in words and "".join(words) == "我吃了一个苹果。"
 
 
-def test_whole_word_masking_masks_words_as_units(tokenizer):
-    sampler = _sampler(tokenizer, whole_word=1.0)
-    apple_split = apple_whole = 0
-    chosen_total = token_total = 0
-    for _ in range(300):
+def _apple_coverage(tokenizer, sampler, examples: int) -> tuple[int, int, float]:
+    """(苹果 with one character chosen, 苹果 with both chosen, share of tokens chosen) over ``examples``."""
+    split = whole = chosen_total = token_total = 0
+    for _ in range(examples):
         corrupted, _, chosen, targets, _ = sampler.example()
         ids = corrupted.copy()
         ids[chosen] = targets
@@ -53,14 +52,18 @@ def test_whole_word_masking_masks_words_as_units(tokenizer):
         chosen_set = set(chosen.tolist())
         for i in range(len(original) - 1):
             if original[i] == "苹" and original[i + 1] == "果":
-                both, one = {i, i + 1} <= chosen_set, len({i, i + 1} & chosen_set) == 1
-                apple_whole += both
-                apple_split += one
-        normal = sum(t not in ("[CLS]", "[SEP]") for t in original)
+                covered = len({i, i + 1} & chosen_set)
+                split += covered == 1
+                whole += covered == 2
         chosen_total += len(chosen)
-        token_total += normal
-    assert apple_whole > 0 and apple_split == 0  # 苹果 is never masked as 苹[MASK]
-    assert 0.12 < chosen_total / token_total < 0.18  # about 15% of the tokens
+        token_total += sum(t not in ("[CLS]", "[SEP]") for t in original)
+    return split, whole, chosen_total / token_total
+
+
+def test_whole_word_masking_masks_words_as_units(tokenizer):
+    split, whole, share = _apple_coverage(tokenizer, _sampler(tokenizer, whole_word=1.0), 300)
+    assert whole > 0 and split == 0  # 苹果 is never masked as 苹[MASK]
+    assert 0.12 < share < 0.18  # about 15% of the tokens
 
 
 def test_whole_word_corruption_is_80_10_10_per_word(tokenizer):
@@ -107,17 +110,5 @@ def test_token_masking_is_unchanged_without_segmentation(tokenizer):
 
 def test_a_share_of_whole_word_examples_keeps_single_characters_masked_inside_words(tokenizer):
     """With F = 0.5 some examples still mask 苹 or 果 alone: the case the app's character masks ask about."""
-    sampler = _sampler(tokenizer, whole_word=0.5, seed=7)
-    split = whole = 0
-    for _ in range(400):
-        corrupted, _, chosen, targets, _ = sampler.example()
-        ids = corrupted.copy()
-        ids[chosen] = targets
-        original = tokenizer.convert_ids_to_tokens(ids.tolist())
-        chosen_set = set(chosen.tolist())
-        for i in range(len(original) - 1):
-            if original[i] == "苹" and original[i + 1] == "果":
-                covered = len({i, i + 1} & chosen_set)
-                split += covered == 1
-                whole += covered == 2
+    split, whole, _ = _apple_coverage(tokenizer, _sampler(tokenizer, whole_word=0.5, seed=7), 400)
     assert split > 0 and whole > 0
