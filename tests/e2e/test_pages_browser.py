@@ -323,7 +323,7 @@ def result_in_view(page, key: str):
     box = page.evaluate(RESULT_IN_VIEW_JS, key)
     if not box:
         return None
-    ok = box["barTop"] >= -1 and box["barBottom"] - 2 <= box["top"] <= box["barBottom"] + 40 \
+    ok = box["barTop"] >= -20 and box["barBottom"] - 2 <= box["top"] <= box["barBottom"] + 40 \
         and box["top"] < box["height"] * 0.5
     return box if ok else None
 
