@@ -216,9 +216,9 @@ def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, t
     assert not at.exception
     assert calls == {"models": ["mini-elmo-zh", "mini-bert-zh"], "static": "word2vec-zh", "quick": False}
     assert "12" in at.success[0].value
-    assert "2030-01-01" in texts(at)  # the provenance line now describes the session results
+    assert "2030年01月01日 00:00（UTC）" in texts(at)  # the provenance line now describes the session results
     at.button(key="_ev_reset").click().run()
-    assert not at.exception and "2030-01-01" not in texts(at)
+    assert not at.exception and "2030年01月01日" not in texts(at)
 
 
 def test_english_section_labels(monkeypatch, tmp_path):
