@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core import exercises as ex
 from core.errors import LabError
 from core.mixing import scalar_mix
+from core.safe_text import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "exercise_cards.py")
@@ -90,7 +91,8 @@ def test_formula_card_accepts_tolerant_input_and_checks_it():
     at.text_input(key="ex_formula_answer").set_value("0.2,0.3,0.5").run()
     assert not at.success and "γ" in at.warning[0].value and "别忘了" in at.warning[0].value
     at.text_input(key="ex_formula_answer").set_value("0.4, zero, 1").run()
-    assert [e.value for e in at.error] == ["无法识别「zero」：请输入 3 个数字，用逗号或空格分隔，例如 0.1, 0.2, 0.3。"]
+    # Markdown source: the example's dots are escaped, the page shows "0.1, 0.2, 0.3"
+    assert [e.value for e in at.error] == [f"无法识别「zero」：请输入 3 个数字，用逗号或空格分隔，例如 {md_escape('0.1, 0.2, 0.3')}。"]
     assert at.text_input(key="ex_formula_answer").value == "0.4, zero, 1"  # the text stays in its box
     at.text_input(key="ex_formula_answer").set_value("0.4 0.6").run()
     assert "2" in at.error[0].value and "3" in at.error[0].value
