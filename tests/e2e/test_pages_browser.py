@@ -134,7 +134,7 @@ def check_static(page) -> None:
 def check_elmo(page) -> None:
     assert h1(page) == zh("elmo.title")
     text = body_text(page)
-    assert "[0.4, 0.6, 1.0]" in text, "the lecture's worked example"
+    assert "[0.4, 0.6, 1.0]" not in text and zh("elmo.exercise.reveal") in text, "exercise 2: answer hidden"
     assert "[1.0, 0.8, 0.2]" in text and "[0.2, 0.6, 1.2]" in text, "the syntax / semantics presets"
     assert page.locator('[data-testid="stMain"] table').count() >= 1, "the preset table"
     at_least(page, PLOTS, 2, "the diagram and the weight bars")
