@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from ..wordfilter import contains_vulgar
+
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zh_mixed_v1.txt"
 HELDOUT_EVERY = 100  # line i is held out when i % 100 == 0: 1% of lines, never trained on
 
@@ -40,8 +42,6 @@ def clean_lines(lines) -> Iterator[str]:
     Applied to the training split only, so the held-out split (and every figure measured on it)
     stays exactly as it was.
     """
-    from ..wordfilter import contains_vulgar
-
     seen: set[str] = set()
     for line in lines:
         if line in seen or contains_vulgar(line):
