@@ -227,17 +227,18 @@ def mixer(view: vv.VectorsView | None) -> None:
     pre_softmax = mode == "softmax"
 
     # presets
-    cols = st.columns([1, 1, 1, 1, 1.3, 1])
-    for col, name in zip(cols, ("uniform", "syntax", "semantics", "worked_example")):
+    # two rows: at 1280 px one row of six cuts the layer names and "只用这一层"
+    for col, name in zip(st.columns(4), ("uniform", "syntax", "semantics", "worked_example")):
         disabled = name in LECTURE_PRESETS and n != 3
         col.button(t(f"elmo.preset.{name}"), key=f"elmo_preset_{name}", on_click=_preset, args=(name, kind, n),
                    disabled=disabled, help=t("elmo.preset_needs3") if disabled else t(f"elmo.preset_help.{name}"),
                    width="stretch")
     if ss.get("elmo_onehot_k") not in range(n):
         ss["elmo_onehot_k"] = n - 1
-    cols[4].selectbox(t("elmo.onehot_layer"), list(range(n)), key="elmo_onehot_k",
-                      format_func=lambda j: f"{j} · {layer_names[j]}", label_visibility="collapsed")
-    cols[5].button(t("elmo.preset.onehot"), key="elmo_preset_onehot", on_click=_preset, args=("onehot", kind, n),
+    layer_col, onehot_col, _ = st.columns([2, 1, 1])
+    layer_col.selectbox(t("elmo.onehot_layer"), list(range(n)), key="elmo_onehot_k",
+                        format_func=lambda j: f"{j} · {layer_names[j]}", label_visibility="collapsed")
+    onehot_col.button(t("elmo.preset.onehot"), key="elmo_preset_onehot", on_click=_preset, args=("onehot", kind, n),
                    help=t("elmo.preset_help.onehot"), width="stretch")
 
     with st.container(key="elmo_result"):
@@ -261,7 +262,7 @@ def mixer(view: vv.VectorsView | None) -> None:
             for j, note in enumerate(s_notes):
                 note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
             st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
-            st.plotly_chart(figs.weights_bar([f"s<sub>{j}</sub><br>{nm}" for j, nm in enumerate(layer_names)], s, None,
+            st.plotly_chart(figs.weights_bar(layer_names, s, None,
                                              large=LARGE, height=380 if LARGE else 320),
                             key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
             st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))

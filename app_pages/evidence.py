@@ -28,6 +28,7 @@ from ui.state import sync_to_url, url_param
 SECTIONS = ("pos", "senses", "context", "presets", "recompute")
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "scale": 1}}
 CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
+INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
 RESULTS_KEY = "evidence_results"  # session copy of recomputed results (the JSON file is not touched)
 
 large = bool(st.session_state.get("present"))
@@ -232,6 +233,18 @@ def senses_section(results: dict) -> None:
 
 # ---- ③ context-specificity ------------------------------------------------------------------------
 @st.fragment
+def intra_verdict(kind: str, first: float, last: float) -> str:
+    """Intra-sentence similarity from layer 1 to the top against Ethayarajh's finding for this family."""
+    expected = view.PAPER_INTRA_SENTENCE_TREND.get(kind)
+    if expected is None:
+        return ""
+    ours = view.trend(first, last, INTRA_FLAT)
+    agreement = "flat" if ours == "flat" else "same" if ours == expected else "opposite"
+    return t(f"evidence.verdict.intra_{agreement}", ours=t(f"evidence.trend.{ours}"), change=last - first,
+             family={"elmo": "ELMo", "bert": "BERT"}[kind], expected=t(f"evidence.trend.{expected}"),
+             threshold=INTRA_FLAT)
+
+
 def context_section(results: dict) -> None:
     ctx = results["context"]
     cfg = ctx["config"]
@@ -258,12 +271,13 @@ def context_section(results: dict) -> None:
         e = ctx["models"][name]
         v = e["self_similarity_adjusted"]
         if len(v) >= 3:
-            verdict = ("same" if v[-1] < v[1] - CTX_FLAT else "opposite" if v[-1] > v[1] + CTX_FLAT else "flat")
+            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[view.trend(v[1], v[-1], CTX_FLAT)]
+            intra = e["intra_sentence_adjusted"]
             st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
-                          intra_first=num(e["intra_sentence_adjusted"][1]),
-                          intra_last=num(e["intra_sentence_adjusted"][-1]),
+                          intra_first=num(intra[1]), intra_last=num(intra[-1]),
                           aniso_first=num(e["anisotropy"][1]), aniso_last=num(e["anisotropy"][-1]),
-                          verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT)))
+                          verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT))
+                        + " " + intra_verdict(e["kind"], intra[1], intra[-1]))
     names = view.context_models(results)
     model = url_param("ctx_model", names[0], cast=lambda v: v if v in names else names[0])
     st.session_state.setdefault("_ev_ctx_model", model)

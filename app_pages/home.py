@@ -10,7 +10,7 @@ from core import status as lab_status
 from core import transfer
 from core.presentation import SCENES
 from ui import PAGES
-from ui.i18n import error_text, t, timestamp
+from ui.i18n import error_text, model_description, t, timestamp
 from ui.presentation import scene_link
 from ui.sidebar import get_model_infos
 
@@ -95,7 +95,7 @@ st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
 # ---- the lecture's comparison table, one demo per row ------------------------------------------
 st.subheader(t("home.table.title"))
 ROWS = (  # row id, the scene (core.presentation) that demonstrates it
-    ("contextual", "pair"), ("task", "fill"), ("usage", "transfer"), ("arch", "attention"),
+    ("contextual", "pair"), ("task", "bilm"), ("usage", "transfer"), ("arch", "attention"),
     ("contribution", "syntax"), ("limits", "oov"),
 )
 COLS = ("static", "elmo", "bert")
@@ -134,9 +134,8 @@ else:
     kinds = [t(KIND_KEYS[m.kind]) if m.kind in KIND_KEYS else str(m.kind) for m in models]
     states = [t("home.models.ready") if m.available else t("home.models.missing") for m in models]
     layers = [m.num_layers for m in models]
-    described = {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"}  # embedded models with a translated description
-    notes = [((t(f"home.models.desc.{m.name}") if m.name in described else m.description) if m.available
-              else error_text(m.problem, markdown=False)) or "" for m in models]  # a table cell: plain text
+    notes = [(model_description(m) if m.available else error_text(m.problem, markdown=False)) or ""
+             for m in models]  # a table cell: plain text
     hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
     chosen = ss.get("bert_model")
     if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):

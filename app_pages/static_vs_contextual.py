@@ -153,7 +153,7 @@ def explorer(view: vv.VectorsView) -> None:
         if has_points and view.num_occurrences == 2:
             # two points: PCA always puts them at mirrored ends, so the number must carry the message
             pair_cos = float(view.cosine[centre][j][0][1])
-            c_metric, c_note = st.columns([1, 3], vertical_alignment="center")
+            c_metric, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
             c_metric.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
             c_note.caption(t("static.pair_cos_note", dim=view.stacked().shape[-1]))
 
@@ -201,13 +201,14 @@ def explorer(view: vv.VectorsView) -> None:
             st.caption(t("static.cosine_scale", low=f"{low:.2f}"))
         with col_table:
             st.markdown(f"**{t('static.nn_title', layer=shown_layer)}**")
-            rows = {"#": [], t("static.col.label"): [], t("static.col.sentence"): [], t("static.col.nn"): []}
-            for i, occ in enumerate(view.contextual.occurrences):
-                rows["#"].append(view.ids[i])
-                rows[t("static.col.label")].append(occ.label or "")
-                rows[t("static.col.sentence")].append(vv.highlight(occ.sentence, occ.start, occ.end, escape=False))
-                rows[t("static.col.nn")].append("  ".join(f"#{view.ids[k]} ({sim:.2f})"
-                                                          for k, sim in view.neighbours[centre][j][i]))
+            occurrences = view.contextual.occurrences
+            rows = {"#": list(view.ids)}
+            if parsed.has_labels:  # an empty column would push the neighbours out of sight at 1280 px
+                rows[t("static.col.label")] = [occ.label or "" for occ in occurrences]
+            rows[t("static.col.sentence")] = [vv.highlight(o.sentence, o.start, o.end, escape=False)
+                                              for o in occurrences]
+            rows[t("static.col.nn")] = ["  ".join(f"#{view.ids[k]} ({sim:.2f})" for k, sim in nearest)
+                                        for nearest in view.neighbours[centre][j][:len(occurrences)]]
             st.dataframe(rows, hide_index=True, key="static_nn",
                          height="content" if view.num_occurrences <= 14 else 520)
             st.caption(t("static.nn_caption"))

@@ -46,13 +46,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(timeout_s: float) -> tuple[subprocess.Popen, str]:
+def start_server(timeout_s: float, script: str = "app.py", log: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """``streamlit run <script>`` on a free loopback port (output to ``log``), once /_stcore/health answers."""
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    output = log.open("w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT if log else subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -5,6 +5,8 @@
     python -m core fill-mask --model mini-bert-zh 我吃了一个[MASK][MASK]
     python -m core mix --layers '[[1,0,0],[0,1,0],[0,0,1]]' --weights '[0.2,0.3,0.5]' --gamma 2
     python -m core attention --model mini-bert-zh 我吃了一个苹果 --layer 1 --head 0
+    python -m core bilm --bert mini-bert-zh 我吃了一个苹果
+    python -m core right-context --bert mini-bert-zh 苹果昨天发布了新手机 苹果昨天掉在了地上
 """
 from __future__ import annotations
 
@@ -44,8 +46,7 @@ def _sentences(args):
         nonlocal count
         count += 1
         if count > args.max_sentences:
-            raise LabError("bad_value", detail=f"more than {args.max_sentences:,} sentences (raise the limit with "
-                                              "--max-sentences N)")
+            raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
         return sentence
 
     for sentence in args.sentences:
@@ -57,8 +58,7 @@ def _sentences(args):
         with open(args.input, "rb") as handle:
             for number, raw in enumerate(iter(lambda: handle.readline(line_bytes + 1), b""), 1):
                 if len(raw) > line_bytes:
-                    raise LabError("bad_value", detail=f"line {number} of {args.input} is longer than "
-                                                      f"{MAX_SENTENCE_CHARS:,} characters")
+                    raise LabError("line_too_long", line=number, file=args.input, limit=f"{MAX_SENTENCE_CHARS:,}")
                 try:
                     line = raw.decode("utf-8").strip()
                 except UnicodeDecodeError as exc:
@@ -68,7 +68,7 @@ def _sentences(args):
                 if line:
                     yield counted(line)
     except OSError as exc:
-        raise LabError("bad_value", detail=f"cannot read {args.input}: {exc.strerror}") from exc
+        raise LabError("file_unreadable", file=args.input) from exc
 
 
 def _chunks(items, size: int):
@@ -101,7 +101,7 @@ def cmd_embed(args) -> None:
     for part in _chunks(_sentences(args), MAX_SENTENCES):
         result = word_vectors(encoder, part, args.word)
         if result.oov:
-            raise LabError("bad_value", detail=f"“{args.word}” is not in {encoder.name}'s vocabulary (OOV)")
+            raise LabError("word_oov", word=args.word, model=encoder.name)
         for occ in result.occurrences:
             total_found += 1
             _emit({"sentence_index": seen + occ.sentence_index, "sentence": occ.sentence, "start": occ.start,
@@ -121,17 +121,24 @@ def cmd_embed(args) -> None:
         print(f"… “{args.word}” not found in {missing_count - MISSING_SHOWN} more sentences "
               f"({missing_count} of {seen} in all)", file=sys.stderr)
     if not total_found:
-        raise LabError("bad_value", detail=f"“{args.word}” occurs in none of the sentences")
+        raise LabError("word_in_no_sentence", word=args.word)
+
+
+def _masked_lm(name: str):
+    """The encoder of ``name``, which must be a BERT-family masked LM."""
+    from .encoders import BertEncoder
+    from .registry import load_encoder
+
+    encoder = load_encoder(name)
+    if not isinstance(encoder, BertEncoder):
+        raise LabError("not_masked_lm", name=name, model_type=encoder.kind)
+    return encoder
 
 
 def cmd_fill_mask(args) -> None:
-    from .encoders import BertEncoder
     from .fillmask import fill_mask, word_candidates
-    from .registry import load_encoder
 
-    encoder = load_encoder(args.model)
-    if not isinstance(encoder, BertEncoder):
-        raise LabError("bad_value", detail=f"{args.model} is not a masked language model")
+    encoder = _masked_lm(args.model)
     hide = not args.show_all
     result = fill_mask(encoder, " ".join(args.sentence), top_k=args.top_k, hide_vulgar=hide)
     runs = word_candidates(encoder, result.sentence, top_n=args.top_k, hide_vulgar=hide)
@@ -150,16 +157,16 @@ def _numbers(text: str, what: str):
     try:
         value = safe_json.loads(text, max_chars=MAX_JSON_CHARS)
     except ValueError as exc:
-        raise LabError("bad_value", detail=f"{what} is not valid JSON ({exc})") from exc
+        raise LabError("bad_json_numbers", what=what) from exc
     pending = [value]
     while pending:  # flat walk: the depth is bounded already, but no recursion is needed either
         item = pending.pop()
         if isinstance(item, list):
             pending.extend(item)
         elif isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise LabError("bad_value", detail=f"{what} must hold numbers only, found {json.dumps(item)[:40]}")
+            raise LabError("bad_json_numbers", what=what)
     if not isinstance(value, list):
-        raise LabError("bad_value", detail=f"{what} must be a JSON array")
+        raise LabError("bad_json_numbers", what=what)
     return value
 
 
@@ -184,13 +191,15 @@ def cmd_mix(args) -> None:
 
     layers = _numbers(args.layers, "--layers")
     weights = _numbers(args.weights, "--weights")
+    if isinstance(layers[0] if layers else None, list) and len(weights) != len(layers):
+        raise LabError("weights_count", given=len(weights), layers=len(layers))
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, not warned about
             mixed = scalar_mix(layers, weights, args.gamma, pre_softmax=args.softmax)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise LabError("bad_value", detail=str(exc)) from exc
+        raise LabError("bad_mix", detail=str(exc)) from exc
     if not np.all(np.isfinite(mixed)):
-        raise LabError("bad_value", detail="the mix overflows the float range (inf/NaN); use smaller numbers")
+        raise LabError("mix_overflow")
     _emit([round(float(x), 10) for x in mixed.ravel()] if mixed.ndim == 1 else mixed.round(10).tolist())
 
 
@@ -200,7 +209,7 @@ def cmd_attention(args) -> None:
 
     encoder = load_encoder(args.model)
     if not isinstance(encoder, BertEncoder):
-        raise LabError("bad_value", detail=f"{args.model} has no attention (not a transformer)")
+        raise LabError("no_attention", name=args.model)
     sentence = " ".join(args.sentence).strip()
     encoding = encoder.encode([sentence], attentions=True)[0]
     att = encoding.attentions
@@ -208,9 +217,50 @@ def cmd_attention(args) -> None:
     heads = range(att.shape[1]) if args.head is None else [args.head]
     for name, value, limit in (("--layer", args.layer, att.shape[0]), ("--head", args.head, att.shape[1])):
         if value is not None and not 0 <= value < limit:
-            raise LabError("bad_value", detail=f"{name} must be between 0 and {limit - 1}")
+            raise LabError("out_of_range", name=name, low=0, high=limit - 1)
     _emit({"sentence": sentence, "tokens": encoding.tokens, "matrices": [
         {"layer": l, "head": h, "attention": att[l, h].round(6).tolist()} for l in layers for h in heads]})
+
+
+def _prediction(prediction) -> dict:
+    return {"actual": None if prediction.actual is None else round(prediction.actual, 6), "rank": prediction.rank,
+            "candidates": [{"token": c.token, "score": round(c.score, 6)} for c in prediction.candidates],
+            "hidden": prediction.hidden}
+
+
+def cmd_bilm(args) -> None:
+    from .objectives import bilm_reading, masked_reading
+    from .registry import DEFAULT_ELMO, load_encoder
+
+    if not 1 <= args.top_k <= 50:
+        raise LabError("out_of_range", name="--top-k", low=1, high=50)
+    bert = _masked_lm(args.bert) if args.bert else None
+    reading = bilm_reading(load_encoder(DEFAULT_ELMO), " ".join(args.sentence), top_k=args.top_k)
+    positions = []
+    for k, token in enumerate(reading.tokens):
+        row = {"position": k, "token": token, "span": list(reading.offsets[k]),
+               "forward": _prediction(reading.forward[k]), "backward": _prediction(reading.backward[k])}
+        if bert is not None:
+            row["masked"] = _prediction(masked_reading(bert, reading.text, reading.offsets[k], token, args.top_k))
+        positions.append(row)
+    _emit({"sentence": reading.text, "model": DEFAULT_ELMO, "masked_model": args.bert,
+           "log_likelihood": {"forward": round(reading.log_likelihood("forward"), 6),
+                              "backward": round(reading.log_likelihood("backward"), 6)},
+           "positions": positions})
+
+
+def cmd_right_context(args) -> None:
+    from .objectives import METRICS, measure_right_context
+    from .registry import DEFAULT_ELMO, load_encoder
+
+    moved = measure_right_context(load_encoder(DEFAULT_ELMO), _masked_lm(args.bert), args.first, args.second)
+    parts = ("elmo_forward", "elmo_backward", "bert")
+    _emit({"first": moved.text_a, "second": moved.text_b, "shared": moved.shared, "tokens": moved.tokens,
+           "models": {"elmo": DEFAULT_ELMO, "bert": args.bert},
+           "summary": {"elmo_forward_max": moved.largest("elmo_forward", first_layer=0),
+                       "elmo_backward_min": moved.smallest("elmo_backward"), "bert_min": moved.smallest("bert")},
+           "movement": {metric: {part: getattr(moved, part)[metric].round(8).tolist() for part in parts}
+                        for metric in METRICS}})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,6 +295,18 @@ def build_parser() -> argparse.ArgumentParser:
     att.add_argument("--head", type=int)
     att.add_argument("sentence", nargs="+")
     att.set_defaults(func=cmd_attention)
+    bilm = sub.add_parser("bilm", help="ELMo's forward and backward LM predictions of every token (mini-elmo-zh); "
+                          "with --bert also the masked LM's prediction of each token")
+    bilm.add_argument("--bert", help="also predict each token with this masked LM, the token replaced by [MASK]")
+    bilm.add_argument("--top-k", type=int, default=5)
+    bilm.add_argument("sentence", nargs="+")
+    bilm.set_defaults(func=cmd_bilm)
+    right = sub.add_parser("right-context", help="how far the vectors of two sentences' shared beginning move, per "
+                           "layer: ELMo's forward half, ELMo's backward half, every BERT layer")
+    right.add_argument("--bert", default="mini-bert-zh")
+    right.add_argument("first")
+    right.add_argument("second")
+    right.set_defaults(func=cmd_right_context)
     return parser
 
 
@@ -263,7 +325,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     bad = _not_utf8(argv)
     if bad is not None:
-        err = LabError("bad_value", detail=f"argument {bad + 1} is not valid UTF-8")
+        err = LabError("argv_not_utf8", index=bad + 1)
         print(f"error: {err.message(LANG, markdown=False)}", file=sys.stderr)
         return 2
     args = build_parser().parse_args(argv)

@@ -124,7 +124,9 @@ class BiLM(nn.Module):
         directory = Path(directory)
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         config.pop("model_type", None)
-        model = cls(BiLMConfig(**config))
+        # .float(): a BERT loading in another thread (transformers sets torch's process-wide default dtype to
+        # the checkpoint's fp16 while it builds the model) must not leave these parameters in fp16
+        model = cls(BiLMConfig(**config)).float()
         state = {k: v.float() for k, v in load_file(str(directory / "model.safetensors")).items()}
         model.load_state_dict(state)
         return model.eval()

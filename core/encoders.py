@@ -185,6 +185,27 @@ class ElmoEncoder(Encoder):
                 )
         return results
 
+    @torch.inference_mode()
+    def language_model(self, text: str) -> tuple[list[int], list[tuple[int, int]], np.ndarray, np.ndarray]:
+        """The biLM's own predictions for one sentence: (token ids, offsets, following, preceding).
+
+        The ids are [CLS] tokens [SEP] (the biLM's <S> and </S>), as in training. ``following[t]`` is the
+        forward LM's distribution over the token at t+1 given the tokens 0..t, ``preceding[t]`` the backward
+        LM's over the token at t-1 given the tokens t..end: the top layer of each direction through the
+        shared softmax, exactly the predictions ``BiLM.lm_losses`` trains. Both are (tokens, vocabulary).
+        """
+        _check_sentences([text])
+        batch = self.tokenizer([text], return_offsets_mapping=True, return_tensors="pt")
+        lengths = batch["attention_mask"].sum(1)
+        if int(lengths.max()) > self.max_tokens:
+            raise LabError("too_many_tokens", count=int(lengths.max()), limit=self.max_tokens)
+        with self._lock:
+            _, forward, backward = self.model.representations(batch["input_ids"], lengths)
+            following = torch.softmax(self.model.logits(forward[-1][0]).float(), dim=-1)
+            preceding = torch.softmax(self.model.logits(backward[-1][0]).float(), dim=-1)
+        return (batch["input_ids"][0].tolist(), [tuple(o) for o in batch["offset_mapping"][0].tolist()],
+                following.numpy(), preceding.numpy())
+
 
 class StaticEncoder(Encoder):
     """word2vec: one vector per word type, whatever the sentence (jieba segmentation)."""

@@ -122,6 +122,23 @@ def _special_ids(encoder: BertEncoder, size: int) -> list[int]:
     return [i for i in encoder.tokenizer.all_special_ids if 0 <= i < size]
 
 
+def top_candidates(encoder, distribution: np.ndarray, top_k: int, before: str = "", after: str = "",
+                   hide_vulgar: bool = True) -> tuple[list[Candidate], int]:
+    """The ``top_k`` most probable tokens of ``distribution`` (over ``encoder.tokenizer``'s vocabulary,
+    special tokens never offered) for the gap between ``before`` and ``after``, and how many were left
+    out because they would complete a vulgar word (``hide_vulgar``). Any encoder with a tokenizer."""
+    chosen, hidden = [], 0
+    for token_id in _ranked(distribution, _special_ids(encoder, distribution.shape[-1])):
+        token = _display(encoder, token_id)
+        if hide_vulgar and creates_vulgar(before, _as_text(token), after):
+            hidden += 1
+            continue
+        chosen.append(Candidate(token, float(distribution[token_id])))
+        if len(chosen) == top_k:
+            break
+    return chosen, hidden
+
+
 def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> FillMaskResult:
     """Top-k candidates with probabilities for every [MASK], from one forward pass.
 
@@ -129,27 +146,18 @@ def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: 
     (counted in ``MaskSlot.hidden``); the next candidates move up.
     """
     if not 1 <= top_k <= 50:
-        raise LabError("bad_value", detail="top_k must be between 1 and 50")
+        raise LabError("out_of_range", name="top_k", low=1, high=50)
     sentence = check_masked_sentence(sentence, encoder.mask_token)
     encoder.check_length(sentence)
     batch, outputs = encoder.forward([sentence])
     ids = batch["input_ids"][0]
     positions = (ids == encoder.tokenizer.mask_token_id).nonzero().flatten().tolist()
     probs = torch.softmax(_mlm_logits(outputs)[0].float(), dim=-1).numpy()
-    special = _special_ids(encoder, probs.shape[-1])
     slots = []
     for k, position in enumerate(positions):
         distribution = probs[position].astype(np.float64)
         before, after = _around(sentence, encoder.mask_token, k)
-        chosen, hidden = [], 0
-        for token_id in _ranked(distribution, special):
-            token = _display(encoder, token_id)
-            if hide_vulgar and creates_vulgar(before, _as_text(token), after):
-                hidden += 1
-                continue
-            chosen.append(Candidate(token, float(distribution[token_id])))
-            if len(chosen) == top_k:
-                break
+        chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar)
         slots.append(MaskSlot(k, position, chosen, distribution, hidden))
     return FillMaskResult(sentence, encoder.tokenizer.convert_ids_to_tokens(ids.tolist()), slots)
 
@@ -255,7 +263,7 @@ def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None
 
     spans = find_spans(sentence, word)
     if not spans:
-        raise LabError("bad_value", detail=f"“{word}” does not occur in the sentence")
+        raise LabError("word_not_in_sentence", word=word)
     mask = encoder.mask_token if encoder else "[MASK]"
     out, cursor = [], 0
     for start, end in spans:

@@ -58,15 +58,20 @@ SCENES: tuple[Scene, ...] = (
     _scene("pair", "static-vs-contextual", "static_result", scene="lecture_apple", ctx="elmo"),
     _scene("senses", "static-vs-contextual", "static_result", scene="apple", ctx="elmo", layer=0),
     _scene("oov", "static-vs-contextual", "static_result", scene="oov", ctx="elmo"),
+    # ELMo's pre-training task: the forward and backward language models
+    _scene("bilm", "pretraining-objectives", "obj_bilm_result", sentence="我吃了一个苹果", pos=5),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets
     _scene("worked", "elmo-weights", "elmo_exercise", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
     _scene("syntax", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
     _scene("semantics", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
     # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured
     _scene("evidence", "layer-evidence", "evidence_result", section="pos"),
-    # BERT: masked language model, iterative filling, self-attention
+    # BERT: deep bidirectionality vs ELMo's concatenation, masked language model, iterative filling,
+    # masked vs left-to-right prediction, self-attention
+    _scene("deep", "pretraining-objectives", "obj_deep_result", a="苹果昨天发布了新手机", b="苹果昨天掉在了地上", token=0),
     _scene("fill", "fill-mask", "fill_result", sentence="我吃了一个[MASK][MASK]。"),
     _scene("iterative", "fill-mask", "fill_replay_result", sentence="[MASK][MASK]昨天发布了新手机。"),
+    _scene("objective", "pretraining-objectives", "obj_gpt_result", sentence="我吃了一个苹果", mask=5),
     _scene("attention", "attention-heatmap", "att_result", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, and the lecture's exercises
     _scene("transfer", "feature-vs-finetune", "transfer_result"),

@@ -149,6 +149,20 @@ def load_encoder(name: str) -> Encoder:
         return encoder
 
 
+WARM_SENTENCE = "我吃了一个苹果。"
+
+
+def warm_embedded() -> list[str]:
+    """Load every available embedded model and run one sentence through it, so that the first visitor
+    does not pay for loading the weights and for torch's first call. Returns the names warmed."""
+    warmed = []
+    for info in list_models():
+        if info.available:
+            load_encoder(info.name).encode([WARM_SENTENCE])
+            warmed.append(info.name)
+    return warmed
+
+
 def _cached(key: str) -> Encoder | None:
     """The loaded encoder (marked as just used), or the recent failure raised again; caller holds _state_lock."""
     if key in _cache:

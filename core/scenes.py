@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from .errors import LabError
 
-MAX_UPLOAD_BYTES = 1_000_000  # matches .streamlit/config.toml server.maxUploadSize = 1 (MB)
+MAX_UPLOAD_BYTES = 1_000_000  # below .streamlit/config.toml server.maxUploadSize (4 MB), so a file of 1-4 MB
+# gets the app's own translated message instead of Streamlit's English one
 
 
 @dataclass(frozen=True)
@@ -125,11 +126,11 @@ def get_scene(scene_id: str | None) -> Scene:
 def decode_upload(data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     """The text of an uploaded ``.txt`` file (one sentence per line).
 
-    Raises ``LabError("not_text")`` for binary or non-UTF-8 content and ``LabError("too_long")``
+    Raises ``LabError("not_text")`` for binary or non-UTF-8 content and ``LabError("file_too_large")``
     above ``max_bytes``. A UTF-8 byte-order mark is dropped and line endings become ``\\n``.
     """
     if len(data) > max_bytes:
-        raise LabError("too_long", length=len(data), limit=max_bytes)
+        raise LabError("file_too_large", size=f"{len(data) / 1e6:.1f}", limit=f"{max_bytes / 1e6:g}")
     if b"\x00" in data:
         raise LabError("not_text")
     try:

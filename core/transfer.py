@@ -80,11 +80,11 @@ class TransferConfig:
     def check(self) -> None:
         for name in ("n_train", "n_test", "steps", "batch_size", "max_chars", "eval_points"):
             if int(getattr(self, name)) < 1:
-                raise LabError("bad_value", detail=f"{name} must be at least 1")
+                raise LabError("at_least", name=name, low=1)
         if self.n_train % 2 or self.n_test % 2:
-            raise LabError("bad_value", detail="n_train and n_test must be even (balanced classes)")
+            raise LabError("must_be_even", name="n_train, n_test")
         if not 0 < self.lr < 1:
-            raise LabError("bad_value", detail="lr must be in (0, 1)")
+            raise LabError("open_interval", name="lr", low=0, high=1)
 
 
 DEFAULT_CONFIG = TransferConfig()
@@ -152,8 +152,7 @@ def sample_dataset(config: TransferConfig = TransferConfig(), reviews: dict[str,
     for y, label in enumerate(LABELS):
         pool = reviews.get(label, [])
         if len(pool) < need:
-            raise LabError("bad_value", detail=f"only {len(pool)} {label} reviews of at most "
-                                               f"{config.max_chars} characters; {need} needed")
+            raise LabError("too_few_reviews", available=len(pool), label=label, max_chars=config.max_chars, needed=need)
         chosen = rng.sample(pool, need)
         train += [(text, y) for text in chosen[:per_class_train]]
         test += [(text, y) for text in chosen[per_class_train:]]
@@ -486,7 +485,7 @@ def check_results(results: object) -> dict:
     """``results`` if it looks like a results dict of this version, else LabError (for the page)."""
     if (not isinstance(results, dict) or results.get("version") != RESULTS_VERSION
             or not isinstance(results.get("feature_bert"), dict) or not isinstance(results.get("fine_tune"), dict)):
-        raise LabError("bad_value", detail="transfer results: unknown format (recompute them)")
+        raise LabError("results_unreadable", file=RESULTS_PATH.name)
     return results
 
 
@@ -498,7 +497,7 @@ def load_results(path: Path | str = RESULTS_PATH) -> dict | None:
     try:
         return check_results(json.loads(path.read_text(encoding="utf-8")))
     except json.JSONDecodeError as exc:
-        raise LabError("bad_value", detail=f"{path.name}: not valid JSON") from exc
+        raise LabError("results_unreadable", file=path.name) from exc
 
 
 def save_results(results: dict, path: Path | str = RESULTS_PATH) -> Path:

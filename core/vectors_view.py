@@ -272,15 +272,16 @@ class MixView:
 def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
     """s from slider values: softmax(w) when ``pre_softmax``, else the values divided by their sum.
 
-    Raises LabError("bad_value") for negative values or a zero sum in the direct mode.
+    Raises LabError("bad_weights") for non-finite values, and for negative values or a zero sum in
+    the direct mode.
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)):
-        raise LabError("bad_value", detail="weights")
+        raise LabError("bad_weights")
     if pre_softmax:
         return normalise_weights(w, pre_softmax=True)
     if np.any(w < 0) or w.sum() <= 0:
-        raise LabError("bad_value", detail="s ≥ 0, Σ s > 0")
+        raise LabError("bad_weights")
     return normalise_weights(w / w.sum(), pre_softmax=False)
 
 
@@ -305,9 +306,9 @@ def mix_view(
         raise ValueError(f"layer_stack must be (L+1, n, dim), got shape {stack.shape}")
     s = normalised_s(weights, pre_softmax)
     if s.shape[0] != stack.shape[0]:
-        raise LabError("bad_value", detail=f"{s.shape[0]} weights for {stack.shape[0]} layers")
+        raise LabError("weights_count", given=s.shape[0], layers=stack.shape[0])
     if not np.isfinite(gamma):
-        raise LabError("bad_value", detail="γ")
+        raise LabError("bad_gamma")
     mixed = scalar_mix(stack, s, float(gamma), pre_softmax=False)
     num_layers, n, dim = stack.shape
     if n == 0:

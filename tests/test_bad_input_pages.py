@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +126,14 @@ EXPECT: dict[str, dict[str, object]] = {
             "600_cjk": E("too_long"), "over_model_limit": E("too_long"), "emoji": M, "control": M},
     "pair": {"5000_chars": E("too_long"), "600_cjk": E("too_long"), "over_model_limit": E("too_many_tokens"),
              "control": M},
+    # pre-training objectives: the biLM sentence (at most 60 characters, no [MASK]), and the two sentences
+    # with a shared beginning (the other one stays 苹果昨天…: no bad case starts with the same characters)
+    "obj_sentence": {"empty": E("empty_input"), "whitespace": E("empty_input"), "5000_chars": E("too_long"),
+                     "600_cjk": E("too_long"), "over_model_limit": E("too_long"), "only_masks": E("special_in_text"),
+                     "20_masks": E("too_long"), "script": M, "md_html": M, "emoji": M, "english": M, "control": M},
+    "obj_pair": {case: E("no_shared_prefix") for case in CASES} | {
+        "empty": E("empty_input"), "whitespace": E("empty_input"), "5000_chars": E("too_long"), "600_cjk": E("too_long"),
+        "over_model_limit": E("too_long"), "only_masks": E("special_in_text"), "20_masks": E("too_long")},
     # exercises: the typed vector (every case is not 3 numbers) and the free-text box (never judged)
     "answer": {case: E() for case in CASES if case not in ("empty", "whitespace")},
     "free": {},
@@ -164,6 +173,9 @@ BOXES = (
     Box("fill_mask", "fill_word", "mask_word", setup=(("fill_mode", "word"),)),
     Box("attention", "att_sentence", "att"),
     Box("attention", "att_pair", "pair"),
+    Box("objectives", "obj_sentence", "obj_sentence", rest=("obj_move_chart",)),
+    Box("objectives", "obj_text_a", "obj_pair", rest=("obj_prob_chart", "obj_gpt_chart")),
+    Box("objectives", "obj_text_b", "obj_pair", rest=("obj_prob_chart", "obj_gpt_chart")),
     Box("exercise_cards", "ex_formula_answer", "answer"),
     Box("exercise_cards", "ex_concept_text", "free"),
 )
@@ -324,5 +336,7 @@ def test_upload_of_text_is_read_and_size_limited():
     text = "水果|我吃了一个苹果\r\n公司|苹果昨天发布了新手机\r\n"
     assert scenes.decode_upload(("\ufeff" + text).encode("utf-8")) == text.replace("\r\n", "\n")
     with pytest.raises(LabError) as info:
-        scenes.decode_upload(b"a" * (scenes.MAX_UPLOAD_BYTES + 1))
-    assert info.value.code == "too_long"
+        scenes.decode_upload(b"a" * 2_250_000)
+    assert info.value.code == "file_too_large" and "2.2 MB" in info.value.message("zh", markdown=False)
+    server_limit_mb = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+    assert server_limit_mb * 1_000_000 > 2_250_000 > scenes.MAX_UPLOAD_BYTES  # such a file reaches this message

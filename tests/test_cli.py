@@ -75,11 +75,11 @@ BAD = [
     ("embed too many tokens", ["embed", "--model", "{tiny}", "--word", "苹果", "苹果" * 100], "tokens"),
     ("embed 5000 chars", ["embed", "--model", "{tiny}", "--word", "苹果", "苹" * 5000], "5000"),
     ("embed binary file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "{binary}"], "UTF-8"),
-    ("embed missing file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "/nonexistent/x.txt"], "cannot read"),
+    ("embed missing file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "/nonexistent/x.txt"], "Cannot read"),
     ("unknown model", ["fill-mask", "--model", "./no/such/model", "我[MASK]"], "Unknown model"),
     ("mix bad json", ["mix", "--layers", "[[1,0", "--weights", "[1]"], "JSON"),
-    ("mix wrong length", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.2,0.3,0.5]"], "Invalid"),
-    ("mix not normalised", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.9,0.9]"], "Invalid"),
+    ("mix wrong length", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.2,0.3,0.5]"], "3 layer weights were given for 2"),
+    ("mix not normalised", ["mix", "--layers", "[[1,0],[0,1]]", "--weights", "[0.9,0.9]"], "Cannot compute the mix"),
     ("attention bad layer", ["attention", "--model", "{tiny}", "--layer", "9", "我吃了"], "--layer"),
     ("attention empty", ["attention", "--model", "{tiny}", " "], "at least one sentence"),
 ]
@@ -124,7 +124,7 @@ def one_error_line(done) -> str:
 
 def test_invalid_utf8_argument_is_a_clear_error(tiny_bert_dir):
     line = one_error_line(run_cli(b"fill-mask", b"--model", str(tiny_bert_dir).encode(), b"\xff\xfe[MASK]"))
-    assert "argument 4 is not valid UTF-8" in line
+    assert "Argument 4 is not valid UTF-8" in line
 
 
 @pytest.mark.parametrize("model", ["a" * 300, "/" + "目" * 120, "x/" * 120, "![i](http://evil.example/md.png)"])
@@ -136,17 +136,17 @@ def test_unusable_model_names_are_unknown_models(model):
 def test_layers_nested_60000_deep_is_refused():
     deep = "[" * 60_000 + "1" + "]" * 60_000
     line = one_error_line(run_cli("mix", "--layers", deep, "--weights", "[1]"))
-    assert "--layers is not valid JSON (nested deeper than" in line
+    assert "--layers must be a JSON array of finite numbers only" in line
 
 
 @pytest.mark.parametrize("layers, weights, gamma, fragment", [
-    ("[[NaN,0],[0,1]]", "[0.5,0.5]", "1", "NaN is not a number"),
-    ("[[1e999,0],[0,1]]", "[0.5,0.5]", "1", "out of range"),
+    ("[[NaN,0],[0,1]]", "[0.5,0.5]", "1", "no true/false, strings, NaN"),
+    ("[[1e999,0],[0,1]]", "[0.5,0.5]", "1", "out-of-range numbers"),
     ("[[1e308,0],[0,1]]", "[0.5,0.5]", "1e10", "overflows"),
     ("[[1e308,0],[1e308,1]]", "[0.5,0.5]", "10", "overflows"),
-    ("[[1,0],[0,1]]", "[true,false]", "1", "numbers only"),
-    ("[[1,0],[0,\"1\"]]", "[0.5,0.5]", "1", "numbers only"),
-    ("{\"a\":1}", "[0.5,0.5]", "1", "numbers only"),
+    ("[[1,0],[0,1]]", "[true,false]", "1", "finite numbers only"),
+    ("[[1,0],[0,\"1\"]]", "[0.5,0.5]", "1", "finite numbers only"),
+    ("{\"a\":1}", "[0.5,0.5]", "1", "finite numbers only"),
     ("[[1,0],[0,1]]", "[0.5,0.5]", "nan", "--gamma"),
     ("[[1,0],[0,1]]", "[0.5,0.5]", "inf", "--gamma"),
 ])
@@ -168,7 +168,7 @@ def test_input_without_newlines_is_refused_in_bounded_memory(tiny_bert_dir):
                    preexec_fn=cap_memory)
     from core.encoders import MAX_SENTENCE_CHARS
 
-    assert f"line 1 of /dev/zero is longer than {MAX_SENTENCE_CHARS:,} characters" in one_error_line(done)
+    assert f"Line 1 of /dev/zero is longer than {MAX_SENTENCE_CHARS:,} characters" in one_error_line(done)
 
 
 def test_sentence_cap_is_documented_and_overridable(capsys, tiny_bert_dir, tmp_path):
@@ -176,7 +176,7 @@ def test_sentence_cap_is_documented_and_overridable(capsys, tiny_bert_dir, tmp_p
     source.write_text("我吃了一个苹果\n" * 30, encoding="utf-8")
     argv = ["embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source)]
     code, out, err = run(capsys, *argv, "--max-sentences", "20")
-    assert code == 2 and out == "" and "more than 20 sentences" in err and "--max-sentences" in err
+    assert code == 2 and out == "" and "More than 20 sentences" in err and "--max-sentences" in err
     code, out, _ = run(capsys, *argv, "--max-sentences", "30")
     assert code == 0 and len(out.splitlines()) == 30
     from core.__main__ import build_parser

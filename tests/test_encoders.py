@@ -132,6 +132,25 @@ def test_embedded_elmo_layers():
     assert enc.tokens[0] == "[CLS]" and enc.offsets[1] == (0, 1)
 
 
+def test_elmo_loads_in_fp32_while_another_thread_changed_the_default_dtype():
+    """transformers switches torch's process-wide default dtype to a checkpoint's fp16 while it builds a
+    model; an ELMo loaded in another thread meanwhile came out half fp16 and failed on its first sentence."""
+    from core.elmo import BiLM
+    from core.registry import MODELS_DIR
+
+    if not (MODELS_DIR / "mini-elmo-zh" / "model.safetensors").exists():
+        pytest.skip("mini-elmo-zh not trained")
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float16)
+    try:
+        model = BiLM.load(MODELS_DIR / "mini-elmo-zh")
+    finally:
+        torch.set_default_dtype(previous)
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    ids = torch.tensor([[1, 5, 6, 2]])
+    assert model.layer_vectors(ids, torch.tensor([4])).dtype == torch.float32
+
+
 def test_embedded_word2vec_static_and_oov():
     w2v = _embedded("word2vec-zh")
     a, b = w2v.encode(["我吃了一个苹果", "苹果昨天发布了新手机"])

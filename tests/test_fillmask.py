@@ -72,7 +72,7 @@ def test_fill_mask_top_k_bounds(tiny_bert):
     for k in (0, 51):
         with pytest.raises(LabError) as info:
             fm.fill_mask(tiny_bert, "今天[MASK]", top_k=k)
-        assert info.value.code == "bad_value"
+        assert info.value.code == "out_of_range"
 
 
 def test_fill_mask_too_many_tokens(tiny_bert):
@@ -125,7 +125,7 @@ def test_whole_word_mask(tiny_bert):
     assert fm.whole_word_mask("苹果昨天发布了新手机。", "手", tiny_bert) == "苹果昨天发布了新[MASK]机。"
     with pytest.raises(LabError) as info:
         fm.whole_word_mask("今天天气很好", "北京")
-    assert info.value.code == "bad_value"
+    assert info.value.code == "word_not_in_sentence" and "北京" in info.value.message("zh")
 
 
 # ---- iterative_fill ------------------------------------------------------------------------------

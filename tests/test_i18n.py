@@ -51,6 +51,32 @@ def test_same_placeholders():
     assert bad == {}
 
 
+def test_error_catalogue_is_bilingual_with_the_same_parameters():
+    from core.errors import MESSAGES
+
+    for code, templates in MESSAGES.items():
+        assert set(templates) == {"zh", "en"}, code
+        assert placeholders(templates["zh"]) == placeholders(templates["en"]), code
+        assert re.search(r"[\u4e00-\u9fff]", templates["zh"]), code  # the Chinese text is Chinese
+
+
+def test_core_errors_carry_parameters_not_english_sentences():
+    """A Chinese message must not embed an English sentence: details only where the text is not ours
+    (a loader's or a guard's exception, load_failed/bad_mix)."""
+    pattern = re.compile(r"LabError\(\s*\"(\w+)\"[^)]*\bdetail=")
+    codes = {m.group(1) for f in (ROOT / "core").rglob("*.py") for m in pattern.finditer(f.read_text(encoding="utf-8"))}
+    assert codes <= {"load_failed", "bad_mix"}, codes
+
+
+def test_upload_box_stylesheets_show_the_translated_labels():
+    from ui.sentence_inputs import UPLOADER_CSS_EN, UPLOADER_CSS_ZH
+
+    for lang, css in (("zh", UPLOADER_CSS_ZH), ("en", UPLOADER_CSS_EN)):
+        labels = load(lang)
+        assert f'content: "{labels["static.upload_button"]}"' in css
+        assert f'content: "{labels["static.upload_limits"]}"' in css
+
+
 def test_literal_keys_exist():
     zh = load("zh")
     used: dict[str, str] = {}

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
 import core.registry as registry
+from core.experiments import view
 from core.errors import LabError
 from core.safe_text import md_escape
 
@@ -137,6 +138,13 @@ def test_context_section_modes_and_model(monkeypatch, tmp_path):
     assert str(cfg["n_occurrences"]) in body and str(cfg["n_sentences"]) in body
     assert "It falls with depth" in body  # fake ELMo: 0.4 -> 0.15
     assert "Roughly flat" in body  # BERT made flat above
+    # intra-sentence similarity against Ethayarajh: ELMo rises in the paper (fake ELMo 0.20 -> 0.25 agrees),
+    # BERT falls in the paper; the committed BERT figures rise from layer 1 to the top
+    intra = bert["intra_sentence_adjusted"]
+    assert "the same way as for ELMo in the paper" in body
+    bert_way = {"up": "the opposite of BERT", "down": "the same way as for BERT",
+                "flat": "hardly changes"}[view.trend(intra[1], intra[-1], 0.02)]
+    assert bert_way in body.replace("**", "")
     fig = figures(at)[0]
     elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
     assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default

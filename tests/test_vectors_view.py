@@ -219,9 +219,10 @@ def test_mix_view_uniform_and_direct_mode():
     for bad in ([0.0, 0.0, 0.0], [-0.1, 0.5, 0.6]):
         with pytest.raises(LabError) as info:
             vv.mix_view(IDENTITY_STACK, bad, 1.0, False, [None])
-        assert info.value.code == "bad_value"
-    with pytest.raises(LabError):
+        assert info.value.code == "bad_weights"
+    with pytest.raises(LabError) as info:
         vv.mix_view(IDENTITY_STACK, [0.0, 0.0], 1.0, True, [None])  # wrong number of weights
+    assert info.value.code == "weights_count" and "3" in info.value.message("zh")
     with pytest.raises(LabError):
         vv.mix_view(IDENTITY_STACK, [0.0, 0.0, 0.0], float("nan"), True, [None])
 
@@ -289,7 +290,7 @@ def test_decode_upload():
         assert info.value.code == "not_text"
     with pytest.raises(LabError) as info:
         scenes.decode_upload(b"a" * 11, max_bytes=10)
-    assert info.value.code == "too_long"
+    assert info.value.code == "file_too_large"
 
 
 # ---- figure builders --------------------------------------------------------------------------------------
@@ -312,6 +313,9 @@ def test_figures_escape_and_shape(tiny_bert, tiny_static):
     assert heat.data[0].zmin == figs.cosine_range(matrix)[0] <= matrix.min()  # scaled to the data, not −1…1
     bars = figs.weights_bar(["a", "b", "c"], [0.2, 0.3, 0.5], "s")
     assert list(bars.data[0].text) == ["0.20", "0.30", "0.50"]
+    named = figs.weights_bar(["字向量层", "第 1 层 biLSTM", "token layer"], [0.2, 0.3, 0.5], None)
+    assert list(named.data[0].x) == ["s<sub>0</sub><br>字向量层", "s<sub>1</sub><br>第 1 层<br>biLSTM",
+                                     "s<sub>2</sub><br>token<br>layer"] and named.layout.xaxis.tickangle == 0
     acc = figs.accuracy_chart(["0", "1"], [0.5, None], 0.25, contextual_name="c", static_name="s", title="t")
     assert list(acc.data[-1].y) == [0.25, 0.25]
     diag = figs.elmo_diagram(["x"] + ["f1", "b1", "f2", "b2"], ["h0", "h1", "h2"], "sum", ["s0", "s1", "s2"])

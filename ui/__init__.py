@@ -27,6 +27,8 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/home.py", "overview", "nav.home", ":material/home:", "home.link.home"),
     PageSpec("app_pages/static_vs_contextual.py", "static-vs-contextual", "nav.static",
              ":material/compare_arrows:", "home.link.static"),
+    PageSpec("app_pages/objectives.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
+             "home.link.objectives"),
     PageSpec("app_pages/elmo_weights.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),
     PageSpec("app_pages/fill_mask.py", "fill-mask", "nav.fill_mask", ":material/edit_note:", "home.link.fill_mask"),
     PageSpec("app_pages/attention.py", "attention-heatmap", "nav.attention", ":material/grid_on:", "home.link.attention"),

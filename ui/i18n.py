@@ -98,6 +98,13 @@ def layer_name(name: str) -> str:
     return t(key) if key in table(DEFAULT_LANG) else name
 
 
+def model_description(info) -> str:
+    """A model's description (``core.registry.ModelInfo``) in the UI language: embedded models have a
+    translated one, other models keep the registry's text."""
+    key = f"home.models.desc.{info.name}"
+    return t(key) if key in table(DEFAULT_LANG) else info.description
+
+
 def timestamp(value: object) -> str:
     """An ISO time from a results file ("2026-12-03T08:05:07Z" or "…+00:00") in the UI language, in UTC.
 

@@ -32,6 +32,7 @@ from ui.i18n import t
 # from the URL once. Keep in step with the pages (tests/test_presentation.py checks every scene).
 RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "static-vs-contextual": ("vec_", "static_"),
+    "pretraining-objectives": ("obj_", "_keep.obj_"),
     "elmo-weights": ("vec_", "elmo_"),
     "fill-mask": ("fill_", "_keep.fill_"),
     "attention-heatmap": ("att_", "_keep.att_", "_att_"),

@@ -19,6 +19,27 @@ MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
 MAX_WORD = 100
 
 
+# Streamlit's dropzone has fixed English texts ("Upload", "4MB per file • TXT"): these CONSTANT
+# stylesheets hide them and show the labels "static.upload_button" / "static.upload_limits" of the
+# translation tables (tests/test_i18n.py keeps the two in step). Raw HTML renders constants only.
+UPLOADER_CSS_ZH = """<style>
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
+  display: none; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "选择文件"; }
+[data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
+[data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT，最大 1 MB"; font-size: 0.875rem;
+  opacity: 0.7; white-space: nowrap; }
+</style>"""
+UPLOADER_CSS_EN = """<style>
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
+  display: none; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "Choose a file"; }
+[data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
+[data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT, 1 MB at most"; font-size: 0.875rem;
+  opacity: 0.7; white-space: nowrap; }
+</style>"""
+
+
 def seed_from_url() -> None:
     """First visit in this session: the inputs start from the URL (else the default scene)."""
     ss = st.session_state
@@ -59,6 +80,10 @@ def render(upload_key: str, *, height: int):
                      persist_state="session")
         st.file_uploader(t("static.upload"), type=["txt"], key=upload_key, on_change=_load_upload,
                          args=(upload_key,), help=t("static.upload_help"))
+        if current_lang() == "zh":
+            st.markdown(UPLOADER_CSS_ZH, unsafe_allow_html=True)  # constant stylesheet only
+        else:
+            st.markdown(UPLOADER_CSS_EN, unsafe_allow_html=True)  # constant stylesheet only
         error = st.session_state.get(f"{upload_key}_error")
         if error is not None:
             st.error(error.message(current_lang()))

@@ -18,7 +18,7 @@ import streamlit as st
 
 from core.errors import LabError
 from core.safe_text import well_formed_model_name
-from ui.i18n import LANGS, DEFAULT_LANG, error_text, t
+from ui.i18n import LANGS, DEFAULT_LANG, error_text, model_description, t
 from ui.state import sync_to_url, url_param
 
 DEFAULT_BERT_MODEL = "mini-bert-zh"
@@ -158,7 +158,7 @@ def _render_model_selector(bert_models: list) -> None:
         info = by_name[ss["_w_model"]]
         if info.available:
             if info.description:
-                st.caption(info.description)
+                st.caption(model_description(info))
         else:
             st.warning(t("sidebar.model_unavailable", reason=error_text(info.problem)))
 

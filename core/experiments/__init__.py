@@ -169,9 +169,9 @@ def load_results(path: Path | str = DEFAULT_OUT) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabError("bad_value", detail=f"{path.name} is not valid JSON: {exc}") from exc
+        raise LabError("results_unreadable", file=path.name) from exc
     if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
-        raise LabError("bad_value", detail=f"{path.name} has an unknown format; recompute it")
+        raise LabError("results_unreadable", file=path.name)
     return data
 
 

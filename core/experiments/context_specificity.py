@@ -159,7 +159,7 @@ def run_context_specificity(models: Sequence, *, static=None, sentences: Sequenc
     if not words:
         from ..errors import LabError
 
-        raise LabError("bad_value", detail=f"no word occurs in {min_contexts} or more sentences")
+        raise LabError("too_few_contexts", count=min_contexts)
     used, contexts = sample_contexts(pool, words, max_contexts, seed)
     out = {
         "config": {"n_words": len(words), "max_contexts": max_contexts, "min_contexts": min_contexts,

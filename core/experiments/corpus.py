@@ -98,14 +98,14 @@ def load_sentences(path: str | None = None, max_chars: int = 100, min_words: int
         with open(path, encoding="utf-8") as handle:
             return tuple(parse_text(handle, max_chars=max_chars, min_words=min_words))
     except OSError as exc:
-        raise LabError("bad_value", detail=f"POS corpus not readable: {path} ({exc.strerror})") from exc
+        raise LabError("file_unreadable", file=path) from exc
 
 
 def sample_split(sentences, n_train: int, n_test: int, seed: int = 0):
     """A deterministic random train/test split *by sentence* (no sentence is in both)."""
     order = np.random.default_rng(seed).permutation(len(sentences))
     if n_train + n_test > len(sentences):
-        raise LabError("bad_value", detail=f"asked for {n_train}+{n_test} sentences, the corpus has {len(sentences)}")
+        raise LabError("corpus_too_small", needed=n_train + n_test, available=len(sentences))
     train = [sentences[i] for i in order[:n_train]]
     test = [sentences[i] for i in order[n_train:n_train + n_test]]
     return train, test

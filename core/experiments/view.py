@@ -164,3 +164,18 @@ def direction(low: float, high: float, n: int) -> tuple[str, float]:
     if low - high > margin:
         return "lower", margin
     return "tie", margin
+
+
+# Ethayarajh (2019), section 4: in ELMo, words of one sentence grow more similar to each other in the
+# upper layers; in BERT they grow less similar.
+PAPER_INTRA_SENTENCE_TREND = {"elmo": "up", "bert": "down"}
+
+
+def trend(first: float, last: float, flat: float) -> str:
+    """"up", "down" or "flat" (a change of at most ``flat``) from ``first`` to ``last``."""
+    if last - first > flat:
+        return "up"
+    if first - last > flat:
+        return "down"
+    return "flat"
+

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -104,10 +105,14 @@ def static_vs_contextual_figure(
     """Left: the ONE word2vec point (with its vocabulary neighbours for orientation). Right: one
     point per occurrence in the contextual model's layer. Two separate spaces, two subplots."""
     size = 20 if large else 15
+    has_static_points = static_words is not None and static_coords is not None and len(static_words)
+    # With points the note goes under the left title: at the bottom it ran into the right plot's axis title
+    static_heading = (f"{static_title}<br><span style='color:#8a1c1c'>{static_note}</span>"
+                      if static_note and has_static_points else static_title)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
-                        subplot_titles=(static_title, contextual_title))
+                        subplot_titles=(static_heading, contextual_title))
     # ---- left: static space
-    if static_words is not None and static_coords is not None and len(static_words):
+    if has_static_points:
         xy = np.asarray(static_coords, dtype=float)
         if len(static_words) > 1:
             fig.add_trace(go.Scatter(
@@ -131,11 +136,10 @@ def static_vs_contextual_figure(
     else:
         fig.update_xaxes(visible=False, range=[0, 1], row=1, col=1)
         fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
-    if static_note:
+    if static_note and not has_static_points:
         x0, x1 = fig.layout.xaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5 if static_words is None else 0.04, xref="paper", yref="paper",
-                           text=static_note, showarrow=False, font={"size": size, "color": "#8a1c1c"},
-                           align="center", bgcolor="rgba(255,255,255,0.8)")
+        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=static_note, showarrow=False,
+                           font={"size": size, "color": "#8a1c1c"}, align="center")
 
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
@@ -169,8 +173,8 @@ def static_vs_contextual_figure(
 
     base_layout(fig, title, large=large, height=height)
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0},
-                      margin={"b": 110, "t": 70})
-    fig.update_annotations(font_size=size + 1, selector={"text": static_title})
+                      margin={"b": 110, "t": 95 if static_heading != static_title else 70})
+    fig.update_annotations(font_size=size + 1, selector={"text": static_heading})
     fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
     return fig
 
@@ -236,16 +240,20 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
 
 def weights_bar(layer_names: Sequence[str], s: Sequence[float], title: str | None, *, large: bool = False,
                 height: int = 320) -> go.Figure:
-    """The softmax-normalised layer weights s_j as bars labelled with their values."""
+    """The layer weights s_j as bars labelled with their values, each named "s_j" over its layer name.
+    The names stay horizontal (rotated ones are unreadable on a projector): a long name breaks before
+    a Latin word ("第 1 层 biLSTM" → "第 1 层" / "biLSTM")."""
     values = [float(v) for v in s]
+    names = [f"s<sub>{j}</sub><br>" + (re.sub(r" (?=[A-Za-z])", "<br>", nm) if len(nm) > 6 else nm)
+             for j, nm in enumerate(layer_names)]
     fig = go.Figure(go.Bar(
-        x=list(layer_names), y=values, text=[f"{v:.2f}" for v in values], textposition="outside",
+        x=names, y=values, text=[f"{v:.2f}" for v in values], textposition="outside",
         marker={"color": [PALETTE[j % len(PALETTE)] for j in range(len(values))]},
         hovertemplate="%{x}: s = %{y:.3f}<extra></extra>",
     ))
     base_layout(fig, title, large=large, height=height)
     fig.update_yaxes(range=[0, 1.15], title_text="s")
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(type="category", tickangle=0)
     return fig
 
 

@@ -136,12 +136,12 @@ def _die_with_parent() -> None:
         pass
 
 
-def start_server(work_dir: Path) -> LabServer:
-    """``streamlit run app.py`` on a free port; returns once ``/_stcore/health`` answers."""
+def start_server(work_dir: Path, script: str = "app.py") -> LabServer:
+    """``streamlit run <script>`` on a free port; returns once ``/_stcore/health`` answers."""
     port = free_port()
     status_file, log_file = work_dir / "server-status.json", work_dir / "server.log"
     env = {**os.environ, "LAB_E2E_STATUS": str(status_file), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-c", SERVER_CODE, "run", "app.py", "--server.headless", "true",
+    command = [sys.executable, "-c", SERVER_CODE, "run", script, "--server.headless", "true",
                "--server.fileWatcherType", "none", "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false"]
     log = open(log_file, "w", encoding="utf-8")

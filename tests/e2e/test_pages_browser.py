@@ -131,6 +131,28 @@ def check_static(page) -> None:
     assert "layer=" in page.url
 
 
+def check_objectives(page) -> None:
+    assert h1(page) == zh("nav.objectives")
+    text = body_text(page)
+    for key in ("obj.bilm.title", "obj.deep.title", "obj.gpt.title", "obj.ll.forward", "obj.m.forward"):
+        assert zh(key) in text, key
+    assert "ELMo 的前向 LM 代替 GPT 演示" in text, "the GPT stand-in is labelled as such"
+    assert page.locator('[data-testid="stMain"] .katex').count() >= 3, "the biLM's likelihoods as formulas"
+    at_least(page, PLOTS, 6, "probabilities, top-k, movement curve and heatmap, token strip, GPT vs BERT")
+    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    assert values[3].strip() == "0", f"ELMo's forward half must not move: {values}"
+    assert all(float(v) > 0 for v in values[4:6]), values
+    box = widget(page, "stSlider", zh("obj.top_k"))
+    press_slider(page, box, "ArrowRight")  # top-k 5 -> 6
+
+    def six_bars() -> bool:
+        new = plotly_data(page, 1)
+        return bool(new) and all(len(t["x"]) == 6 for t in json.loads(new) if t.get("type") == "bar")
+
+    wait_for(page, six_bars, "six candidates per direction after top-k 5 -> 6")
+    assert "top_k=6" in page.url
+
+
 def check_elmo(page) -> None:
     assert h1(page) == zh("elmo.title")
     text = body_text(page)
@@ -243,6 +265,7 @@ def check_generic(page) -> None:
 CHECKERS = {
     "overview": check_overview,
     "static-vs-contextual": check_static,
+    "pretraining-objectives": check_objectives,
     "elmo-weights": check_elmo,
     "fill-mask": check_fill_mask,
     "attention-heatmap": check_attention,

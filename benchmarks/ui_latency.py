@@ -1,0 +1,210 @@
+"""What a lecturer waits for in the browser: a control's rerun, a scene change, a page's first visit.
+
+    python -m benchmarks.ui_latency                 # 5 repetitions of each action
+    python -m benchmarks.ui_latency --reps 3 --json out.json
+
+Two servers are started on free loopback ports, one after the other: ``streamlit run app.py`` (models
+load on the first visit) and ``streamlit run serve.py`` (models load as the server starts; the
+benchmark waits for its "embedded models ready" log line, as a lecturer starts the server before
+class). Headless Chromium (Playwright, Debian's ``/usr/bin/chromium``) then measures on the second:
+
+- ``control_rerun_s``: a control is used (a new fill-mask sentence + Enter, the attention page's
+  "hide [CLS]/[SEP]" switch, the ELMo page's γ slider moved by one step with the arrow key) until the
+  rerun it starts has finished: the time from the event until ``stApp``'s ``data-test-script-state``
+  has gone to ``running`` and back to ``notRunning`` (a MutationObserver in the page, so the browser's
+  own clock). Value = the slowest control's median.
+- ``scene_change_s``: PageDown in presentation mode until the next scene's run has finished.
+- ``first_visit_warm_s``: a fresh tab opening each page until its run has finished, on ``serve.py``
+  after the warm-up (median over the pages), next to the same on ``app.py`` without warm-up
+  (``details.first_visit_cold_s``; only the first page visited pays for loading there).
+
+Timings depend on the machine's load: run it on an idle machine. JSON to stdout (and ``--json``),
+progress to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.classroom_load import _log, start_server
+from benchmarks.run import error_result, make_result, skipped_result
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+TARGETS = {"control_rerun_s": 1.0, "scene_change_s": 1.5, "first_visit_warm_s": 3.0}
+PAGES = ("overview", "static-vs-contextual", "elmo-weights", "fill-mask", "attention-heatmap")
+
+# Resolves with the seconds from installation until the script state went running → notRunning.
+WATCH_RUN_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const start = performance.now();
+  let running = false;
+  window.__labRun = new Promise((resolve) => {
+    // one callback may cover several changes (running and back): the records' old values keep them
+    const observer = new MutationObserver((records) => {
+      const state = app.dataset.testScriptState;
+      if (state === 'running' || records.some((r) => r.oldValue === 'running')) running = true;
+      if (running && state === 'notRunning') { observer.disconnect(); resolve((performance.now() - start) / 1000); }
+    });
+    observer.observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+  });
+}"""
+IDLE_JS = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.dataset.testScriptState === 'notRunning' && !!document.querySelector('[data-testid="stMain"] h1')
+    && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for_line(log: Path, text: str, timeout_s: float = 300) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if text in log.read_text(errors="replace"):
+            return time.monotonic() - start
+        time.sleep(0.2)
+    raise RuntimeError(f"no “{text}” in the server log after {timeout_s:.0f} s")
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    start = time.monotonic()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_function(IDLE_JS, timeout=300_000, polling=50)
+    return page, time.monotonic() - start
+
+
+def timed(page, action) -> float:
+    """Seconds from ``action()`` until the rerun it causes has finished (browser clock)."""
+    page.evaluate(WATCH_RUN_JS)
+    action()
+    seconds = page.evaluate("() => Promise.race([window.__labRun, new Promise(r => setTimeout(() => r(-1), 300000))])")
+    if seconds < 0:
+        raise RuntimeError("the rerun did not finish within 300 s")
+    page.wait_for_function(IDLE_JS, timeout=120_000, polling=50)
+    return seconds
+
+
+def first_visits(browser, url: str) -> dict[str, float]:
+    out = {}
+    for path in PAGES:
+        page, seconds = open_page(browser, f"{url}/{path}")
+        out[path] = round(seconds, 3)
+        page.close()
+    return out
+
+
+def control_timings(browser, url: str, reps: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"fill_mask_sentence": [], "attention_hide_special": [], "elmo_gamma_slider": []}
+    page, _ = open_page(browser, f"{url}/fill-mask")
+    box = page.locator(".st-key-fill_sentence input")
+    for i in range(reps):
+        sentence = f"我{'今天' if i % 2 else '昨天'}吃了一个[MASK][MASK]。"
+        out["fill_mask_sentence"].append(timed(page, lambda: (box.fill(sentence), box.press("Enter"))))
+    page.close()
+    page, _ = open_page(browser, f"{url}/attention-heatmap")
+    for _ in range(reps):
+        out["attention_hide_special"].append(timed(page, lambda: page.locator(".st-key-att_hide label").click()))
+    page.close()
+    page, _ = open_page(browser, f"{url}/elmo-weights")
+    page.locator('.st-key-elmo_gamma input[type="range"]').focus()  # react-aria: a visually hidden range input
+    for i in range(reps):
+        key = "ArrowRight" if i % 2 else "ArrowLeft"
+        out["elmo_gamma_slider"].append(timed(page, lambda: page.keyboard.press(key)))
+    page.close()
+    return out
+
+
+def scene_timings(browser, url: str, reps: int) -> list[float]:
+    page, _ = open_page(browser, f"{url}/?present=1")
+    page.wait_for_selector(".st-key-present_bar")
+    page.wait_for_timeout(2000)  # the presenter's key handler (a component) mounts after the script run
+    out = []
+    for _ in range(reps):
+        out.append(timed(page, lambda: page.keyboard.press("PageDown")))
+    page.close()
+    return out
+
+
+def measure(reps: int) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    servers = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+            proc, url = start_server(300, "app.py")
+            servers.append(proc)
+            _log("app.py: first visits without warm-up")
+            cold = first_visits(browser, url)
+            stop(proc)
+            log = Path(os.environ.get("TMPDIR", "/tmp")) / f"lab-ui-latency-{os.getpid()}.log"
+            proc, url = start_server(300, "serve.py", log)
+            servers.append(proc)
+            warm_up_s = wait_for_line(log, "embedded models ready")
+            _log(f"serve.py: models ready {warm_up_s:.1f} s after health; first visits")
+            warm = first_visits(browser, url)
+            _log("controls")
+            controls = control_timings(browser, url, reps)
+            _log("scene changes")
+            scenes = scene_timings(browser, url, reps)
+            browser.close()
+    finally:
+        for proc in servers:
+            stop(proc)
+    medians = {name: statistics.median(values) for name, values in controls.items()}
+    slowest = max(medians, key=medians.get)
+    rounded = {name: [round(v, 3) for v in values] for name, values in controls.items()}
+    return [
+        make_result("control_rerun_s", medians[slowest], TARGETS["control_rerun_s"], unit="s",
+                    details={"slowest": slowest, "medians": {k: round(v, 3) for k, v in medians.items()},
+                             "runs": rounded}),
+        make_result("scene_change_s", statistics.median(scenes), TARGETS["scene_change_s"], unit="s",
+                    details={"runs": [round(v, 3) for v in scenes]}),
+        make_result("first_visit_warm_s", statistics.median(warm.values()), TARGETS["first_visit_warm_s"], unit="s",
+                    details={"first_visit_warm_s": warm, "first_visit_cold_s": cold,
+                             "warm_up_after_health_s": round(warm_up_s, 1)}),
+    ]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of each control and scene change")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    try:
+        import playwright.sync_api  # noqa: F401
+        ready = Path(CHROMIUM).exists()
+    except ImportError:
+        ready = False
+    if not ready:
+        results = [skipped_result(name, limit, f"needs Playwright and {CHROMIUM}", unit="s")
+                   for name, limit in TARGETS.items()]
+    else:
+        try:
+            results = measure(args.reps)
+        except Exception as exc:  # noqa: BLE001 - reported as the benchmark's failure
+            results = [error_result(name, limit, f"{type(exc).__name__}: {exc}", unit="s")
+                       for name, limit in TARGETS.items()]
+    text = json.dumps({"results": results}, ensure_ascii=False, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Serve the app with the embedded models already loaded: ``streamlit run serve.py``.
+
+``streamlit run app.py`` works too, but then the first visitor of each page waits while the weights
+load. Here Streamlit's ASGI app (``st.App``) loads them in a background thread as the server starts:
+it answers at once, and a visitor who comes before the warm-up ends waits only for the model in use.
+The log says when the models are ready (``benchmarks/ui_latency.py`` waits for that line).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+
+import streamlit as st
+
+from core.registry import warm_embedded
+
+READY_LINE = "embedded models ready"
+
+
+def _warm() -> None:
+    start = time.monotonic()
+    names = warm_embedded()
+    print(f"{READY_LINE}: {', '.join(names)} ({time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
+
+
+@asynccontextmanager
+async def lifespan(_app):
+    threading.Thread(target=_warm, name="warm-embedded-models", daemon=True).start()
+    yield
+
+
+app = st.App("app.py", lifespan=lifespan)

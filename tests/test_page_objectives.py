@@ -1,0 +1,177 @@
+"""AppTest of app_pages/objectives.py on the embedded models: the numbers shown are core.objectives',
+ELMo's forward half stays at 0 while BERT moves, every control and URL parameter, bad input where it is
+typed, a hub-like BERT from the sidebar."""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
+
+from core import objectives as obj
+from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models, load_encoder
+from ui.i18n import translate
+
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives.py")
+PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")
+_app = partial(page_app, PAGE)
+pytestmark = pytest.mark.usefixtures("skip_component_discovery")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _models():
+    missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
+    if missing:
+        pytest.skip(f"embedded models not available: {missing}")
+
+
+@pytest.fixture(scope="module")
+def elmo():
+    return load_encoder(DEFAULT_ELMO)
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return load_encoder(DEFAULT_BERT)
+
+
+def zh(key: str, **params) -> str:
+    return translate("zh", key, **params)
+
+
+def _bars(spec: dict) -> list[dict]:
+    return [trace for trace in spec["data"] if trace["type"] == "bar"]
+
+
+def _curves(spec: dict) -> list[np.ndarray]:
+    return [plotly_array(trace["y"]).astype(float) for trace in spec["data"] if trace.get("name") and
+            trace.get("mode") != "lines"]
+
+
+def test_default_page_shows_the_models_numbers(elmo, bert):
+    at = _app(DEFAULT_BERT).run()
+    assert_no_exception(at)
+    assert not at.error and not at.warning
+    assert at.title[0].value == zh("nav.objectives")
+    assert len(at.get("latex")) == 3  # the forward LM, the backward LM, the joint objective
+    assert any("ELMo 的前向 LM 代替 GPT 演示" in i for i in texts(at, "info"))
+    # ① the biLM: log-likelihoods, the real character's probability per position, top-k at 苹
+    reading = obj.bilm_reading(elmo, "我吃了一个苹果")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics[zh("obj.ll.forward")] == f"{reading.log_likelihood('forward'):.2f}"
+    assert metrics[zh("obj.ll.backward")] == f"{reading.log_likelihood('backward'):.2f}"
+    forward, backward = _bars(chart(at, "obj_prob_chart"))
+    np.testing.assert_allclose(plotly_array(forward["y"]), [p.actual for p in reading.forward], rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(backward["y"]), [p.actual for p in reading.backward], rtol=1e-6)
+    assert at.selectbox(key="obj_pos").value == 5
+    top = _bars(chart(at, "obj_topk_chart"))
+    np.testing.assert_allclose(plotly_array(top[0]["x"]), [c.score for c in reading.forward[5].candidates[:5]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[5].candidates[:5]],
+                               rtol=1e-6)
+    assert len(at.dataframe[0].value) == 7
+    # ② ELMo's forward half does not move, its backward half and every BERT layer do
+    moved = obj.measure_right_context(elmo, bert, *PAIR)
+    assert metrics[zh("obj.m.forward")] == "0"
+    assert float(metrics[zh("obj.m.backward")]) > 0 and float(metrics[zh("obj.m.bert")]) > 0
+    fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
+    assert np.all(fwd == 0.0) and len(fwd) == 3
+    np.testing.assert_allclose(bwd, moved.elmo_backward["cosine"][:, 0], rtol=1e-6)
+    np.testing.assert_allclose(deep, moved.bert["cosine"][:, 0], rtol=1e-6)
+    assert np.all(deep[1:] > 0) and np.all(bwd[1:] > 0)
+    heat = chart(at, "obj_move_heatmap")["data"][0]
+    assert np.asarray(plotly_array(heat["z"]), dtype=float).shape == (4, 2 + 2 + 4)
+    # ③ left to right vs masked at 苹
+    masked = obj.masked_reading(bert, "我吃了一个苹果", (5, 6), "苹")
+    left_bars, masked_bars = _bars(chart(at, "obj_gpt_chart"))
+    np.testing.assert_allclose(plotly_array(masked_bars["x"]), [c.score for c in masked.candidates[:5]], rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[5].candidates[:5]],
+                               rtol=1e-6)
+    assert chart(at, "obj_gpt_strip") is not None
+    assert dict(at.query_params) == {"sentence": "我吃了一个苹果", "top_k": "5", "pos": "5", "a": PAIR[0],
+                                     "b": PAIR[1], "token": "0", "mask": "5"}
+
+
+def test_controls_and_url_state(elmo, bert):
+    query = {"sentence": "我吃了一个苹果派", "top_k": "3", "pos": "7", "a": "我吃了一个苹果", "b": "我吃了一个苹果派",
+             "metric": "l2", "token": "6", "mask": "6"}
+    at = _app(DEFAULT_BERT, query=query).run()
+    assert_no_exception(at)
+    assert not at.error
+    assert at.text_input(key="obj_sentence").value == "我吃了一个苹果派" and at.slider(key="obj_top_k").value == 3
+    assert at.selectbox(key="obj_pos").value == 7 and at.selectbox(key="obj_mask_pos").value == 6
+    assert at.radio(key="obj_metric").value == "l2" and at.selectbox(key="obj_token").value == 6
+    moved = obj.measure_right_context(elmo, bert, "我吃了一个苹果", "我吃了一个苹果派")
+    fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
+    assert np.all(fwd == 0.0)
+    np.testing.assert_allclose(deep, moved.bert["l2"][:, 6], rtol=1e-6)
+    assert all(len(trace["x"]) == 3 for trace in _bars(chart(at, "obj_topk_chart")))
+    # every selector moves its view and its URL parameter
+    at.selectbox(key="obj_pos").set_value(0)
+    at.selectbox(key="obj_token").set_value(0)
+    at.selectbox(key="obj_mask_pos").set_value(0)
+    at.radio(key="obj_metric").set_value("cosine")
+    at.slider(key="obj_top_k").set_value(4).run()
+    assert_no_exception(at)
+    reading = obj.bilm_reading(elmo, "我吃了一个苹果派")
+    top = _bars(chart(at, "obj_topk_chart"))
+    np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[0].candidates[:4]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(_curves(chart(at, "obj_move_chart"))[2], moved.bert["cosine"][:, 0], rtol=1e-6)
+    left_bars, _ = _bars(chart(at, "obj_gpt_chart"))
+    np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[0].candidates[:4]],
+                               rtol=1e-6)
+    assert at.query_params["pos"] == "0" and at.query_params["mask"] == "0" and at.query_params["token"] == "0"
+    assert at.query_params["top_k"] == "4" and "metric" not in at.query_params
+    # a shorter sentence keeps the position selectors inside it
+    at.text_input(key="obj_sentence").set_value("苹果").run()
+    assert_no_exception(at)
+    assert at.selectbox(key="obj_pos").value == 0 and len(at.selectbox(key="obj_mask_pos").options) == 2
+    odd = _app(DEFAULT_BERT, query={"pos": "99", "top_k": "0", "metric": "nope", "token": "-1", "mask": "x"}).run()
+    assert_no_exception(odd)
+    assert odd.selectbox(key="obj_pos").value == 5 and odd.slider(key="obj_top_k").value == 5  # 99: the default
+    assert odd.radio(key="obj_metric").value == "cosine" and odd.selectbox(key="obj_mask_pos").value == 5
+
+
+def test_bad_input_is_reported_where_it_is_typed():
+    at = _app(DEFAULT_BERT).run()
+    at.text_input(key="obj_sentence").set_value("").run()
+    assert_no_exception(at)
+    assert texts(at, "error") == [zh_message("empty_input")]
+    assert zh("obj.gpt.needs_sentence") in texts(at, "info")
+    assert chart(at, "obj_move_chart") is not None and chart(at, "obj_prob_chart") is None
+    at.text_input(key="obj_sentence").set_value("我吃了一个[mask]").run()
+    assert texts(at, "error") == [zh_message("special_in_text", token="[mask]")]
+    at.text_input(key="obj_sentence").set_value("I ate an apple.").run()
+    assert_no_exception(at)
+    assert zh("obj.latin_note") in texts(at, "info") and not at.error
+    at.text_input(key="obj_sentence").set_value("我吃了一个🍎<b>苹果</b>").run()
+    assert_no_exception(at)
+    assert any("🍎" in w for w in texts(at, "warning")) and not at.error
+    at.text_input(key="obj_sentence").set_value("我吃了一个苹果")
+    at.text_input(key="obj_text_b").set_value(PAIR[0]).run()
+    assert texts(at, "error") == [zh_message("same_text")]
+    assert chart(at, "obj_prob_chart") is not None and chart(at, "obj_move_chart") is None
+    at.text_input(key="obj_text_b").set_value("今天天气很好").run()
+    assert texts(at, "error") == [zh_message("no_shared_prefix")]
+    assert at.text_input(key="obj_text_b").value == "今天天气很好"
+
+
+def test_a_model_that_is_not_a_masked_lm():
+    at = _app(DEFAULT_ELMO).run()
+    assert_no_exception(at)
+    message = zh_message("not_masked_lm", name=DEFAULT_ELMO, model_type="elmo")
+    assert texts(at, "error") == [message, message]  # ② and ③; ① needs no BERT
+    assert chart(at, "obj_prob_chart") is not None
+
+
+def test_hub_like_bert_from_the_sidebar(tiny_bert_dir):
+    at = _app(str(tiny_bert_dir), lang="en").run()
+    assert_no_exception(at)
+    assert not at.error
+    assert at.title[0].value == "Pre-training objectives"
+    assert any("ELMo's forward LM stands in for GPT" in i for i in texts(at, "info"))
+    fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
+    assert np.all(fwd == 0.0) and len(deep) == 3 and np.all(deep[1:] > 0)
