@@ -58,3 +58,29 @@ def skip_component_discovery():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
         yield
+
+
+# ---- the embedded models (tests of pages and views that need both real models) ----------------------
+@pytest.fixture(scope="module")
+def embedded_elmo_and_bert():
+    """Skips the module when mini-elmo-zh or mini-bert-zh is not trained."""
+    from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models
+
+    missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
+    if missing:
+        pytest.skip(f"embedded models not available: {missing}")
+
+
+@pytest.fixture(scope="module")
+def elmo(embedded_elmo_and_bert):
+    from core.registry import DEFAULT_ELMO, load_encoder
+
+    return load_encoder(DEFAULT_ELMO)
+
+
+@pytest.fixture(scope="module")
+def bert(embedded_elmo_and_bert):
+    from core.registry import DEFAULT_BERT, load_encoder
+
+    return load_encoder(DEFAULT_BERT)
+

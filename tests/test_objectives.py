@@ -14,27 +14,11 @@ from core import objectives as obj
 from core.__main__ import main
 from core.errors import LabError
 from core.fillmask import fill_mask
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models, load_encoder
+from core.registry import DEFAULT_BERT, DEFAULT_ELMO
 
 SENTENCE = "我吃了一个苹果"
+pytestmark = pytest.mark.usefixtures("embedded_elmo_and_bert")
 PAIRS = (("苹果昨天发布了新手机", "苹果昨天掉在了地上"), ("我吃了一个苹果", "我吃了一个苹果派"))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _models():
-    missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
-    if missing:
-        pytest.skip(f"embedded models not available: {missing}")
-
-
-@pytest.fixture(scope="module")
-def elmo():
-    return load_encoder(DEFAULT_ELMO)
-
-
-@pytest.fixture(scope="module")
-def bert():
-    return load_encoder(DEFAULT_BERT)
 
 
 @pytest.fixture(scope="module")

@@ -11,30 +11,13 @@ import pytest
 from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 
 from core import objectives as obj
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models, load_encoder
+from core.registry import DEFAULT_BERT, DEFAULT_ELMO
 from ui.i18n import translate
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives.py")
 PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _models():
-    missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
-    if missing:
-        pytest.skip(f"embedded models not available: {missing}")
-
-
-@pytest.fixture(scope="module")
-def elmo():
-    return load_encoder(DEFAULT_ELMO)
-
-
-@pytest.fixture(scope="module")
-def bert():
-    return load_encoder(DEFAULT_BERT)
+pytestmark = pytest.mark.usefixtures("skip_component_discovery", "embedded_elmo_and_bert")
 
 
 def zh(key: str, **params) -> str:
