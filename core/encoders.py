@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
+# At import, under the module lock: transformers' lazy attribute imports, first made from several page
+# threads at once (a classroom's first visits), could fail with an ImportError
+from transformers import BertTokenizerFast
 
 from .errors import LabError
 
@@ -150,8 +153,6 @@ class ElmoEncoder(Encoder):
     kind = "elmo"
 
     def __init__(self, name: str, directory: Path):
-        from transformers import BertTokenizerFast
-
         from .elmo import BiLM
 
         self.name = name

@@ -13,11 +13,13 @@ that are not supplied stay as ``{name}`` in the output instead of raising.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+_LOG = logging.getLogger("elmo_bert_lab")
 LANGS: dict[str, str] = {"zh": "中文", "en": "English"}
 DEFAULT_LANG = "zh"
 
@@ -81,6 +83,8 @@ def error_text(exc: BaseException, *, markdown: bool = True) -> str:
                 return str(text)
         except Exception:
             pass
+    # the message sends the audience to the server log: put the traceback there
+    _LOG.error("unexpected error shown as a message", exc_info=exc)
     return t("common.error_generic", kind=type(exc).__name__)
 
 
