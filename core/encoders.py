@@ -162,17 +162,21 @@ class ElmoEncoder(Encoder):
         self.layer_names = ["token layer"] + [f"biLSTM {j}" for j in range(1, self.model.config.num_layers + 1)]
         self._lock = threading.Lock()
 
+    def _tokenize(self, texts: list[str]):
+        """The padded batch of ``texts`` (with offsets and the special-token mask) and each row's length."""
+        batch = self.tokenizer(texts, return_offsets_mapping=True, padding=True,
+                               return_special_tokens_mask=True, return_tensors="pt")
+        lengths = batch["attention_mask"].sum(1)
+        if int(lengths.max()) > self.max_tokens:
+            raise LabError("too_many_tokens", count=int(lengths.max()), limit=self.max_tokens)
+        return batch, lengths
+
     @torch.inference_mode()
     def encode(self, sentences, *, attentions=False, batch_size=32):
         _check_sentences(sentences)
         results: list[Encoding | None] = [None] * len(sentences)
         for group in _length_batches([len(s) for s in sentences], batch_size):
-            texts = [sentences[i] for i in group]
-            batch = self.tokenizer(texts, return_offsets_mapping=True, padding=True,
-                                   return_special_tokens_mask=True, return_tensors="pt")
-            lengths = batch["attention_mask"].sum(1)
-            if int(lengths.max()) > self.max_tokens:
-                raise LabError("too_many_tokens", count=int(lengths.max()), limit=self.max_tokens)
+            batch, lengths = self._tokenize([sentences[i] for i in group])
             with self._lock:
                 layers = self.model.layer_vectors(batch["input_ids"], lengths).float()
             for row, index in enumerate(group):
@@ -196,10 +200,7 @@ class ElmoEncoder(Encoder):
         shared softmax, exactly the predictions ``BiLM.lm_losses`` trains. Both are (tokens, vocabulary).
         """
         _check_sentences([text])
-        batch = self.tokenizer([text], return_offsets_mapping=True, return_tensors="pt")
-        lengths = batch["attention_mask"].sum(1)
-        if int(lengths.max()) > self.max_tokens:
-            raise LabError("too_many_tokens", count=int(lengths.max()), limit=self.max_tokens)
+        batch, lengths = self._tokenize([text])
         with self._lock:
             _, forward, backward = self.model.representations(batch["input_ids"], lengths)
             following = torch.softmax(self.model.logits(forward[-1][0]).float(), dim=-1)
