@@ -183,10 +183,11 @@ def single_head() -> None:
     st.plotly_chart(fig, config=PLOT_CONFIG, width="content", key="att_heatmap")
     st.caption(t("att.heatmap_note", sums=f"{float(matrix.sum(axis=1).min()):.4f} … {float(matrix.sum(axis=1).max()):.4f}"))
     d1, d2 = st.columns(2)
-    d1.download_button(t("att.download_csv"), _matrix_csv(matrix), file_name=f"attention_L{layer}_H{head}.csv",
-                       mime="text/csv", key="att_dl_csv")
-    d2.download_button(t("att.download_html"), export_html(fig), file_name=f"attention_L{layer}_H{head}.html",
-                       mime="text/html", key="att_dl_html")
+    # files are made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
+    d1.download_button(t("att.download_csv"), lambda: _matrix_csv(matrix), file_name=f"attention_L{layer}_H{head}.csv",
+                       mime="text/csv", on_click="ignore", key="att_dl_csv")
+    d2.download_button(t("att.download_html"), lambda: export_html(fig), file_name=f"attention_L{layer}_H{head}.html",
+                       mime="text/html", on_click="ignore", key="att_dl_html")
 
 
 with tab_head:

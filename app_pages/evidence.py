@@ -64,11 +64,12 @@ def csv_text(rows: list[dict]) -> str:
 def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{name}")
     with st.container(horizontal=True):  # buttons as wide as their labels, side by side
-        st.download_button(t("evidence.download_html"), export_html(fig), file_name=f"evidence-{name}.html",
-                           mime="text/html", key=f"dl_html_{name}")
+        # made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
+        st.download_button(t("evidence.download_html"), lambda: export_html(fig), file_name=f"evidence-{name}.html",
+                           mime="text/html", on_click="ignore", key=f"dl_html_{name}")
         if rows is not None:
-            st.download_button(t("evidence.download_csv"), csv_text(rows), file_name=f"evidence-{name}.csv",
-                               mime="text/csv", key=f"dl_csv_{name}")
+            st.download_button(t("evidence.download_csv"), lambda: csv_text(rows), file_name=f"evidence-{name}.csv",
+                               mime="text/csv", on_click="ignore", key=f"dl_csv_{name}")
 
 
 def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = "") -> None:
@@ -354,8 +355,8 @@ def recompute_section(results: dict | None) -> None:
         del st.session_state[RESULTS_KEY]
         st.rerun()
     if results is not None:
-        st.download_button(t("evidence.download_json"), json.dumps(results, ensure_ascii=False, indent=1),
-                           file_name="experiments.json", mime="application/json", key="dl_json")
+        st.download_button(t("evidence.download_json"), lambda: json.dumps(results, ensure_ascii=False, indent=1),
+                           file_name="experiments.json", mime="application/json", on_click="ignore", key="dl_json")
 
 
 SECTION_VIEWS = {"pos": pos_section, "senses": senses_section, "context": context_section, "presets": presets_section}

@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import plotly.io as pio
+
+# The look is plotly_white. As the default template plotly applies it at serialisation without
+# re-validating it; `update_layout(template=...)` deep-copies and validates the whole template
+# instead (~40 ms a figure, a third of a fill-mask rerun). The JSON sent to the browser is the same.
+pio.templates.default = "plotly_white"
 
 # Local fonts only (fonts-noto-cjk on Debian); the browser falls back to any installed CJK font.
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
@@ -17,7 +23,6 @@ def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False
         font={"family": FONT_FAMILY, "size": size},
         hoverlabel={"font": {"family": FONT_FAMILY, "size": size}},
         margin={"l": 60, "r": 30, "t": 60 if title else 30, "b": 50},
-        template="plotly_white",
         colorway=PALETTE,
         legend={"font": {"size": size}},
     )
