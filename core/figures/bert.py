@@ -17,9 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
-
-from .style import PALETTE, base_layout
+from .grid import subplot_grid
+from .style import PALETTE, style_layout
 
 MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
 HEATMAP_SCALE = "Blues"
@@ -94,24 +93,25 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
     cols = cols or min(len(slots), 4)
     rows = math.ceil(len(slots) / cols)
     k = max(len(tokens) for _, tokens, _ in slots)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(name) for name, _, _ in slots],
-                        horizontal_spacing=0.09, vertical_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1)
-    for i, (_, tokens, probs) in enumerate(slots):
+    grid = subplot_grid(rows, cols, count=len(slots), titles=[esc(name) for name, _, _ in slots],
+                        h_spacing=0.09, v_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1, title_size=font + 1)
+    traces = []
+    for cell, (_, tokens, probs) in zip(grid.cells, slots):
         probs = [float(p) for p in probs]
         labels = [esc(tok) for tok in tokens]
-        fig.add_trace(go.Bar(
+        traces.append(go.Bar(
             x=probs, y=list(range(len(tokens))), orientation="h", marker_color=PALETTE[0],
             text=[f"{p:.1%}" if p >= 0.001 else f"{p:.1e}" for p in probs], textposition="auto",
             customdata=labels, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", showlegend=False,
-        ), row=i // cols + 1, col=i % cols + 1)
-        fig.update_yaxes(tickvals=list(range(len(tokens))), ticktext=labels, autorange="reversed",
-                         tickfont={"size": font + 2}, row=i // cols + 1, col=i % cols + 1)
-        fig.update_xaxes(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%",
-                         row=i // cols + 1, col=i % cols + 1)
-    fig.update_xaxes(title_text=xaxis_title, row=rows)
-    base_layout(fig, title, large=large, height=rows * (70 + (font + 16) * k) + 60)
-    fig.update_annotations(font_size=font + 1)
-    return fig
+            xaxis=cell.x, yaxis=cell.y,
+        ))
+        grid.layout[cell.yaxis].update(tickvals=list(range(len(tokens))), ticktext=labels, autorange="reversed",
+                                       tickfont={"size": font + 2})
+        grid.layout[cell.xaxis].update(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%")
+        if cell.row == rows:
+            grid.layout[cell.xaxis]["title"] = {"text": xaxis_title}
+    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=rows * (70 + (font + 16) * k) + 60),
+                                          **grid.layout})
 
 
 def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,
@@ -120,20 +120,20 @@ def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str 
     font = _font(large)
     scores = [max(float(s), 1e-30) for s in scores]
     labels = [esc(w) for w in words]
-    fig = go.Figure(go.Bar(
+    low = math.floor(math.log10(min(scores))) - 1 if scores else -6
+    high = math.log10(max(scores)) + 0.8 if scores else 0
+    return go.Figure(go.Bar(
         x=scores, y=list(range(len(words))), orientation="h",
         marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
         text=[f"{s:.2e}" for s in scores], textposition="outside", customdata=labels,
         hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
-    ))
-    fig.update_yaxes(tickvals=list(range(len(words))), ticktext=labels, autorange="reversed",
-                     tickfont={"size": font + 2})
-    low = math.floor(math.log10(min(scores))) - 1 if scores else -6
-    high = math.log10(max(scores)) + 0.8 if scores else 0
-    fig.update_xaxes(type="log", title_text=xaxis_title, range=[low, min(high, 0.3)], dtick=1,
-                     exponentformat="power", showexponent="all")
-    base_layout(fig, title, large=large, height=110 + (font + 26) * max(len(words), 1))
-    return fig
+    ), layout={
+        **style_layout(title, large=large, height=110 + (font + 26) * max(len(words), 1)),
+        "yaxis": {"tickvals": list(range(len(words))), "ticktext": labels, "autorange": "reversed",
+                  "tickfont": {"size": font + 2}},
+        "xaxis": {"type": "log", "title": {"text": xaxis_title}, "range": [low, min(high, 0.3)], "dtick": 1,
+                  "exponentformat": "power", "showexponent": "all"},
+    })
 
 
 def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]], *,
@@ -171,38 +171,44 @@ def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]],
         scale += [[i / k, colours[kind]], [(i + 1) / k, colours[kind]]]
     longest = max(text_width(cell, font + 2) for row in text for cell in row) if text else font
     cell_w = max(46, min(110, longest + 14))
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=z, text=text, customdata=custom, texttemplate="%{text}", textfont={"size": font + 2},
         colorscale=scale, zmin=0, zmax=k, showscale=False, xgap=3, ygap=3,
         hovertemplate="%{customdata}<extra></extra>", hoverongaps=False,
-    ))
-    for kind in order:  # legend entries (a heatmap has no legend of its own)
-        if kind in kind_names:
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(kind_names[kind]),
-                                     marker={"size": 16, "symbol": "square", "color": colours[kind],
-                                             "line": {"width": 1, "color": "#888"}}))
+    )]
+    traces += [go.Scatter(x=[None], y=[None], mode="markers", name=esc(kind_names[kind]),  # legend entries:
+                          marker={"size": 16, "symbol": "square", "color": colours[kind],  # a heatmap has none
+                                  "line": {"width": 1, "color": "#888"}})
+               for kind in order if kind in kind_names]
     rows = len(z)
     left = max(text_width(label, font) for label in ylabels) + 30
-    fig.update_yaxes(tickvals=list(range(rows)), ticktext=ylabels, autorange="reversed", showgrid=False,
-                     zeroline=False)
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    base_layout(fig, title, large=large)
     cell_h = font * 2 + 14
     top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
-    fig.update_layout(
-        width=int(min(MAX_FIGURE_WIDTH, left + 30 + cell_w * width_cells)),
-        height=int(top + 16 + cell_h * rows),
-        margin={"l": int(left), "r": 20, "t": int(top), "b": 16},
-        legend={"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left", "x": 0,
-                "font": {"size": font}},
-        plot_bgcolor="white",
-    )
-    return fig
+    return go.Figure(data=traces, layout={
+        **style_layout(title, large=large),
+        "yaxis": {"tickvals": list(range(rows)), "ticktext": ylabels, "autorange": "reversed", "showgrid": False,
+                  "zeroline": False},
+        "xaxis": {"showticklabels": False, "showgrid": False, "zeroline": False},
+        "width": int(min(MAX_FIGURE_WIDTH, left + 30 + cell_w * width_cells)),
+        "height": int(top + 16 + cell_h * rows),
+        "margin": {"l": int(left), "r": 20, "t": int(top), "b": 16},
+        "legend": {"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left", "x": 0,
+                   "font": {"size": font}},
+        "plot_bgcolor": "white",
+    })
 
 
 # ---------------------------------------------------------------------------------------------
 # attention
 # ---------------------------------------------------------------------------------------------
+def _pair_labels(safe: Sequence[str]) -> np.ndarray:
+    """customdata of an (n, n) map: [row token, column token] per cell, for the hover text.
+
+    A numpy string array: plotly validates nested lists element by element (4× slower).
+    """
+    return np.array([[[row, col] for col in safe] for row in safe], dtype=str)
+
+
 def _cell_px(labels: Sequence[str], font: int, n: int, max_width: int = MAX_FIGURE_WIDTH - 260) -> tuple[int, int]:
     """Cell size (px) that fits the widest horizontal label, and the step for thinning x labels."""
     widest = max((text_width(label, font) for label in labels), default=font)
@@ -225,30 +231,30 @@ def attention_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str |
     safe = [esc(label) for label in labels]
     cell, step = _cell_px(labels, font, n)
     xtext = [s if i % step == 0 else "" for i, s in enumerate(safe)]
-    custom = np.empty((n, n, 2), dtype=object)
-    for i in range(n):
-        for j in range(n):
-            custom[i, j] = (f"{i}: {safe[i]}", f"{j}: {safe[j]}")
-    fig = go.Figure(go.Heatmap(
-        z=m, x=list(range(n)), y=list(range(n)), colorscale=HEATMAP_SCALE, zmin=0, customdata=custom,
-        hovertemplate=hover_template or "%{customdata[0]} → %{customdata[1]}<br>%{z:.3f}<extra></extra>",
-        colorbar={"thickness": 16, "len": 0.9},
-    ))
+    custom = _pair_labels([f"{i}: {label}" for i, label in enumerate(safe)])
     left = int(max(text_width(label, font) for label in labels) + 24 + (font * 2 if y_title else 0))
     bottom = int(font * 2.2 + (font * 2 if x_title else 0) + 10)
     top = 60 if title else 20
-    fig.update_xaxes(tickvals=list(range(n)), ticktext=xtext, tickangle=0, side="bottom", showgrid=False,
-                     title_text=x_title, constrain="domain", range=[-0.5, n - 0.5], tickfont={"size": font})
-    fig.update_yaxes(tickvals=list(range(n)), ticktext=safe, autorange="reversed", showgrid=False,
-                     title_text=y_title, scaleanchor="x", scaleratio=1, constrain="domain",
-                     tickfont={"size": font})
+    layout = {
+        **style_layout(title, large=large),
+        "width": left + n * cell + 110, "height": top + n * cell + bottom,
+        "margin": {"l": left, "r": 100, "t": top, "b": bottom}, "plot_bgcolor": "white",
+        "xaxis": {"tickvals": list(range(n)), "ticktext": xtext, "tickangle": 0, "side": "bottom", "showgrid": False,
+                  "title": {"text": x_title}, "constrain": "domain", "range": [-0.5, n - 0.5],
+                  "tickfont": {"size": font}},
+        "yaxis": {"tickvals": list(range(n)), "ticktext": safe, "autorange": "reversed", "showgrid": False,
+                  "title": {"text": y_title}, "scaleanchor": "x", "scaleratio": 1, "constrain": "domain",
+                  "tickfont": {"size": font}},
+    }
     if highlight_row is not None and 0 <= highlight_row < n:
-        fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
-                      line={"color": "#d62728", "width": 3}, fillcolor="rgba(0,0,0,0)")
-    base_layout(fig, title, large=large)
-    fig.update_layout(width=left + n * cell + 110, height=top + n * cell + bottom,
-                      margin={"l": left, "r": 100, "t": top, "b": bottom}, plot_bgcolor="white")
-    return fig
+        layout["shapes"] = [{"type": "rect", "x0": -0.5, "x1": n - 0.5, "y0": highlight_row - 0.5,
+                             "y1": highlight_row + 0.5, "line": {"color": "#d62728", "width": 3},
+                             "fillcolor": "rgba(0,0,0,0)"}]
+    return go.Figure(go.Heatmap(
+        z=m, x=list(range(n)), y=list(range(n)), colorscale=HEATMAP_SCALE, zmin=0, customdata=custom,
+        hovertemplate=hover_template or "%{customdata[0]} → %{customdata[1]}<br>%{z:.3f}<extra></extra>",
+        colorbar={"thickness": 16, "len": 0.9},
+    ), layout=layout)
 
 
 def attention_grid(att: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[str],
@@ -259,31 +265,24 @@ def attention_grid(att: np.ndarray, labels: Sequence[str], *, layer_names: Seque
     safe = [esc(label) for label in labels]
     size = int(max(90, min(280, (MAX_FIGURE_WIDTH - 120) / heads - 14)))
     titles = [f"{layer_names[l]} · {head_names[h]}" for l in range(layers) for h in range(heads)]
-    fig = make_subplots(rows=layers, cols=heads, subplot_titles=[esc(t) for t in titles],
-                        horizontal_spacing=min(0.03, 0.3 / heads), vertical_spacing=min(0.06, 0.4 / layers))
-    custom = np.empty((n, n, 2), dtype=object)
-    for i in range(n):
-        for j in range(n):
-            custom[i, j] = (safe[i], safe[j])
-    for l in range(layers):
-        for h in range(heads):
-            fig.add_trace(go.Heatmap(
-                z=a[l, h], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
-                hovertemplate=f"{esc(titles[l * heads + h])}<br>%{{customdata[0]}} → %{{customdata[1]}}: "
-                              "%{z:.3f}<extra></extra>",
-            ), row=l + 1, col=h + 1)
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    for index in range(layers * heads):  # square small maps
-        suffix = "" if index == 0 else str(index + 1)
-        fig.update_layout({f"yaxis{suffix}": {"scaleanchor": f"x{suffix}", "constrain": "domain"},
-                           f"xaxis{suffix}": {"constrain": "domain"}})
-    base_layout(fig, title, large=large)
-    fig.update_annotations(font_size=_font(large) - 2)
+    grid = subplot_grid(layers, heads, titles=[esc(t) for t in titles], h_spacing=min(0.03, 0.3 / heads),
+                        v_spacing=min(0.06, 0.4 / layers), title_size=_font(large) - 2)
+    custom = _pair_labels(safe)
+    traces = [go.Heatmap(
+        z=a[cell.row - 1, cell.col - 1], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
+        hovertemplate=f"{esc(name)}<br>%{{customdata[0]}} → %{{customdata[1]}}: %{{z:.3f}}<extra></extra>",
+        xaxis=cell.x, yaxis=cell.y,
+    ) for cell, name in zip(grid.cells, titles)]
+    grid.axes(x={"showticklabels": False, "showgrid": False, "zeroline": False, "constrain": "domain"},
+              y={"showticklabels": False, "showgrid": False, "zeroline": False, "autorange": "reversed",
+                 "constrain": "domain"})
+    for cell in grid.cells:  # square small maps
+        grid.layout[cell.yaxis]["scaleanchor"] = cell.x
     top = 70 if title else 40
-    fig.update_layout(width=heads * (size + 16) + 60, height=layers * (size + 40) + top + 20,
-                      margin={"l": 30, "r": 30, "t": top, "b": 20})
-    return fig
+    return go.Figure(data=traces, layout={
+        **style_layout(title, large=large), **grid.layout,
+        "width": heads * (size + 16) + 60, "height": layers * (size + 40) + top + 20,
+        "margin": {"l": 30, "r": 30, "t": top, "b": 20}})
 
 
 def layer_maps(mats: np.ndarray, labels: Sequence[str], *, titles: Sequence[str], title: str | None = None,
@@ -308,35 +307,28 @@ def layer_maps(mats: np.ndarray, labels: Sequence[str], *, titles: Sequence[str]
     size = map_size(cols)
     show_x = widest + 4 <= size / n
     show_y = n * (tick_font + 2) <= size
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(t) for t in titles],
-                        horizontal_spacing=0.06, vertical_spacing=min(0.12, 0.4 / rows))
-    custom = np.empty((n, n, 2), dtype=object)
-    for i in range(n):
-        for j in range(n):
-            custom[i, j] = (safe[i], safe[j])
-    for k in range(count):
-        fig.add_trace(go.Heatmap(
-            z=m[k], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
-            hovertemplate=f"{esc(hover_prefix)}{esc(titles[k])}<br>%{{customdata[0]}} → %{{customdata[1]}}: "
-                          "%{z:.3f}<extra></extra>",
-        ), row=k // cols + 1, col=k % cols + 1)
-    fig.update_xaxes(tickvals=list(range(n)), ticktext=safe, tickangle=0, showticklabels=show_x, showgrid=False,
-                     tickfont={"size": tick_font}, zeroline=False)
-    fig.update_yaxes(tickvals=list(range(n)), ticktext=safe, showticklabels=False, showgrid=False,
-                     autorange="reversed", tickfont={"size": tick_font}, zeroline=False)
-    if show_y:  # token labels on the left of each row of maps only
-        fig.update_yaxes(showticklabels=True, col=1)
-    for index in range(count):
-        suffix = "" if index == 0 else str(index + 1)
-        fig.update_layout({f"yaxis{suffix}": {"scaleanchor": f"x{suffix}", "constrain": "domain"},
-                           f"xaxis{suffix}": {"constrain": "domain"}})
-    base_layout(fig, title, large=large)
-    fig.update_annotations(font_size=font)
+    grid = subplot_grid(rows, cols, count=count, titles=[esc(t) for t in titles], h_spacing=0.06,
+                        v_spacing=min(0.12, 0.4 / rows), title_size=font)
+    custom = _pair_labels(safe)
+    traces = [go.Heatmap(
+        z=m[k], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
+        hovertemplate=f"{esc(hover_prefix)}{esc(titles[k])}<br>%{{customdata[0]}} → %{{customdata[1]}}: "
+                      "%{z:.3f}<extra></extra>",
+        xaxis=cell.x, yaxis=cell.y,
+    ) for k, cell in enumerate(grid.cells)]
+    ticks = {"tickvals": list(range(n)), "ticktext": safe, "showgrid": False, "tickfont": {"size": tick_font},
+             "zeroline": False, "constrain": "domain"}
+    grid.axes(x={**ticks, "tickangle": 0, "showticklabels": show_x},
+              y={**ticks, "showticklabels": False, "autorange": "reversed"})
+    for cell in grid.cells:
+        grid.layout[cell.yaxis]["scaleanchor"] = cell.x
+        if show_y and cell.col == 1:  # token labels on the left of each row of maps only
+            grid.layout[cell.yaxis]["showticklabels"] = True
     top = 70 if title else 40
-    left = left if show_y else 20
-    fig.update_layout(width=MAX_FIGURE_WIDTH, height=rows * (size + 60) + top,
-                      margin={"l": left, "r": 20, "t": top, "b": 30})
-    return fig
+    return go.Figure(data=traces, layout={
+        **style_layout(title, large=large), **grid.layout,
+        "width": MAX_FIGURE_WIDTH, "height": rows * (size + 60) + top,
+        "margin": {"l": left if show_y else 20, "r": 20, "t": top, "b": 30}})
 
 
 def row_bars(rows: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[str], title: str | None = None,
@@ -346,23 +338,26 @@ def row_bars(rows: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[s
     count, n = r.shape
     font = _font(large)
     safe = [esc(label) for label in labels]
-    fig = make_subplots(rows=count, cols=1, shared_xaxes=True, subplot_titles=[esc(x) for x in layer_names],
-                        vertical_spacing=min(0.08, 0.5 / count))
-    for k in range(count):
-        colours = [PALETTE[1] if j == highlight else PALETTE[0] for j in range(n)]
-        fig.add_trace(go.Bar(
+    grid = subplot_grid(count, 1, titles=[esc(x) for x in layer_names], v_spacing=min(0.08, 0.5 / count),
+                        title_size=font)
+    cell_px, step = _cell_px(labels, font, n, max_width=MAX_FIGURE_WIDTH - 120)
+    colours = [PALETTE[1] if j == highlight else PALETTE[0] for j in range(n)]
+    traces = []
+    for k, cell in enumerate(grid.cells):
+        traces.append(go.Bar(
             x=list(range(n)), y=r[k], marker_color=colours, customdata=safe, showlegend=False,
             hovertemplate=f"{esc(layer_names[k])}<br>→ %{{customdata}}: %{{y:.3f}}<extra></extra>",
-        ), row=k + 1, col=1)
-        fig.update_yaxes(range=[0, max(1e-6, float(r[k].max()) * 1.1)], title_text=y_title if k == count // 2 else "",
-                         row=k + 1, col=1)
-    cell, step = _cell_px(labels, font, n, max_width=MAX_FIGURE_WIDTH - 120)
-    fig.update_xaxes(tickvals=list(range(n)), ticktext=[s if i % step == 0 else "" for i, s in enumerate(safe)],
-                     tickangle=0, showticklabels=False)
-    fig.update_xaxes(showticklabels=True, row=count, col=1, tickfont={"size": font})
-    base_layout(fig, title, large=large)
+            xaxis=cell.x, yaxis=cell.y,
+        ))
+        grid.layout[cell.yaxis].update(range=[0, max(1e-6, float(r[k].max()) * 1.1)],
+                                       title={"text": y_title if k == count // 2 else ""})
+        # one shared token axis: every layer's x axis follows the bottom one, which alone shows the labels
+        grid.layout[cell.xaxis].update(
+            tickvals=list(range(n)), ticktext=[s if i % step == 0 else "" for i, s in enumerate(safe)], tickangle=0,
+            showticklabels=cell.row == count, matches=None if cell.row == count else grid.cells[-1].x)
+    grid.layout[grid.cells[-1].xaxis]["tickfont"] = {"size": font}
     top = 70 if title else 40
-    fig.update_layout(width=int(min(MAX_FIGURE_WIDTH, max(1000, n * cell + 140))),
-                      height=top + count * (font * 9) + 60, margin={"l": 80, "r": 20, "t": top, "b": 50})
-    fig.update_annotations(font_size=font)
-    return fig
+    return go.Figure(data=traces, layout={
+        **style_layout(title, large=large), **grid.layout,
+        "width": int(min(MAX_FIGURE_WIDTH, max(1000, n * cell_px + 140))), "height": top + count * (font * 9) + 60,
+        "margin": {"l": 80, "r": 20, "t": top, "b": 50}})

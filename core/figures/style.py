@@ -4,10 +4,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
-# The look is plotly_white. As the default template plotly applies it at serialisation without
-# re-validating it; `update_layout(template=...)` deep-copies and validates the whole template
-# instead (~40 ms a figure, a third of a fill-mask rerun). The JSON sent to the browser is the same.
-pio.templates.default = "plotly_white"
+# The look is plotly_white, applied as plotly's default template: plotly adds the default at
+# serialisation without re-validating it, while `template=...` in a layout deep-copies and validates
+# the whole template (~40 ms a figure, a third of a fill-mask rerun). The JSON sent is the same.
+TEMPLATE = "plotly_white"
 
 # Local fonts only (fonts-noto-cjk on Debian); the browser falls back to any installed CJK font.
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
@@ -15,20 +15,28 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 STATIC_COLOUR = "#444444"
 
 
-def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False, height: int | None = None) -> go.Figure:
-    """Apply the common layout; ``large`` is presentation mode (bigger fonts for the back row)."""
+def style_layout(title: str | None = None, *, large: bool = False, height: int | None = None) -> dict:
+    """The common layout as a dict, for builders that hand plotly the whole layout at once;
+    ``large`` is presentation mode (bigger fonts for the back row)."""
+    if pio.templates.default != TEMPLATE:  # importing streamlit sets its own default; setting costs ~50 ms
+        pio.templates.default = TEMPLATE
     size = 20 if large else 15
-    fig.update_layout(
-        title={"text": title, "font": {"size": size + 4}} if title else None,
-        font={"family": FONT_FAMILY, "size": size},
-        hoverlabel={"font": {"family": FONT_FAMILY, "size": size}},
-        margin={"l": 60, "r": 30, "t": 60 if title else 30, "b": 50},
-        colorway=PALETTE,
-        legend={"font": {"size": size}},
-    )
+    layout = {
+        "title": {"text": title, "font": {"size": size + 4}} if title else None,
+        "font": {"family": FONT_FAMILY, "size": size},
+        "hoverlabel": {"font": {"family": FONT_FAMILY, "size": size}},
+        "margin": {"l": 60, "r": 30, "t": 60 if title else 30, "b": 50},
+        "colorway": PALETTE,
+        "legend": {"font": {"size": size}},
+    }
     if height:
-        fig.update_layout(height=height)
-    return fig
+        layout["height"] = height
+    return layout
+
+
+def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False, height: int | None = None) -> go.Figure:
+    """Apply the common layout to a built figure."""
+    return fig.update_layout(style_layout(title, large=large, height=height))
 
 
 def export_html(fig: go.Figure) -> str:
