@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from transformers import BertTokenizerFast
 
-from core.train.bert import PairSampler, tokenize_corpus
+from core.train.bert import PairSampler, cached_tokenize, tokenize_corpus
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 TEXT = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。他每天早上都喝一杯牛奶。",
@@ -112,3 +112,20 @@ def test_a_share_of_whole_word_examples_keeps_single_characters_masked_inside_wo
     """With F = 0.5 some examples still mask 苹 or 果 alone: the case the app's character masks ask about."""
     split, whole, _ = _apple_coverage(tokenizer, _sampler(tokenizer, whole_word=0.5, seed=7), 400)
     assert split > 0 and whole > 0
+
+
+@pytest.mark.parametrize("segment", [False, True])
+def test_tokenized_corpus_cache_round_trips_and_follows_the_lines(tokenizer, tmp_path, segment):
+    cache = tmp_path / "corpus-tokens.npz"
+    fresh = cached_tokenize(tokenizer, TEXT, segment, cache)
+    assert cache.exists()
+    stamp = cache.stat().st_mtime_ns
+    loaded = cached_tokenize(tokenizer, TEXT, segment, cache)
+    assert cache.stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert len(loaded) == len(fresh)
+    for a, b in zip(fresh, loaded):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype == np.int32 and np.array_equal(x, y)
+    changed = cached_tokenize(tokenizer, TEXT[:-1] + ["今天天气很好。"], segment, cache)
+    assert np.array_equal(changed[-1][0], tokenize_corpus(tokenizer, ["今天天气很好。"], segment)[0][0])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
+import hashlib
 import random
 import time
 from pathlib import Path
@@ -59,6 +60,50 @@ def tokenize_corpus(tokenizer, lines: list[str], segment: bool = False) -> list[
             if paragraph:
                 paragraphs.append(paragraph)
     return paragraphs
+
+
+def cached_tokenize(tokenizer, lines: list[str], segment: bool, cache: Path) -> list[list[np.ndarray]]:
+    """:func:`tokenize_corpus`, kept in ``cache`` (compressed uint16 ids) for the next run.
+
+    Segmenting the corpus with jieba takes ~5 minutes on the lab machine, at the start of every
+    resumed session. The cache is keyed by the vocabulary, the lines and ``segment``; any change
+    tokenizes again.
+    """
+    key = hashlib.sha256()
+    key.update(repr(sorted(tokenizer.get_vocab().items())).encode())
+    key.update(b"segment" if segment else b"plain")
+    for line in lines:
+        key.update(line.encode())
+        key.update(b"\n")
+    digest = key.hexdigest()
+    if cache.exists():
+        with np.load(cache) as stored:
+            if str(stored["key"]) == digest:
+                return _unflatten(stored["ids"], stored["starts"] if segment else None, stored["lengths"],
+                                  stored["sentences"])
+    paragraphs = tokenize_corpus(tokenizer, lines, segment)
+    if len(tokenizer) > np.iinfo(np.uint16).max:
+        return paragraphs  # ids would not fit uint16: no cache
+    rows = [row for paragraph in paragraphs for row in paragraph]
+    ids = np.concatenate([row[0] if segment else row for row in rows]).astype(np.uint16)
+    starts = np.concatenate([row[1] for row in rows]).astype(np.uint8) if segment else np.zeros(0, np.uint8)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_name(cache.name + ".partial.npz")
+    np.savez_compressed(partial, key=digest, ids=ids, starts=starts,
+                        lengths=np.asarray([row.shape[-1] for row in rows], dtype=np.int32),
+                        sentences=np.asarray([len(p) for p in paragraphs], dtype=np.int32))
+    partial.replace(cache)  # an interrupted save never leaves a half-written cache
+    return paragraphs
+
+
+def _unflatten(ids: np.ndarray, starts: np.ndarray | None, lengths: np.ndarray,
+               sentences: np.ndarray) -> list[list[np.ndarray]]:
+    """The inverse of the cache's flattening: int32 rows as :func:`tokenize_corpus` returns them."""
+    ids = ids.astype(np.int32)
+    rows = np.split(np.stack([ids, starts.astype(np.int32)]) if starts is not None else ids,
+                    np.cumsum(lengths)[:-1], axis=-1)
+    bounds = np.concatenate([[0], np.cumsum(sentences)])
+    return [rows[bounds[i]:bounds[i + 1]] for i in range(len(sentences))]
 
 
 def _word_starts(word_ids: list[int | None]) -> list[int]:
@@ -249,7 +294,7 @@ def main(argv=None) -> None:
         return
     t0 = time.time()
     lines = list(clean_lines(read_lines(args.corpus, "train", args.limit_lines)))
-    paragraphs = tokenize_corpus(tokenizer, lines, segment=args.whole_word > 0)
+    paragraphs = cached_tokenize(tokenizer, lines, args.whole_word > 0, ckpt.parent / "corpus-tokens.npz")
     print(f"cleaned and tokenized {len(lines)} lines, {len(paragraphs)} paragraphs in {time.time() - t0:.0f}s",
           flush=True)
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
