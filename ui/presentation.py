@@ -40,6 +40,7 @@ RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "exercises": ("ex_variant",),
     "layer-evidence": ("_ev_section", "_ev_tags", "_ev_word", "_ev_ctx"),
 }
+SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
 ARRIVALS_KEY = "_present_arrivals"  # counts scene arrivals: each one scrolls its result into view once
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
@@ -180,4 +181,5 @@ def render_stepper(url_path: str | None) -> None:
         "token": f"{scene.id if scene else ''}:{st.session_state.get(ARRIVALS_KEY, 0)}",
     })
     if target is not None:
-        go_to(target)
+        # the new page's URL carries the session's settings from the start, not after its first run
+        go_to(target, keep={k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params})

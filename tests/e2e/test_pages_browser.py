@@ -14,7 +14,7 @@ import re
 import pytest
 
 from core.presentation import SCENES
-from e2e.conftest import (ROOT, SCREENSHOTS, alerts, body_text, check_healthy, open_page, plotly_data,
+from e2e.conftest import (ROOT, TIMEOUT_S, SCREENSHOTS, alerts, body_text, check_healthy, open_page, plotly_data,
                           plotly_layout_titles, screenshot, wait_for, wait_idle)
 from ui import PAGES
 from ui.i18n import translate
@@ -324,7 +324,9 @@ def test_presentation_mode(page, warm_server):
         title = h1(page)
         screenshot(page, "overview-present")
         page.locator(".st-key-present_bar button").filter(has_text=zh("present.next")).first.click()
-        wait_for(page, lambda: "slide=" in page.url and h1(page) != title, "the next scene")
+        page.wait_for_url(re.compile(r"[?&]slide="), wait_until="commit", timeout=TIMEOUT_S * 1000)
+        assert "present=1" in page.url, "the switch itself keeps presentation mode in the address"
+        wait_for(page, lambda: h1(page) != title, "the next scene")
         check_healthy(page)
         assert page.locator(".st-key-present_bar").is_visible() and "present=1" in page.url
     finally:
