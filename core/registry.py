@@ -17,6 +17,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+# At import, under the module lock: transformers' lazy attribute imports, first made from several page
+# threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.encoders).
+from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
+from transformers.utils import logging as hf_logging
+
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .errors import LabError
 from .safe_text import well_formed_model_name
@@ -234,9 +239,6 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
     Weights are read through safetensors only (``use_safetensors=True``); remote code is never
     trusted. A hub id that is not cached and cannot be downloaded raises ``hub_offline``.
     """
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
-    from transformers.utils import logging as hf_logging
-
     hf_logging.disable_progress_bar()  # progress bars belong to downloads, not to a CLI's JSON stream
 
     display_name = display_name or name_or_path
