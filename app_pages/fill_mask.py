@@ -78,18 +78,8 @@ def _corrupt(name: str, sentence: str, seed: int) -> list[fm.CorruptedToken]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _corrupt_stats(name: str, sentence: str, draws: int = 400) -> dict[str, float]:
-    """Fractions over many random draws: they approach 15% chosen and 80/10/10."""
-    counts = {"tokens": 0, "chosen": 0, "mask": 0, "random": 0, "unchanged": 0}
-    for seed in range(draws):
-        for token in fm.mlm_corruption(cache.bert_encoder(name), sentence, seed=10_000 + seed):
-            counts["tokens"] += 1
-            if token.chosen:
-                counts["chosen"] += 1
-                counts[token.action] += 1
-    chosen = max(counts["chosen"], 1)
-    return {"chosen": counts["chosen"] / max(counts["tokens"], 1), "mask": counts["mask"] / chosen,
-            "random": counts["random"] / chosen, "unchanged": counts["unchanged"] / chosen}
+def _corrupt_stats(name: str, sentence: str) -> dict[str, float]:
+    return fm.corruption_stats(cache.bert_encoder(name), sentence)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

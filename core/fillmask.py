@@ -298,31 +298,61 @@ class CorruptedToken:
     shown: str  # what the model sees
 
 
-def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0, rate: float = 0.15) -> list[CorruptedToken]:
-    """BERT's pretraining corruption of one sentence: ``rate`` of the tokens chosen (at least
-    one); of those 80% → [MASK], 10% → a random token, 10% unchanged."""
+def _corruption_plan(size: int, rng: random.Random, rate: float, normal_count: int) -> list[tuple[str, int]]:
+    """(action, random index into the normal ids) per token of one draw; index -1 unless "random"."""
+    chosen = set(rng.sample(range(size), max(1, round(rate * size))))
+    plan = []
+    for i in range(size):
+        if i not in chosen:
+            plan.append(("keep", -1))
+            continue
+        roll = rng.random()
+        if roll < 0.8:
+            plan.append(("mask", -1))
+        elif roll < 0.9:
+            plan.append(("random", rng.randrange(normal_count)))
+        else:
+            plan.append(("unchanged", -1))
+    return plan
+
+
+def _corruption_input(encoder: BertEncoder, sentence: str) -> tuple[list[str], list[int]]:
+    """The sentence's tokens and the ids a random replacement may take (no special tokens)."""
     sentence = (sentence or "").strip()
     if not sentence:
         raise LabError("empty_input")
     encoder.check_length(sentence)
-    rng = random.Random(seed)
     tokens = encoder.tokenizer.tokenize(sentence)
     if not tokens:
         raise LabError("empty_input")
-    chosen = set(rng.sample(range(len(tokens)), max(1, round(rate * len(tokens)))))
     special = set(encoder.tokenizer.all_special_ids)
-    normal_ids = [i for i in range(len(encoder.tokenizer)) if i not in special]
+    return tokens, [i for i in range(len(encoder.tokenizer)) if i not in special]
+
+
+def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0, rate: float = 0.15) -> list[CorruptedToken]:
+    """BERT's pretraining corruption of one sentence: ``rate`` of the tokens chosen (at least
+    one); of those 80% → [MASK], 10% → a random token, 10% unchanged."""
+    tokens, normal_ids = _corruption_input(encoder, sentence)
     out = []
-    for i, token in enumerate(tokens):
-        if i not in chosen:
-            out.append(CorruptedToken(token, False, "keep", token))
-            continue
-        roll = rng.random()
-        if roll < 0.8:
-            out.append(CorruptedToken(token, True, "mask", encoder.mask_token))
-        elif roll < 0.9:
-            out.append(CorruptedToken(token, True, "random",
-                                      encoder.tokenizer.convert_ids_to_tokens(rng.choice(normal_ids))))
-        else:
-            out.append(CorruptedToken(token, True, "unchanged", token))
+    for token, (action, pick) in zip(tokens, _corruption_plan(len(tokens), random.Random(seed), rate, len(normal_ids))):
+        shown = {"keep": token, "unchanged": token, "mask": encoder.mask_token}.get(action)
+        if action == "random":
+            shown = encoder.tokenizer.convert_ids_to_tokens(normal_ids[pick])
+        out.append(CorruptedToken(token, action != "keep", action, shown))
     return out
+
+
+def corruption_stats(encoder: BertEncoder, sentence: str, draws: int = 400, first_seed: int = 10_000,
+                     rate: float = 0.15) -> dict[str, float]:
+    """Over ``draws`` corruptions of one sentence (the draws :func:`mlm_corruption` makes with seeds
+    ``first_seed`` …): the share of tokens chosen, and of the chosen ones the shares masked, replaced
+    by a random token and left unchanged. They approach ``rate`` and 80/10/10 as draws grow."""
+    tokens, normal_ids = _corruption_input(encoder, sentence)
+    counts = dict.fromkeys(("keep", "mask", "random", "unchanged"), 0)
+    for seed in range(first_seed, first_seed + draws):
+        for action, _ in _corruption_plan(len(tokens), random.Random(seed), rate, len(normal_ids)):
+            counts[action] += 1
+    chosen = max(counts["mask"] + counts["random"] + counts["unchanged"], 1)
+    total = max(sum(counts.values()), 1)
+    return {"chosen": (total - counts["keep"]) / total, "mask": counts["mask"] / chosen,
+            "random": counts["random"] / chosen, "unchanged": counts["unchanged"] / chosen}

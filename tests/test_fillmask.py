@@ -193,6 +193,19 @@ def test_mlm_corruption_80_10_10(tiny_bert):
     assert counts["unchanged"] / total == pytest.approx(0.1, abs=0.03)
 
 
+def test_corruption_stats_count_the_same_draws_as_mlm_corruption(tiny_bert):
+    sentence = "我吃了一个苹果，苹果昨天发布了新手机。"
+    draws = [fm.mlm_corruption(tiny_bert, sentence, seed=seed) for seed in range(500, 700)]
+    chosen = [c for draw in draws for c in draw if c.chosen]
+    stats = fm.corruption_stats(tiny_bert, sentence, draws=200, first_seed=500)
+    assert stats["chosen"] == len(chosen) / sum(len(draw) for draw in draws)
+    for action in ("mask", "random", "unchanged"):
+        assert stats[action] == sum(c.action == action for c in chosen) / len(chosen)
+    assert stats["mask"] + stats["random"] + stats["unchanged"] == pytest.approx(1.0)
+    with pytest.raises(LabError):
+        fm.corruption_stats(tiny_bert, "  ")
+
+
 def test_mlm_corruption_rejects_empty(tiny_bert):
     for text in ("", "   "):
         with pytest.raises(LabError) as info:
