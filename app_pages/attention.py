@@ -16,7 +16,7 @@ from core.attention_view import MAX_CHARS, attention_view, check_text, encode_pa
 from core.encoders import Encoding
 from core.errors import LabError
 from core.figures import bert as figs
-from core.figures.style import export_html
+from core.figures.style import PLOT_CONFIG, export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
@@ -24,7 +24,6 @@ from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
 
 DEFAULT_MODEL = "mini-bert-zh"
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 ROW_SOURCES = ("head_avg", "rollout", "head")
 
 ss = st.session_state

@@ -18,7 +18,7 @@ from core import fillmask as fm
 from core.attention_view import inspect_text
 from core.errors import LabError
 from core.figures import bert as figs
-from core.figures.style import export_html
+from core.figures.style import PLOT_CONFIG, export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
@@ -38,7 +38,6 @@ EXAMPLES = (
     ("相声演员在台上抖包袱。", "包袱"),
 )
 MODES = ("masked", "word", "chars")
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
 CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
                    "unchanged": "#a1d99b"}

@@ -20,6 +20,7 @@ from core.attention_view import inspect_text
 from core.figures import bert as bert_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
+from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
@@ -29,7 +30,6 @@ DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
 DEFAULT_TOP_K = 5
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
 STRIP_COLOURS = {"seen": "#f2f2f2", "target": "#fdae6b", "hidden": "#9ca3af"}
 CONTEXT_SHOWN = 8  # characters of context quoted in a chart title

@@ -9,7 +9,6 @@ categorical axis would merge the repeats), horizontal labels (``tickangle=0``) a
 """
 from __future__ import annotations
 
-import html
 import math
 import re
 import unicodedata
@@ -17,16 +16,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+
 from .grid import subplot_grid
-from .style import PALETTE, style_layout
+from .style import PALETTE, esc, style_layout
 
 MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
 HEATMAP_SCALE = "Blues"
-
-
-def esc(text: object) -> str:
-    """User text made safe for plotly labels and hover (plotly shows &lt; &gt; &amp; as < > &)."""
-    return html.escape(str(text), quote=False)
 
 
 def _font(large: bool) -> int:

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from .bert import esc
-from .style import base_layout
+from .style import base_layout, esc
 
 
 def position_bars(labels: Sequence[str], groups: Sequence[tuple[str, Sequence[float | None], str]], *,

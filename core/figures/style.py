@@ -1,6 +1,8 @@
 """Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector."""
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -13,6 +15,19 @@ TEMPLATE = "plotly_white"
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 STATIC_COLOUR = "#444444"
+
+
+def esc(text: object) -> str:
+    """User text made safe for plotly labels and hover (plotly shows &lt; &gt; &amp; as < > &)."""
+    return html.escape(str(text), quote=False)
+
+
+def plot_config(filename: str = "elmo-bert-lab") -> dict:
+    """plotly's toolbar: no logo; its camera button saves an SVG (sharp on slides) named ``filename``."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": filename}}
+
+
+PLOT_CONFIG = plot_config()
 
 
 def style_layout(title: str | None = None, *, large: bool = False, height: int | None = None) -> dict:

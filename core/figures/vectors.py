@@ -12,11 +12,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, STATIC_COLOUR, base_layout
+from .style import PALETTE, PLOT_CONFIG, STATIC_COLOUR, base_layout  # noqa: F401  (pages use figs.PLOT_CONFIG)
 
 UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": "elmo-bert-lab"}}
 
 
 def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
