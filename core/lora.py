@@ -1,0 +1,128 @@
+"""LoRA on the sentiment task of ``core.transfer``: the lecture's 参数高效微调 (今天怎么做), measured.
+
+LoRA (Hu et al. 2021, arXiv:2106.09685) keeps a pre-trained weight matrix W frozen and learns a low-rank
+update beside it: h = W x + (α / r) · B A x, with A (r × d) and B (d × r) and B starting at zero, so
+training starts exactly from the pre-trained model. As in most of the paper's experiments, the adapted
+matrices are the attention's query and value projections; the new classification layer is trained whole.
+
+Built with the ``peft`` library the way its documentation does (``LoraConfig(task_type=SEQ_CLS)``,
+``get_peft_model``) and trained by ``core.transfer.fine_tune``, the loop of full fine-tuning: the same
+copy of mini-bert-zh, the same seeded head, batches and number of steps. Only what is trained and the
+learning rate differ. ``python -m core.lora`` chooses that learning rate on a validation split of the
+training reviews (the test reviews stay unseen); ``python -m core.transfer`` reports the chosen one.
+
+Pure module: no Streamlit; nothing is written to disk (the adapters live only in memory).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+
+from .errors import LabError
+from .transfer import DEFAULT_CONFIG, Dataset, TransferConfig, curve_text, fine_tune, sample_dataset
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    r: int = 8  # rank of the update B A
+    alpha: int = 16  # the update is scaled by alpha / r
+    dropout: float = 0.1  # on the adapters' input
+    lr: float = 5e-3  # the best validation accuracy of `python -m core.lora` (README: Precomputed transfer results)
+    targets: tuple[str, ...] = ("query", "value")  # BERT's attention projections (module names)
+
+    def peft_config(self):
+        from peft import LoraConfig, TaskType
+
+        return LoraConfig(task_type=TaskType.SEQ_CLS, r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout,
+                          target_modules=list(self.targets))
+
+
+DEFAULT_LORA = LoraSettings()
+
+
+class AddLora:
+    """``fine_tune``'s ``prepare`` hook: wraps the classifier with peft (the pre-trained weights frozen, the
+    head trained: SEQ_CLS puts ``classifier`` in ``modules_to_save``) and keeps the adapters' size."""
+
+    def __init__(self, settings: LoraSettings):
+        self.settings = settings
+        self.adapter_params = 0
+        self.model = None
+
+    def __call__(self, model):
+        from peft import get_peft_model
+
+        self.model = get_peft_model(model, self.settings.peft_config())
+        self.adapter_params = int(sum(p.numel() for n, p in self.model.named_parameters() if "lora_" in n))
+        return self.model
+
+
+def lora_fine_tune(encoder, data: Dataset, config: TransferConfig, settings: LoraSettings = DEFAULT_LORA,
+                   progress: Callable[[int, int], None] | None = None, *, hook: AddLora | None = None) -> dict:
+    """``fine_tune`` with LoRA adapters: held-out accuracy, the curve, trained (adapters + head) and frozen
+    parameter counts, seconds. ``hook`` (its settings replace ``settings``): pass one to inspect the trained
+    model afterwards (tests)."""
+    hook = hook or AddLora(settings)
+    result = fine_tune(encoder, data, config.replace(lr=hook.settings.lr), progress, prepare=hook)
+    return {**result, "adapter_params": hook.adapter_params, "settings": asdict(hook.settings)}
+
+
+# ---- choosing the learning rate -------------------------------------------------------------------------
+def validation_split(data: Dataset, share: float = 0.25) -> Dataset:
+    """The last ``share`` of the (shuffled) training reviews as the held-out set: tuning on it leaves the
+    test reviews unseen."""
+    cut = len(data.train_texts) - int(len(data.train_texts) * share)
+    return Dataset(data.train_texts[:cut], data.train_labels[:cut], data.train_texts[cut:], data.train_labels[cut:],
+                   data.source)
+
+
+def sweep(encoder, lrs: Sequence[float], config: TransferConfig = DEFAULT_CONFIG,
+          settings: LoraSettings = DEFAULT_LORA, log: Callable[[str], None] = print) -> None:
+    """Full fine-tuning (``config.lr``) and LoRA at each learning rate on the validation split, one line each."""
+    import torch
+
+    data = validation_split(sample_dataset(config))
+    old_threads = torch.get_num_threads()
+    if config.threads:
+        torch.set_num_threads(int(config.threads))
+    try:
+        runs = [("full", config.lr, None)] + [("lora", lr, replace(settings, lr=lr)) for lr in lrs]
+        for kind, lr, lora in runs:
+            out = fine_tune(encoder, data, config) if lora is None else lora_fine_tune(encoder, data, config, lora)
+            log(f"{kind:<5} lr {lr:g}  validation accuracy {out['accuracy']:.3f} on {len(data.test_texts)}  "
+                f"(by step: {curve_text(out['curve'])})  "
+                f"trained {out['trained_params']:,}  {out['cpu_seconds']:.0f} s CPU")
+    finally:
+        if config.threads:
+            torch.set_num_threads(old_threads)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.lora", description=(
+        "Choose LoRA's learning rate on a validation split of the training reviews (the test reviews "
+        "stay unseen); full fine-tuning with its own learning rate for comparison."))
+    parser.add_argument("--bert", default="mini-bert-zh", help="BERT-family model (default: %(default)s)")
+    parser.add_argument("--lr", type=float, nargs="+", default=[3e-4, 1e-3, 3e-3, 5e-3, 1e-2],
+                        help="LoRA learning rates to try (default: %(default)s)")
+    parser.add_argument("--r", type=int, default=DEFAULT_LORA.r, help="rank (default: %(default)s)")
+    parser.add_argument("--alpha", type=int, default=DEFAULT_LORA.alpha, help="alpha (default: %(default)s)")
+    args = parser.parse_args(argv)
+
+    from .registry import load_encoder
+
+    started = time.perf_counter()
+    try:
+        encoder = load_encoder(args.bert)
+        sweep(encoder, args.lr, settings=replace(DEFAULT_LORA, r=args.r, alpha=args.alpha))
+    except LabError as err:
+        print(f"error: {err.message('en', markdown=False)}", file=sys.stderr)
+        return 2
+    print(f"done in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
