@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.errors import LabError
-from core.experiments import DEFAULT_OUT, load_results, probe_presets, run_all, stale_models
+from core.experiments import DEFAULT_OUT, SESSION_KEY, load_results, probe_presets, run_all, stale_models
 from core.experiments import view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
@@ -29,7 +29,7 @@ SECTIONS = ("pos", "senses", "context", "presets", "recompute")
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "scale": 1}}
 CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
 INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
-RESULTS_KEY = "evidence_results"  # session copy of recomputed results (the JSON file is not touched)
+RESULTS_KEY = SESSION_KEY  # session copy of recomputed results, also read by the ELMo page
 
 large = bool(st.session_state.get("present"))
 lang = st.session_state.get("lang", "zh")

@@ -64,6 +64,8 @@ SCENES: tuple[Scene, ...] = (
     _scene("worked", "elmo-weights", "elmo_exercise", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
     _scene("syntax", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
     _scene("semantics", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
+    # ... and the s and γ two real tasks learned (results of python -m core.experiments)
+    _scene("learned", "elmo-weights", "elmo_learned"),
     # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured
     _scene("evidence", "layer-evidence", "evidence_result", section="pos"),
     # BERT: deep bidirectionality vs ELMo's concatenation, masked language model, iterative filling,

@@ -224,8 +224,9 @@ def test_cli_quick_end_to_end(tiny_bert_dir, tmp_path):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["quick"] is True and data["pos"]["config"]["n_train_sentences"] == 300
     assert data["published"]["pos"]["layers"] == {"biLM layer 1": 97.3, "biLM layer 2": 96.8}
-    assert set(data["timing_seconds"]) == {"pos", "senses", "context", "total"}
+    assert set(data["timing_seconds"]) == {"pos", "senses", "context", "learned_mix", "total"}
     assert data["presets"] is None  # no ELMo in this run
+    assert data["learned_mix"]["model"] is None and data["learned_mix"]["tasks"] == {}  # nor a learned mix
     assert len(data["senses"]["words"]) == len(sense_probe.SENSE_SETS)
 
 

@@ -294,3 +294,77 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     assert "<script>" not in messages(at)
     scatter = chart(at, "elmo_scatter")
     assert scatter is None or "<script>" not in json.dumps(scatter, ensure_ascii=False)
+
+
+# ---- s and γ learned per task (core.experiments.learned_mix, read from the results file) ---------------
+RESULTS = ROOT / "assets" / "experiments.json"
+
+
+def committed_results() -> dict:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def with_results(monkeypatch, tmp_path, results: dict) -> None:
+    import core.experiments as experiments
+
+    monkeypatch.setattr(experiments, "DEFAULT_OUT", experiments.save_results(results, tmp_path / "experiments.json"))
+
+
+def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    from core.experiments import learned_mix
+    from core.vectors_view import format_vector
+
+    results = committed_results()
+    tasks = results["learned_mix"]["tasks"]  # the committed file has the entry (python -m core.experiments)
+    with_results(monkeypatch, tmp_path, results)
+    at = make_app(tiny_bert_dir)
+    assert_clean(at)
+    assert "学到的 s 和 γ（按任务）" in [s.value for s in at.subheader]
+    fig = chart(at, "elmo_learned_bars")
+    expected = [tasks["pos"]["learned"]["s"], tasks["sentiment"]["learned"]["s"], PRESETS["syntax"][0],
+                PRESETS["semantics"][0]]
+    assert np.allclose([plotly_array(tr["y"]) for tr in fig["data"]], expected)
+    assert fig["data"][0]["name"] == f"词性标注学到的（γ = {tasks['pos']['learned']['gamma']:.1f}）"
+    low, high = learned_mix.s_range(tasks["sentiment"])  # the seeds' spread as error bars
+    s = np.array(tasks["sentiment"]["learned"]["s"])
+    assert s - plotly_array(fig["data"][1]["error_y"]["arrayminus"]) == pytest.approx(low, abs=1e-9)
+    assert s + plotly_array(fig["data"][1]["error_y"]["array"]) == pytest.approx(high, abs=1e-9)
+    text = markdown(at)
+    for task in ("pos", "sentiment"):
+        assert f"s = **{format_vector(tasks[task]['learned']['s'], 2)}**" in text
+        assert f"**{100 * tasks[task]['learned']['accuracy']:.1f}%" in text
+    uniform = tasks["pos"]["fixed"]["uniform"]
+    assert f"| 均匀 | {100 * uniform['accuracy']:.1f}%（{100 * uniform['interval'][0]:.1f}%–" in text
+    assert "| 只用 0 · 字向量层 |" in text and "| 讲义：句法型 |" in text
+    verdict = {"same": "方向和讲义一致", "opposite": "和讲义相反", "unclear": "看不出讲义说的区别"}
+    assert verdict[learned_mix.lecture_verdict(tasks)] in text
+    for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
+        low, high = learned_mix.s_range(tasks[task])
+        unstable = max(h - l for l, h in zip(low, high)) > learned_mix.UNSTABLE_SPREAD
+        assert (f"{name}的 s 没有被数据确定下来" in text) is unstable
+    assert "python -m core.experiments" in "\n".join(c.value for c in at.caption)
+
+
+def test_learned_section_prefers_session_results_and_speaks_english(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    import core.experiments as experiments
+
+    results = committed_results()
+    with_results(monkeypatch, tmp_path, results)
+    session = json.loads(json.dumps(results))
+    session["learned_mix"]["tasks"]["pos"]["learned"]["gamma"] = 3.31  # recomputed on the evidence page
+    at = make_app(tiny_bert_dir, lang="en", **{experiments.SESSION_KEY: session})
+    assert_clean(at)
+    assert "s and γ learned per task" in [s.value for s in at.subheader]
+    assert chart(at, "elmo_learned_bars")["data"][0]["name"] == "learned by POS tagging (γ = 3.3)"
+    assert "| uniform |" in markdown(at)
+
+
+def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    results = committed_results()
+    results.pop("learned_mix")  # a results file from before the learned mix existed
+    with_results(monkeypatch, tmp_path, results)
+    at = make_app(tiny_bert_dir)
+    assert_clean(at)
+    assert chart(at, "elmo_learned_bars") is None
+    assert "python -m core.experiments" in messages(at) and "⑤ 重新计算" in messages(at)
+    assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page is there

@@ -54,6 +54,7 @@ def test_lecture_values_in_scenes():
     # lecture order: the biLM before the scalar mix; deep bidirectionality before BERT's MLM, which is
     # then set against left-to-right prediction
     assert order.index("oov") < order.index("bilm") < order.index("worked")
+    assert order.index("semantics") + 1 == order.index("learned") < order.index("evidence")  # the presets, then learned s
     assert order.index("evidence") < order.index("deep") < order.index("fill") < order.index("iterative") \
         < order.index("objective") < order.index("attention")
 
@@ -113,14 +114,14 @@ def test_start_presenting_from_home_and_the_bar():
     at = app()
     at.button(key="home_present").click().run()
     assert at.session_state["present"] is True and at.query_params["present"] == "1"
-    assert bar_text(at).startswith("**场景 1/17 · 三条演进主线**")
+    assert bar_text(at).startswith("**场景 1/18 · 三条演进主线**")
     assert any(ui_pres.PRESENT_CHROME_CSS.strip() in m.value for m in at.markdown)
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
     assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
     assert at.button(key="present_prev").proto.shortcut.lower() == "pageup"
     # the language button switches the whole page, the exit button leaves presentation mode
     at.button(key="present_lang").click().run()
-    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/17 · Three threads of evolution**")
+    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/18 · Three threads of evolution**")
     assert at.title[0].value == "From static word vectors to ELMo to BERT"
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False and "present" not in at.query_params
@@ -129,17 +130,17 @@ def test_start_presenting_from_home_and_the_bar():
 
 def test_step_back_and_forth_between_light_pages():
     at = app({"present": "1"}, page=PATHS["exercises"])
-    assert bar_text(at).startswith("**场景 17/17 · 动手练一练**")
+    assert bar_text(at).startswith("**场景 18/18 · 动手练一练**")
     assert at.button(key="present_next").disabled
     click(at, "present_prev")
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "lora"
     assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
-    assert bar_text(at).startswith("**场景 16/17 · 今天怎么做：LoRA，实测**")
+    assert bar_text(at).startswith("**场景 17/18 · 今天怎么做：LoRA，实测**")
     click(at, "present_prev")  # the same page, its first scene
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "transfer"
-    assert bar_text(at).startswith("**场景 15/17 · 特征式 vs 微调，实测**")
+    assert bar_text(at).startswith("**场景 16/18 · 特征式 vs 微调，实测**")
     click(at, "present_next")
     click(at, "present_next")
     assert at.query_params[pres.SLIDE_PARAM] == "exercises" and at.title[0].value == "动手练一练"
@@ -160,7 +161,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "iterative"
     assert at.session_state["fill_sentence"] == "[MASK][MASK]昨天发布了新手机。"
-    assert bar_text(at).startswith("**场景 12/17")
+    assert bar_text(at).startswith("**场景 13/18")
     click(at, "present_next")  # → objective: another page, from the scene's sentence and position
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["obj_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5

@@ -6,9 +6,11 @@
 * :mod:`.sense_probe`: per-layer nearest-sense-centroid word-sense probe (Peters et al., 2018,
   Table 5; Coenen et al., 2019);
 * :mod:`.context_specificity`: self-similarity, intra-sentence similarity, anisotropy
-  (Ethayarajh, 2019).
+  (Ethayarajh, 2019);
+* :mod:`.learned_mix`: ELMo's s and γ learned on two tasks (POS tagging, review sentiment) on frozen
+  mini-elmo-zh features (Peters et al., 2018, §3.2), for the ELMo page.
 
-:func:`run_all` runs all three and returns one JSON-ready dict; the page reads it from
+:func:`run_all` runs all four and returns one JSON-ready dict; the page reads it from
 ``assets/experiments.json`` (:func:`load_results`) so that it opens instantly.
 :func:`probe_presets` turns mini-elmo-zh's probe accuracies into ELMo layer-weight presets.
 Every ``run_*`` function takes ``progress(fraction, text)``, a callback for progress bars.
@@ -26,7 +28,7 @@ import numpy as np
 
 from ..errors import LabError
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
-from . import context_specificity, pos_probe, sense_probe
+from . import context_specificity, learned_mix, pos_probe, sense_probe
 from .vectors import Progress, no_progress, scaled_progress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +50,8 @@ PUBLISHED = {
     "ethayarajh": {"source": "Ethayarajh 2019", "static_variance_explained_below": 5},
 }
 
-STAGE_SHARE = {"pos": 0.75, "senses": 0.05, "context": 0.20}
+SESSION_KEY = "evidence_results"  # pages' session copy of recomputed results (the JSON file is not touched)
+STAGE_SHARE = {"pos": 0.50, "senses": 0.03, "context": 0.12, "learned_mix": 0.35}
 
 
 def _round(value, digits: int = 4):
@@ -111,9 +114,10 @@ def stale_models(results: dict) -> list[str]:
 
 def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False, corpus: str | None = None,
             progress: Progress = no_progress, log=None) -> dict:
-    """All three experiments on ``models`` (+ the ``static`` baseline); a JSON-ready dict.
+    """All four experiments on ``models`` (+ the ``static`` baseline); a JSON-ready dict.
 
-    ``quick`` shrinks the samples (POS 300/100 sentences, 10 words × 8 contexts) for development.
+    ``quick`` shrinks the samples (POS 300/100 sentences, 10 words × 8 contexts, smaller learned-mix
+    tasks) for development.
     ``log(text)`` receives one line per finished stage (the CLI prints timings with it).
     """
     log = log or (lambda text: None)
@@ -121,6 +125,7 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
     t0 = time.time()
     pos_kw = dict(pos_probe.QUICK) if quick else {}
     ctx_kw = dict(context_specificity.QUICK) if quick else {}
+    mix_kw = dict(learned_mix.QUICK) if quick else {}
     requested = [m if isinstance(m, str) else m.name for m in models + ([static] if static is not None else [])]
     results: dict = {
         "version": FORMAT_VERSION, "quick": bool(quick),
@@ -133,7 +138,8 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
     stages = (("pos", lambda p: pos_probe.run_pos_probe(models, static=static, corpus=corpus, progress=p, **pos_kw)),
               ("senses", lambda p: sense_probe.run_sense_probe(models, static=static, progress=p)),
               ("context", lambda p: context_specificity.run_context_specificity(
-                  models, static=static, corpus=corpus, progress=p, **ctx_kw)))
+                  models, static=static, corpus=corpus, progress=p, **ctx_kw)),
+              ("learned_mix", lambda p: learned_mix.run_learned_mix(models, corpus=corpus, progress=p, **mix_kw)))
     timing = {}
     for key, run in stages:
         hi = lo + STAGE_SHARE[key]

@@ -1,4 +1,4 @@
-"""Run the layer-wise experiments and cache them as JSON for the evidence page.
+"""Run the layer-wise experiments and cache them as JSON for the evidence and ELMo pages.
 
     python -m core.experiments                          # full run, all models -> assets/experiments.json
     python -m core.experiments --quick --out /tmp/x.json
@@ -47,13 +47,19 @@ def main(argv=None) -> int:
         print(err.message("en"), file=sys.stderr)
         return 2
     path = save_results(results, args.out)
-    skipped = {name: reason["en"] for stage in ("pos", "senses", "context")
+    skipped = {name: reason["en"] for stage in ("pos", "senses", "context", "learned_mix")
                for name, reason in results[stage].get("skipped", {}).items()}
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}", file=sys.stderr)
     timing = results["timing_seconds"]
+    for task, entry in results["learned_mix"]["tasks"].items():
+        learned = entry["learned"]
+        print(f"learned mix, {task}: s = [{', '.join(f'{v:.2f}' for v in learned['s'])}], "
+              f"gamma = {learned['gamma']:.2f}, held-out accuracy {learned['accuracy']:.3f} "
+              f"(uniform s {entry['fixed']['uniform']['accuracy']:.3f}, n = {entry['n_test']})")
     print(f"wrote {path}  (POS {timing['pos']:.0f} s, senses {timing['senses']:.0f} s, "
-          f"context {timing['context']:.0f} s, total {timing['total']:.0f} s)")
+          f"context {timing['context']:.0f} s, learned mix {timing['learned_mix']:.0f} s, "
+          f"total {timing['total']:.0f} s)")
     return 0
 
 

@@ -90,6 +90,13 @@ def sense_table(results: dict) -> list[dict]:
     return rows
 
 
+def learned_mix(results: dict | None) -> dict | None:
+    """The learned-mix entry when it holds both tasks; None for results without it (an older file,
+    no ELMo model, a task's data missing: ``results["learned_mix"]["skipped"]`` says why)."""
+    entry = (results or {}).get("learned_mix") or {}
+    return entry if set(entry.get("tasks") or ()) >= {"pos", "sentiment"} else None
+
+
 CONTEXT_MEASURES = ("self_similarity", "intra_sentence", "anisotropy")
 
 

@@ -150,20 +150,32 @@ def _lighten(hex_colour: str, amount: float = 0.6) -> str:
 
 
 def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequence[float], str]], *,
-                title: str | None = None, yaxis_title: str = "s", large: bool = False) -> go.Figure:
-    """Grouped bars of layer weights: ``groups`` = ``[(legend name, weights, pattern ('' or '/'))]``."""
+                title: str | None = None, yaxis_title: str = "s", large: bool = False, height: int = 460,
+                ranges: Sequence[tuple[Sequence[float], Sequence[float]] | None] = ()) -> go.Figure:
+    """Grouped bars of layer weights: ``groups`` = ``[(legend name, weights, pattern ('' or '/'))]``.
+
+    ``ranges[i]`` (optional, one per group): ``(low, high)`` per layer, drawn as an error bar around
+    the bar, e.g. the spread of learned weights over seeds; such bars carry no value label (the error
+    bar would run through it), their values are in the hover text.
+    """
     fig = go.Figure()
     for i, (name, weights, pattern) in enumerate(groups):
         colour = (PALETTE[2], PALETTE[3])[i % 2]  # syntax green, semantics orange; pattern = lecture
         fill = colour if not pattern else _lighten(colour)
+        spread = ranges[i] if i < len(ranges) else None
+        error = None if spread is None else {
+            "type": "data", "symmetric": False, "color": "#111827", "thickness": 2, "width": 6,
+            "array": [max(float(h) - float(w), 0.0) for h, w in zip(spread[1], weights)],
+            "arrayminus": [max(float(w) - float(lo), 0.0) for lo, w in zip(spread[0], weights)]}
         fig.add_trace(go.Bar(
             x=[esc(label) for label in layer_labels], y=[float(w) for w in weights], name=esc(name),
             marker={"color": fill, "pattern": {"shape": pattern, "fgcolor": colour},
-                    "line": {"color": colour, "width": 2}},
-            text=[f"{float(w):.2f}" for w in weights], textposition="outside", textfont={"color": "#111827"},
+                    "line": {"color": colour, "width": 2}}, error_y=error,
+            text=[f"{float(w):.2f}" for w in weights] if error is None else None, textposition="outside",
+            textfont={"color": "#111827"},
             hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         ))
     fig.update_yaxes(title_text=yaxis_title, range=[0, 1.1], tickformat=".1f")
-    base_layout(fig, title, large=large, height=460)
+    base_layout(fig, title, large=large, height=height)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
     return fig

@@ -1,0 +1,116 @@
+"""core.experiments.learned_mix on the real embedded mini-elmo-zh (tiny samples): the mix is core.mixing's,
+training learns, a target that lives in one layer pulls s there, results round-trip through the store."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import core.experiments as experiments
+from core import transfer
+from core.experiments import learned_mix as lm
+from core.experiments import view
+from core.experiments.corpus import sample_split
+from core.mixing import PRESETS, one_hot, scalar_mix
+from test_experiments import synthetic_sentences
+
+TINY = {"pos_train": 24, "pos_dev": 12, "pos_test": 12, "sentiment_train": 40, "sentiment_test": 20,
+        "sentiment_dev": 10, "steps": 60}
+
+
+def test_the_head_mixes_with_the_formula_of_core_mixing():
+    rng = np.random.default_rng(0)
+    layers = rng.normal(size=(3, 5, 8)).astype(np.float32)  # (L+1, n, dim)
+    head = lm._head(3, 8, 4, None)
+    with torch.no_grad():
+        head.w.copy_(torch.tensor([0.3, -1.0, 2.0]))
+        head.log_gamma.fill_(np.log(1.7))
+        mixed = head.mixed(torch.from_numpy(np.transpose(layers, (1, 0, 2)).copy())).numpy()
+    assert mixed == pytest.approx(scalar_mix(layers, [0.3, -1.0, 2.0], 1.7, pre_softmax=True), abs=1e-5)
+    fixed = lm._head(3, 8, 4, np.array([0.5, 0.4, 0.1], np.float32))
+    assert {name for name, _ in fixed.named_parameters()} == {"log_gamma", "v", "b"}  # s is not trained
+    assert fixed.s().tolist() == pytest.approx(PRESETS["syntax"][0])
+
+
+def test_fixed_settings_and_the_lecture_verdict():
+    settings = lm.fixed_settings(3)
+    assert settings["uniform"] == pytest.approx([1 / 3] * 3)
+    assert settings["layer_2"] == one_hot(3, 2).tolist()
+    assert settings["syntax"] == PRESETS["syntax"][0] and settings["semantics"] == PRESETS["semantics"][0]
+    assert "syntax" not in lm.fixed_settings(4)  # the lecture's presets are written for L + 1 = 3
+    assert lm.depth([1, 0, 0]) == 0 and lm.depth([0, 0, 1]) == 1 and lm.depth(PRESETS["syntax"][0]) == pytest.approx(0.3)
+
+    def task(*seeds):
+        return {"seeds": [{"s": s} for s in seeds]}
+    low, high = task([0.6, 0.3, 0.1], [0.5, 0.4, 0.1]), task([0.1, 0.3, 0.6], [0.2, 0.2, 0.6])
+    assert lm.lecture_verdict({"pos": low, "sentiment": high}) == "same"
+    assert lm.lecture_verdict({"pos": high, "sentiment": low}) == "opposite"
+    assert lm.lecture_verdict({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}) == "unclear"
+    assert lm.s_range(low) == ([0.5, 0.3, 0.1], [0.6, 0.4, 0.1])
+
+
+@pytest.fixture(scope="module")
+def token_layers(elmo) -> np.ndarray:
+    """(L+1, tokens, dim) of real reviews: every character's three mini-elmo-zh layers."""
+    texts = transfer.load_reviews()["pos"][:40]
+    return np.concatenate([enc.layers for enc in elmo.encode(texts)], axis=1)
+
+
+def one_layer_task(token_layers: np.ndarray, k: int) -> lm.TaskData:
+    """Three classes read off layer k alone: the argmax of a random projection of its standardised vectors."""
+    z = (token_layers - token_layers.mean(axis=1, keepdims=True)) / (token_layers.std(axis=1, keepdims=True) + 1e-6)
+    labels = (z[k] @ np.random.default_rng(k).normal(size=(z.shape[2], 3))).argmax(axis=1).tolist()
+    cut, dev = int(0.6 * len(labels)), int(0.8 * len(labels))
+    return lm.make_task(token_layers[:, :cut], labels[:cut], token_layers[:, cut:dev], labels[cut:dev],
+                        token_layers[:, dev:], labels[dev:])
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_a_target_that_lives_in_one_layer_pulls_s_there(token_layers, k):
+    result = lm.train_head(one_layer_task(token_layers, k), c=1.0, steps=150, lr=0.05)
+    assert int(np.argmax(result["s"])) == k and result["s"][k] > 0.6, result["s"]
+    assert result["train_loss"][1] < result["train_loss"][0] / 3
+    assert result["accuracy"] > 0.6  # 3 classes: chance is about 1/3
+
+
+def test_deterministic(token_layers):
+    data = one_layer_task(token_layers, 1)
+    assert lm.train_head(data, steps=40) == lm.train_head(data, steps=40)
+    assert lm.train_head(data, steps=40, seed=1)["s"] != lm.train_head(data, steps=40)["s"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(elmo) -> dict:
+    return lm.run_learned_mix([elmo], sentences=synthetic_sentences(60), **TINY)
+
+
+def test_both_tasks_on_the_real_model(tiny_run, elmo):
+    assert tiny_run["model"] == elmo.name and tiny_run["layer_names"] == elmo.layer_names and not tiny_run["skipped"]
+    for name, task in tiny_run["tasks"].items():
+        learned = task["learned"]
+        assert sum(learned["s"]) == pytest.approx(1.0, abs=1e-5) and min(learned["s"]) >= 0, name
+        assert learned["gamma"] > 0 and len(learned["w"]) == 3
+        assert learned["train_loss"][1] < learned["train_loss"][0], name  # training lowers the loss
+        assert learned["interval"][0] <= learned["accuracy"] <= learned["interval"][1] + 1e-12
+        assert task["c"] in lm.C_GRID and len(task["seeds"]) == lm.SEEDS
+        assert task["seeds"][0]["s"] == learned["s"]  # the reported mix is the first seed's
+        assert set(task["fixed"]) == {"uniform", "layer_0", "layer_1", "layer_2", "syntax", "semantics"}
+        assert task["fixed"]["layer_1"]["s"] == [0.0, 1.0, 0.0] and "w" not in task["fixed"]["layer_1"]
+    sentiment = tiny_run["tasks"]["sentiment"]
+    assert (sentiment["n_train"], sentiment["n_dev"], sentiment["n_test"]) == (30, 10, 20)
+    assert tiny_run["tasks"]["pos"]["n_test"] == sum(
+        len(s.words) for s in sample_split(synthetic_sentences(60), 36, 12)[1])
+
+
+def test_results_round_trip_through_the_store(tiny_run, tmp_path):
+    path = experiments.save_results({"version": experiments.FORMAT_VERSION, "learned_mix": tiny_run},
+                                    tmp_path / "experiments.json")
+    loaded = experiments.load_results(path)
+    assert view.learned_mix(loaded) == tiny_run
+    assert view.learned_mix({"version": experiments.FORMAT_VERSION}) is None  # an older file: no entry
+    assert view.learned_mix({"learned_mix": {"tasks": {"pos": tiny_run["tasks"]["pos"]}}}) is None
+
+
+def test_without_an_elmo_model_nothing_is_trained(tiny_bert):
+    out = lm.run_learned_mix([tiny_bert, "mini-nonexistent-zh"], sentences=synthetic_sentences(20), **TINY)
+    assert out["model"] is None and out["tasks"] == {} and set(out["skipped"]) == {"mini-nonexistent-zh"}
