@@ -18,7 +18,7 @@ from core.errors import LabError
 from core.experiments import DEFAULT_OUT, SESSION_KEY, load_results, probe_presets, run_all, stale_models
 from core.experiments import view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
-from core.figures.style import export_html
+from core.figures.style import PLOT_CONFIG, export_html
 from core.mixing import PRESETS
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.i18n import error_text, t, timestamp
@@ -26,7 +26,6 @@ from ui.sidebar import get_model_infos
 from ui.state import sync_to_url, url_param
 
 SECTIONS = ("pos", "senses", "context", "presets", "recompute")
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "scale": 1}}
 CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
 INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
 RESULTS_KEY = SESSION_KEY  # session copy of recomputed results, also read by the ELMo page

@@ -5,21 +5,16 @@ translates. Model names, words and layer names are escaped before they reach plo
 """
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, STATIC_COLOUR, base_layout
+from .style import PALETTE, STATIC_COLOUR, base_layout, esc
 
 KIND_COLOURS = {"elmo": PALETTE[1], "bert": PALETTE[0], "static": STATIC_COLOUR}
 BASELINE_COLOURS = ("#6b7280", "#9467bd", "#8c564b", "#ff7f0e")
-
-
-def esc(text: object) -> str:
-    return html.escape(str(text), quote=False)
 
 
 @dataclass
