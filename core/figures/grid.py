@@ -29,11 +29,11 @@ class Grid:
     cells: list[Cell]
     layout: dict = field(default_factory=dict)
 
-    def axes(self, **props) -> None:
-        """Set the same properties on every cell's axes: ``axes(x={...}, y={...})``."""
+    def axes(self, x: dict | None = None, y: dict | None = None) -> None:
+        """Set the same properties on every cell's x axis (``x``) and y axis (``y``)."""
         for cell in self.cells:
-            self.layout[cell.xaxis].update(props.get("x", {}))
-            self.layout[cell.yaxis].update(props.get("y", {}))
+            self.layout[cell.xaxis].update(x or {})
+            self.layout[cell.yaxis].update(y or {})
 
 
 def subplot_grid(rows: int, cols: int, *, count: int | None = None, titles: list[str] | None = None,

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import base_layout
+from .style import base_layout, plot_config
 
 FEATURE_COLOUR = "#E07B00"  # orange: frozen model + trained logistic regression
 FINETUNE_COLOUR = "#0B57D0"  # blue: every parameter trained
@@ -22,7 +22,7 @@ KIND_COLOURS = {"feature": FEATURE_COLOUR, "finetune": FINETUNE_COLOUR, "lora": 
 FROZEN_COLOUR = "#9CA3AF"  # grey: frozen parameters
 TRAINED_COLOUR = "#D62728"  # red: parameters changed by training
 BASELINE_COLOUR = "#6B7280"
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": "feature-vs-finetune"}}
+PLOT_CONFIG = plot_config("feature-vs-finetune")
 
 
 def _e(text: str) -> str:
