@@ -14,8 +14,11 @@ is computed only at the chosen positions, and batches group examples of similar 
 from __future__ import annotations
 
 import argparse
+import copy
 from datetime import datetime
 import hashlib
+import io
+import lzma
 import random
 import time
 from pathlib import Path
@@ -63,7 +66,7 @@ def tokenize_corpus(tokenizer, lines: list[str], segment: bool = False) -> list[
 
 
 def cached_tokenize(tokenizer, lines: list[str], segment: bool, cache: Path) -> list[list[np.ndarray]]:
-    """:func:`tokenize_corpus`, kept in ``cache`` (compressed uint16 ids) for the next run.
+    """:func:`tokenize_corpus`, kept in ``cache`` (a token file, see :func:`save_tokens`) for the next run.
 
     Segmenting the corpus with jieba takes ~5 minutes on the lab machine, at the start of every
     resumed session. The cache is keyed by the vocabulary, the lines and ``segment``; any change
@@ -77,30 +80,51 @@ def cached_tokenize(tokenizer, lines: list[str], segment: bool, cache: Path) -> 
         key.update(b"\n")
     digest = key.hexdigest()
     if cache.exists():
-        with np.load(cache) as stored:
-            if str(stored["key"]) == digest:
-                return _unflatten(stored["ids"], stored["starts"] if segment else None, stored["lengths"],
-                                  stored["sentences"])
+        stored = _read_token_arrays(cache)
+        if str(stored["key"]) == digest:
+            return _unflatten(stored)
     paragraphs = tokenize_corpus(tokenizer, lines, segment)
     if len(tokenizer) > np.iinfo(np.uint16).max:
         return paragraphs  # ids would not fit uint16: no cache
-    rows = [row for paragraph in paragraphs for row in paragraph]
-    ids = np.concatenate([row[0] if segment else row for row in rows]).astype(np.uint16)
-    starts = np.concatenate([row[1] for row in rows]).astype(np.uint8) if segment else np.zeros(0, np.uint8)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    partial = cache.with_name(cache.name + ".partial.npz")
-    np.savez_compressed(partial, key=digest, ids=ids, starts=starts,
-                        lengths=np.asarray([row.shape[-1] for row in rows], dtype=np.int32),
-                        sentences=np.asarray([len(p) for p in paragraphs], dtype=np.int32))
-    partial.replace(cache)  # an interrupted save never leaves a half-written cache
+    save_tokens(cache, paragraphs, segment, digest)
     return paragraphs
 
 
-def _unflatten(ids: np.ndarray, starts: np.ndarray | None, lengths: np.ndarray,
-               sentences: np.ndarray) -> list[list[np.ndarray]]:
-    """The inverse of the cache's flattening: int32 rows as :func:`tokenize_corpus` returns them."""
+def save_tokens(path: Path, paragraphs: list[list[np.ndarray]], segment: bool, key: str = "") -> None:
+    """Write a tokenized corpus as one xz-compressed file of uint16 ids (and uint8 word starts).
+
+    xz keeps the whole training split under ~25 MB, small enough to travel to a GPU machine that has
+    neither the corpus nor jieba (``--tokens``).
+    """
+    rows = [row for paragraph in paragraphs for row in paragraph]
+    ids = np.concatenate([row[0] if segment else row for row in rows]).astype(np.uint16)
+    starts = np.concatenate([row[1] for row in rows]).astype(np.uint8) if segment else np.zeros(0, np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, key=key, ids=ids, starts=starts,
+             lengths=np.asarray([row.shape[-1] for row in rows], dtype=np.int32),
+             sentences=np.asarray([len(p) for p in paragraphs], dtype=np.int32))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(lzma.compress(buffer.getvalue(), preset=6))
+    partial.replace(path)  # an interrupted save never leaves a half-written file
+
+
+def load_tokens(path: Path) -> list[list[np.ndarray]]:
+    """The paragraphs stored by :func:`save_tokens`, as :func:`tokenize_corpus` returns them."""
+    return _unflatten(_read_token_arrays(path))
+
+
+def _read_token_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(lzma.decompress(path.read_bytes()))) as stored:
+        return {name: stored[name] for name in stored.files}
+
+
+def _unflatten(stored: dict[str, np.ndarray]) -> list[list[np.ndarray]]:
+    """The inverse of :func:`save_tokens`' flattening: int32 rows as :func:`tokenize_corpus` returns them."""
+    ids, starts, lengths, sentences = (stored[k] for k in ("ids", "starts", "lengths", "sentences"))
     ids = ids.astype(np.int32)
-    rows = np.split(np.stack([ids, starts.astype(np.int32)]) if starts is not None else ids,
+    segmented = starts.size > 0
+    rows = np.split(np.stack([ids, starts.astype(np.int32)]) if segmented else ids,
                     np.cumsum(lengths)[:-1], axis=-1)
     bounds = np.concatenate([[0], np.cumsum(sentences)])
     return [rows[bounds[i]:bounds[i + 1]] for i in range(len(sentences))]
@@ -252,6 +276,11 @@ def make_model(tokenizer, args) -> BertForPreTraining:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--tokens", default=None,
+                        help="train on a token file (--save-tokens) instead of the corpus: for a GPU machine "
+                             "that has neither the corpus nor jieba")
+    parser.add_argument("--save-tokens", default=None, metavar="FILE",
+                        help="write the cleaned, tokenized training split to FILE and stop")
     parser.add_argument("--vocab", required=True, help="vocab.txt built by core.train.vocab")
     parser.add_argument("--out", required=True)
     parser.add_argument("--checkpoint", default=None, help="resume file (default: OUT/../.ckpt/mini-bert-zh.pt)")
@@ -276,6 +305,12 @@ def main(argv=None) -> None:
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPU or CUDA)")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="processes that build batches (a GPU outruns one Python sampler)")
+    parser.add_argument("--log-every", type=int, default=1,
+                        help="read loss and accuracy every N steps (each read waits for the GPU)")
+    parser.add_argument("--export-every", type=float, default=0.0, metavar="MIN",
+                        help="also export the model every MIN minutes (a run cut off still leaves weights)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
     args = parser.parse_args(argv)
@@ -293,10 +328,17 @@ def main(argv=None) -> None:
         export(model, tokenizer, out)
         return
     t0 = time.time()
-    lines = list(clean_lines(read_lines(args.corpus, "train", args.limit_lines)))
-    paragraphs = cached_tokenize(tokenizer, lines, args.whole_word > 0, ckpt.parent / "corpus-tokens.npz")
-    print(f"cleaned and tokenized {len(lines)} lines, {len(paragraphs)} paragraphs in {time.time() - t0:.0f}s",
-          flush=True)
+    if args.tokens:
+        paragraphs = load_tokens(Path(args.tokens))
+    else:
+        lines = list(clean_lines(read_lines(args.corpus, "train", args.limit_lines)))
+        paragraphs = cached_tokenize(tokenizer, lines, args.whole_word > 0, ckpt.parent / "corpus-tokens.xz")
+    print(f"{len(paragraphs)} tokenized paragraphs in {time.time() - t0:.0f}s", flush=True)
+    if args.whole_word and paragraphs[0][0].ndim != 2:
+        raise SystemExit(f"--whole-word needs word starts, and {args.tokens} was saved without them")
+    if args.save_tokens:
+        save_tokens(Path(args.save_tokens), paragraphs, args.whole_word > 0)
+        return
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
     sampler = PairSampler(paragraphs, len(tokenizer), special, tokenizer.cls_token_id, tokenizer.sep_token_id,
                           tokenizer.mask_token_id, args.max_len, random.Random(args.seed), args.whole_word)
@@ -316,8 +358,9 @@ def main(argv=None) -> None:
     budget = args.max_minutes * 60
     if args.end_at:
         budget = state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
-    start, last_save = time.time() - state["elapsed"], time.time()
-    for batch in sampler.batches(args.batch_size):
+    start, last_save, last_export = time.time() - state["elapsed"], time.time(), time.time()
+    tokens = 0
+    for batch in batch_stream(sampler, args.batch_size, args.workers, args.seed + state["step"]):
         elapsed = time.time() - start
         step = state["step"]
         done = elapsed >= budget or (args.max_steps and step >= args.max_steps)
@@ -326,7 +369,8 @@ def main(argv=None) -> None:
         frac = step / args.max_steps if args.max_steps else elapsed / budget
         for group in optimizer.param_groups:
             group["lr"] = lr_at(frac, step, args.lr, args.warmup)
-        batch = {k: v.to(args.device) for k, v in batch.items()}
+        tokens += int(batch["attention_mask"].sum())
+        batch = {k: v.to(args.device, non_blocking=True) for k, v in batch.items()}
         with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16):
             loss, mlm_logits, _ = pretraining_loss(model, batch)
         optimizer.zero_grad(set_to_none=True)
@@ -334,8 +378,13 @@ def main(argv=None) -> None:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         state["step"] = step + 1
-        acc = (mlm_logits.argmax(-1) == batch["mlm_targets"]).float().mean().item()
-        progress.update(step, loss.item(), int(batch["attention_mask"].sum()), f"mlm-acc {acc:.3f}")
+        if step % args.log_every == 0:
+            acc = (mlm_logits.argmax(-1) == batch["mlm_targets"]).float().mean().item()
+            progress.update(step, loss.item(), tokens, f"mlm-acc {acc:.3f}")
+            tokens = 0
+        if args.export_every and time.time() - last_export > args.export_every * 60:
+            export(model, tokenizer, out)
+            last_export = time.time()
         if time.time() - last_save > 600:
             state["elapsed"] = time.time() - start
             save_checkpoint(ckpt, model, optimizer, state)
@@ -344,6 +393,27 @@ def main(argv=None) -> None:
     save_checkpoint(ckpt, model, optimizer, state)
     export(model, tokenizer, out)
     print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+
+
+class _BatchStream(torch.utils.data.IterableDataset):
+    """The sampler's batches, each worker process drawing from its own seed."""
+
+    def __init__(self, sampler: PairSampler, batch_size: int, seed: int):
+        self.sampler, self.batch_size, self.seed = sampler, batch_size, seed
+
+    def __iter__(self):
+        worker = torch.utils.data.get_worker_info()
+        self.sampler.rng = random.Random(self.seed * 1009 + (worker.id if worker else 0))
+        return self.sampler.batches(self.batch_size)
+
+
+def batch_stream(sampler: PairSampler, batch_size: int, workers: int, seed: int):
+    """Endless batches, built in this process or, with ``workers``, in that many processes."""
+    if not workers:
+        return sampler.batches(batch_size)
+    return iter(torch.utils.data.DataLoader(_BatchStream(sampler, batch_size, seed), batch_size=None,
+                                            num_workers=workers, prefetch_factor=8,
+                                            pin_memory=torch.cuda.is_available()))
 
 
 def init_from_export(model: BertForPreTraining, directory: Path) -> None:
@@ -361,8 +431,8 @@ def init_from_export(model: BertForPreTraining, directory: Path) -> None:
 def export(model: BertForPreTraining, tokenizer, out: Path) -> None:
     """fp16 safetensors via save_pretrained, plus the tokenizer files, loadable with from_pretrained(out)."""
     out.mkdir(parents=True, exist_ok=True)
-    model.to("cpu").half().save_pretrained(out, safe_serialization=True)
-    model.float()
+    # A copy: the model may still be training (--export-every), and fp16 must not touch its weights.
+    copy.deepcopy(model).to("cpu").half().save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     # transformers 5 writes only tokenizer.json; ship BERT's classic vocab.txt too.
     vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])

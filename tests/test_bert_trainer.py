@@ -1,0 +1,62 @@
+"""The BERT trainer's GPU-lease path: a token file instead of the corpus, batches from worker processes,
+exports while training."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import BertForPreTraining, BertTokenizerFast
+
+from core.train.bert import export, load_tokens, main, tokenize_corpus
+
+VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
+LINES = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。",
+         "他每天早上都喝一杯牛奶。今天天气很好。我们去图书馆借书。",
+         "老师在黑板上写字。小朋友们高高兴兴地上学。下雨了，出门记得带伞。"]
+TINY = ["--layers", "1", "--hidden", "32", "--heads", "2", "--batch-size", "4", "--max-len", "64", "--warmup", "1"]
+
+
+def _tokenizer():
+    return BertTokenizerFast(vocab=str(VOCAB), do_lower_case=True, tokenize_chinese_chars=True)
+
+
+def test_saved_tokens_are_the_segmented_training_split(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    # line 0 is held out (every 100th line), so it must not reach the token file
+    corpus.write_text("\n".join(["这一行留作评估。"] + LINES * 3) + "\n", encoding="utf-8")
+    tokens = tmp_path / "tokens.xz"
+    main(["--vocab", str(VOCAB), "--corpus", str(corpus), "--out", str(tmp_path / "unused"),
+          "--checkpoint", str(tmp_path / "ckpt" / "b.pt"), "--whole-word", "0.3", "--save-tokens", str(tokens)])
+    assert not (tmp_path / "unused").exists()
+    stored = load_tokens(tokens)
+    expected = tokenize_corpus(_tokenizer(), LINES, segment=True)  # repeats are dropped by the cleaning
+    assert len(stored) == len(expected) == 3
+    for got, want in zip(stored, expected):
+        assert [s.shape for s in got] == [s.shape for s in want]
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_a_token_file_trains_and_exports_without_the_corpus(tmp_path):
+    tokens = tmp_path / "tokens.xz"
+    from core.train.bert import save_tokens
+
+    save_tokens(tokens, tokenize_corpus(_tokenizer(), LINES * 4, segment=True), segment=True)
+    out = tmp_path / "model"
+    main(["--vocab", str(VOCAB), "--tokens", str(tokens), "--corpus", str(tmp_path / "absent.txt"),
+          "--out", str(out), "--checkpoint", str(tmp_path / "ckpt" / "b.pt"), "--whole-word", "0.3",
+          "--workers", "1", "--max-steps", "3", "--threads", "1", *TINY])
+    model = BertForPreTraining.from_pretrained(out)
+    assert model.config.num_hidden_layers == 1 and model.dtype == torch.float16
+    assert (out / "vocab.txt").read_text(encoding="utf-8").splitlines() == VOCAB.read_text(encoding="utf-8").splitlines()
+
+
+def test_export_leaves_the_training_weights_in_full_precision(tmp_path):
+    model = BertForPreTraining.from_pretrained(VOCAB.parent).float()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        model.bert.embeddings.word_embeddings.weight[5, 0] = 1.0 + 1e-5  # not representable in fp16
+    export(model, _tokenizer(), tmp_path / "copy")
+    assert model.dtype == torch.float32
+    assert model.bert.embeddings.word_embeddings.weight[5, 0].item() == torch.tensor(1.0 + 1e-5).item()
+    assert before.keys() == model.state_dict().keys()
