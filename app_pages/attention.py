@@ -25,6 +25,7 @@ from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
 DEFAULT_MODEL = "mini-bert-zh"
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 ROW_SOURCES = ("head_avg", "rollout", "head")
+TABS = ("head", "grid", "avg", "rollout", "row")  # only the open tab is built: a rerun draws one figure
 
 ss = st.session_state
 large = bool(ss.get("present"))
@@ -56,10 +57,12 @@ def _positive(value: str) -> int:
     return number
 
 
-def _row_source(value: str) -> str:
-    if value not in ROW_SOURCES:
-        raise ValueError(value)
-    return value
+def _one_of(choices: tuple[str, ...]):
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError(value)
+        return value
+    return check
 
 
 seed_widget("att_sentence", url_param("sentence", DEFAULT_SENTENCE))
@@ -68,7 +71,9 @@ seed_widget("att_hide", url_param("hide", False, cast=bool))
 seed_widget("att_words", url_param("words", False, cast=bool))
 seed_widget("att_layer", url_param("layer", 1, cast=_positive))
 seed_widget("att_head", url_param("head", 1, cast=_positive))
-seed_widget("att_row_source", url_param("rows", "head_avg", cast=_row_source))
+seed_widget("att_row_source", url_param("rows", "head_avg", cast=_one_of(ROW_SOURCES)))
+if "_att_tab_id" not in ss:  # the open tab by id: its label changes with the language
+    ss["_att_tab_id"] = url_param("tab", TABS[0], cast=_one_of(TABS))
 if "_att_token_label" not in ss:
     ss["_att_token_label"] = url_param("token", "苹")
 
@@ -159,9 +164,13 @@ def _matrix_csv(matrix: np.ndarray) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
+tab_labels = [t(f"att.tab.{tab}") for tab in TABS]
+if ss.get("att_tab") not in tab_labels:
+    ss["att_tab"] = tab_labels[TABS.index(ss["_att_tab_id"])]
 with st.container(key="att_result"):
-    tab_head, tab_grid, tab_avg, tab_roll, tab_row = st.tabs(
-        [t("att.tab.head"), t("att.tab.grid"), t("att.tab.avg"), t("att.tab.rollout"), t("att.tab.row")])
+    tabs = st.tabs(tab_labels, key="att_tab", on_change="rerun")
+ss["_att_tab_id"] = TABS[tab_labels.index(ss["att_tab"])]
+sync_to_url(tab=None if ss["_att_tab_id"] == TABS[0] else ss["_att_tab_id"])
 
 
 # ---- one layer, one head ------------------------------------------------------------------------
@@ -189,39 +198,41 @@ def single_head() -> None:
                        mime="text/html", on_click="ignore", key="att_dl_html")
 
 
-with tab_head:
-    single_head()
-
 # ---- every layer × head --------------------------------------------------------------------------
-with tab_grid:
+def every_head() -> None:
     st.markdown(t("att.grid_intro"))
     grid = figs.attention_grid(view.att, labels, layer_names=[t("att.layer_short", l=l + 1) for l in range(L)],
                                head_names=[t("att.head_short", h=h + 1) for h in range(H)], large=large)
     st.plotly_chart(grid, config=PLOT_CONFIG, width="content", key="att_grid")
-    if not isinstance(ss.get("att_zoom"), int) or not 0 <= ss["att_zoom"] < L * H:
+    seed_widget("att_zoom", 0)
+    if not isinstance(ss["att_zoom"], int) or not 0 <= ss["att_zoom"] < L * H:
         ss["att_zoom"] = 0
     st.selectbox(t("att.zoom"), list(range(L * H)), key="att_zoom",
                  format_func=lambda k: t("att.heatmap_title", l=k // H + 1, h=k % H + 1))
+    keep_widgets("att_zoom")
     zl, zh = divmod(int(ss["att_zoom"]), H)
     st.plotly_chart(figs.attention_heatmap(view.att[zl, zh], labels, title=t("att.heatmap_title", l=zl + 1, h=zh + 1),
                                            x_title=axis_to, y_title=axis_from, highlight_row=token, large=large),
                     config=PLOT_CONFIG, width="content", key="att_zoomed")
 
+
 # ---- head average per layer ----------------------------------------------------------------------
-with tab_avg:
+def head_average() -> None:
     st.markdown(t("att.avg_intro"))
     avg_fig = figs.layer_maps(view.head_avg, labels, titles=layer_names, large=large)
     st.plotly_chart(avg_fig, config=PLOT_CONFIG, width="content", key="att_avg")
 
+
 # ---- rollout -------------------------------------------------------------------------------------
-with tab_roll:
+def rollout() -> None:
     st.markdown(t("att.rollout_intro"))
     roll_fig = figs.layer_maps(view.rollout, labels, titles=[t("att.rollout_upto", l=l + 1) for l in range(L)],
                                large=large)
     st.plotly_chart(roll_fig, config=PLOT_CONFIG, width="content", key="att_rollout")
 
+
 # ---- one token's row -------------------------------------------------------------------------------
-with tab_row:
+def token_row() -> None:
     st.radio(t("att.row_source"), ROW_SOURCES, key="att_row_source", horizontal=True,
              format_func=lambda s: t(f"att.row_source.{s}"))
     keep_widgets("att_row_source")
@@ -239,5 +250,11 @@ with tab_row:
                     config=PLOT_CONFIG, width="content", key="att_rows")
     top = [labels[j] for j in np.argsort(-rows[-1])[:3]]
     st.caption(t("att.row_top", layer=L, top=md_escape(" · ".join(top))))
+
+
+for tab, draw in zip(tabs, (single_head, every_head, head_average, rollout, token_row)):
+    if tab.open:
+        with tab:
+            draw()
 
 st.caption(t("att.source"))

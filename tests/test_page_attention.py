@@ -47,16 +47,34 @@ def _view(encoder, sentence=SENTENCE, pair="", hide=False, words=False):
     return attention_view(encoding, hide_special=hide, word_level=words)
 
 
+TABS = ("head", "grid", "avg", "rollout", "row")
+TAB_CHARTS = {"head": ("att_heatmap",), "grid": ("att_grid", "att_zoomed"), "avg": ("att_avg",),
+              "rollout": ("att_rollout",), "row": ("att_rows",)}
+
+
+def _open(at: AppTest, tab: str) -> AppTest:
+    """Select a tab as a click does (the page builds the open tab only)."""
+    at.session_state["att_tab"] = at.tabs[TABS.index(tab)].label
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
 def _assert_all_rows_sum_to_one(at: AppTest) -> None:
-    for key in ("att_heatmap", "att_zoomed", "att_grid", "att_avg", "att_rollout"):
-        spec = chart(at, key)
-        heatmaps = [trace for trace in spec["data"] if trace["type"] == "heatmap"]
-        assert heatmaps, key
-        for trace in heatmaps:
-            np.testing.assert_allclose(plotly_array(trace["z"]).astype(float).sum(axis=1), 1.0, atol=1e-5, err_msg=key)
-    rows = chart(at, "att_rows")
-    for trace in rows["data"]:
-        assert float(np.sum(plotly_array(trace["y"]))) == pytest.approx(1.0, abs=1e-5)
+    for tab in TABS:
+        _open(at, tab)
+        for key in TAB_CHARTS[tab]:
+            spec = chart(at, key)
+            if tab == "row":
+                for trace in spec["data"]:
+                    assert float(np.sum(plotly_array(trace["y"]))) == pytest.approx(1.0, abs=1e-5)
+                continue
+            heatmaps = [trace for trace in spec["data"] if trace["type"] == "heatmap"]
+            assert heatmaps, key
+            for trace in heatmaps:
+                np.testing.assert_allclose(plotly_array(trace["z"]).astype(float).sum(axis=1), 1.0, atol=1e-5,
+                                           err_msg=key)
+    _open(at, "head")
 
 
 # ---- default page --------------------------------------------------------------------------------
@@ -73,20 +91,37 @@ def test_default_run(tiny, tiny_encoder):
     assert spec["layout"]["yaxis"]["ticktext"] == view.labels
     assert spec["layout"]["xaxis"]["tickangle"] == 0
     assert spec["layout"]["yaxis"]["scaleanchor"] == "x"
-    _assert_all_rows_sum_to_one(at)
-    grid = chart(at, "att_grid")
-    assert len(grid["data"]) == view.num_layers * view.num_heads
-    for k, trace in enumerate(grid["data"]):
-        np.testing.assert_allclose(plotly_array(trace["z"]), view.att[k // 2, k % 2], atol=1e-6)
-    for key, expected in (("att_avg", view.head_avg), ("att_rollout", view.rollout)):
-        traces = chart(at, key)["data"]
-        assert len(traces) == view.num_layers
-        for layer, trace in enumerate(traces):
-            np.testing.assert_allclose(plotly_array(trace["z"]), expected[layer], atol=1e-6)
     assert at.query_params["sentence"] == SENTENCE
     assert at.query_params["layer"] == "1" and at.query_params["head"] == "1"
     assert len(at.get("download_button")) == 2
     assert [tab.label for tab in at.tabs] == ["单个注意力头", "全部层 × 头", "各层的头平均", "注意力 rollout", "某个字/词看向哪里"]
+    assert [key for keys in TAB_CHARTS.values() for key in keys if chart(at, key)] == ["att_heatmap"]
+    _assert_all_rows_sum_to_one(at)
+    grid = chart(_open(at, "grid"), "att_grid")
+    assert len(grid["data"]) == view.num_layers * view.num_heads
+    for k, trace in enumerate(grid["data"]):
+        np.testing.assert_allclose(plotly_array(trace["z"]), view.att[k // 2, k % 2], atol=1e-6)
+    for tab, expected in (("avg", view.head_avg), ("rollout", view.rollout)):
+        traces = chart(_open(at, tab), TAB_CHARTS[tab][0])["data"]
+        assert len(traces) == view.num_layers
+        for layer, trace in enumerate(traces):
+            np.testing.assert_allclose(plotly_array(trace["z"]), expected[layer], atol=1e-6)
+        assert at.query_params["tab"] == tab
+        assert chart(at, "att_heatmap") is None and chart(at, "att_grid") is None
+
+
+def test_open_tab_is_in_the_url_and_survives_a_language_switch(tiny):
+    at = _app(tiny, query={"tab": "rollout"}).run()
+    assert_no_exception(at)
+    assert chart(at, "att_rollout") and chart(at, "att_heatmap") is None
+    at.session_state["lang"] = "en"
+    at.run()
+    assert at.session_state["att_tab"] == "Attention rollout" and chart(at, "att_rollout")
+    _open(at, "head")
+    assert "tab" not in at.query_params and chart(at, "att_heatmap")
+    odd = _app(tiny, query={"tab": "nope"}).run()
+    assert_no_exception(odd)
+    assert chart(odd, "att_heatmap")
 
 
 def test_mini_bert_every_option_rows_sum_to_one():
@@ -97,7 +132,7 @@ def test_mini_bert_every_option_rows_sum_to_one():
     assert_no_exception(at)
     assert not at.error
     _assert_all_rows_sum_to_one(at)
-    assert len(chart(at, "att_grid")["data"]) == 16
+    assert len(chart(_open(at, "grid"), "att_grid")["data"]) == 16
     for hide, words in ((True, False), (False, True), (True, True)):
         at.toggle(key="att_hide").set_value(hide)
         at.toggle(key="att_words").set_value(words)
@@ -132,15 +167,17 @@ def test_url_state_is_read(tiny, tiny_encoder):
     view = _view(tiny_encoder, "他背着包袱去北京。", hide=True, words=True)
     token = view.labels.index("包袱")
     assert at.selectbox(key="att_token").value == token
-    assert at.radio(key="att_row_source").value == "rollout"
     np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), view.att[1, 0], atol=1e-6)
+    _open(at, "row")
+    assert at.radio(key="att_row_source").value == "rollout"
     rows = chart(at, "att_rows")["data"]
     for layer, trace in enumerate(rows):
         np.testing.assert_allclose(plotly_array(trace["y"]), view.rollout[layer, token], atol=1e-6)
     odd = _app(tiny, query={"layer": "99", "head": "-3", "rows": "nope", "hide": "maybe"}).run()
     assert_no_exception(odd)
     assert odd.slider(key="att_layer").value == 1 and odd.slider(key="att_head").value == 1
-    assert odd.radio(key="att_row_source").value == "head_avg" and odd.toggle(key="att_hide").value is False
+    assert odd.toggle(key="att_hide").value is False
+    assert _open(odd, "row").radio(key="att_row_source").value == "head_avg"
 
 
 def test_hide_special_and_word_level(tiny, tiny_encoder):
@@ -191,7 +228,8 @@ def test_token_highlight_and_row_sources(tiny, tiny_encoder):
     shapes = chart(at, "att_heatmap")["layout"]["shapes"]
     assert shapes[0]["y0"] == pytest.approx(2.5) and shapes[0]["y1"] == pytest.approx(3.5)
     assert at.query_params["token"] == view.labels[3]
-    rows = chart(at, "att_rows")["data"]
+    at.slider(key="att_head").set_value(2).run()
+    rows = chart(_open(at, "row"), "att_rows")["data"]
     assert len(rows) == view.num_layers
     for layer, trace in enumerate(rows):
         np.testing.assert_allclose(plotly_array(trace["y"]), view.head_avg[layer, 3], atol=1e-6)
@@ -199,9 +237,7 @@ def test_token_highlight_and_row_sources(tiny, tiny_encoder):
     for layer, trace in enumerate(chart(at, "att_rows")["data"]):
         np.testing.assert_allclose(plotly_array(trace["y"]), view.rollout[layer, 3], atol=1e-6)
     assert at.query_params["rows"] == "rollout"
-    at.slider(key="att_head").set_value(2)
-    at.radio(key="att_row_source").set_value("head")
-    at.run()
+    at.radio(key="att_row_source").set_value("head").run()  # the head chosen on the first tab
     for layer, trace in enumerate(chart(at, "att_rows")["data"]):
         np.testing.assert_allclose(plotly_array(trace["y"]), view.att[layer, 1, 3], atol=1e-6)
     # switching to words keeps the chosen token by its label when it can
@@ -213,7 +249,7 @@ def test_token_highlight_and_row_sources(tiny, tiny_encoder):
 
 def test_zoom_selectbox(tiny, tiny_encoder):
     view = _view(tiny_encoder)
-    at = _app(tiny).run()
+    at = _open(_app(tiny).run(), "grid")
     np.testing.assert_allclose(_heat(chart(at, "att_zoomed")), view.att[0, 0], atol=1e-6)
     at.selectbox(key="att_zoom").set_value(3).run()  # layer 2, head 2
     assert_no_exception(at)
@@ -319,9 +355,9 @@ def test_selectors_do_not_rerun_the_model(tiny, monkeypatch):
     at.slider(key="att_head").set_value(2)
     at.toggle(key="att_hide").set_value(True)
     at.toggle(key="att_words").set_value(True)
-    at.selectbox(key="att_zoom").set_value(2)
-    at.radio(key="att_row_source").set_value("rollout")
     at.run()
+    _open(at, "grid").selectbox(key="att_zoom").set_value(2).run()
+    _open(at, "row").radio(key="att_row_source").set_value("rollout").run()
     assert_no_exception(at)
     assert not at.error
     _assert_all_rows_sum_to_one(at)
