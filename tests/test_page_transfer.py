@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import transfer
 from core.errors import LabError
+from core.transfer.__main__ import main as transfer_main
 from apptest_support import chart, plotly_array
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,7 +167,7 @@ def test_without_elmo(tiny_bert, data):
 
 def test_cli_writes_json(tiny_bert_dir, tmp_path, capsys):
     out = tmp_path / "r.json"
-    code = transfer.main(["--bert", str(tiny_bert_dir), "--elmo", "none", "--train", "16", "--test", "8",
+    code = transfer_main(["--bert", str(tiny_bert_dir), "--elmo", "none", "--train", "16", "--test", "8",
                           "--steps", "2", "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr()

@@ -1,0 +1,24 @@
+"""Feature-based transfer vs fine-tuning, measured (lecture: 两种迁移策略的界定).
+
+One small task, the sentiment of Chinese shopping reviews (``data``), solved three ways: (a) feature-based,
+a FROZEN mini-elmo-zh or mini-bert-zh turns each review into a vector for a logistic regression
+(``features``); (b) fine-tuning, a copy of mini-bert-zh plus a new head, every parameter trained
+(``finetune``); (c) LoRA (``core.lora``), the same loop training only low-rank adapters and the head.
+``run`` runs the whole experiment; ``python -m core.transfer`` writes it to ``assets/transfer_results.json``
+(``results``), which the page shows instantly in class. Pure package: no Streamlit.
+"""
+from .data import (DATA_FILES, DATA_PACKAGE, DATA_PACKAGE_VERSION, DEFAULT_CONFIG, LABELS, Dataset, TransferConfig,
+                   data_dir, load_reviews, sample_dataset)
+from .features import POOLINGS, bert_features, elmo_features, fit_logistic
+from .finetune import count_params, fine_tune
+from .results import (RESULTS_PATH, RESULTS_VERSION, check_results, curve_text, load_results, model_fingerprint,
+                      save_results, summary_lines)
+from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
+
+__all__ = [
+    "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",
+    "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig", "bert_features",
+    "check_results", "count_params", "curve_text", "data_dir", "elmo_features", "fine_tune", "fit_logistic",
+    "load_results", "load_reviews", "model_fingerprint", "run_transfer", "sample_dataset", "save_results",
+    "summary_lines",
+]

@@ -1,0 +1,101 @@
+"""The experiment's results kept and shown: the JSON file the page reads (``assets/transfer_results.json``,
+format RESULTS_VERSION), weight fingerprints that tell results computed on older models, and the plain-text
+summary the CLI prints.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import LabError
+from .features import POOLINGS
+
+RESULTS_PATH = Path(__file__).resolve().parents[2] / "assets" / "transfer_results.json"
+RESULTS_VERSION = 1
+
+
+def model_fingerprint(encoder_or_dir) -> str | None:
+    """sha256 (first 16 hex digits) of a model directory's weights, to tell stale cached results."""
+    directory = encoder_or_dir if isinstance(encoder_or_dir, (str, Path)) else getattr(encoder_or_dir, "directory", None)
+    if directory is None:
+        name = getattr(encoder_or_dir, "name", None)
+        if name is None:
+            return None
+        from ..registry import MODELS_DIR
+        directory = MODELS_DIR / name if (MODELS_DIR / name).is_dir() else Path(name)
+    directory = Path(directory)
+    for filename in ("model.safetensors",):
+        path = directory / filename
+        if path.is_file():
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+            return digest.hexdigest()[:16]
+    return None
+
+
+def check_results(results: object) -> dict:
+    """``results`` if it looks like a results dict of this version, else LabError (for the page)."""
+    if (not isinstance(results, dict) or results.get("version") != RESULTS_VERSION
+            or not isinstance(results.get("feature_bert"), dict) or not isinstance(results.get("fine_tune"), dict)):
+        raise LabError("results_unreadable", file=RESULTS_PATH.name)
+    return results
+
+
+def load_results(path: Path | str = RESULTS_PATH) -> dict | None:
+    """The cached results, or None when the file does not exist yet."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return check_results(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise LabError("results_unreadable", file=path.name) from exc
+
+
+def save_results(results: dict, path: Path | str = RESULTS_PATH) -> Path:
+    """Write atomically (a page reading the file never sees half of it)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def curve_text(curve: Sequence[dict]) -> str:
+    """Held-out accuracy by step, e.g. ``0:0.55 60:0.76``."""
+    return " ".join(f"{p['step']}:{p['accuracy']:.2f}" for p in curve)
+
+
+def summary_lines(results: dict) -> list[str]:
+    """A short plain-text summary (CLI output)."""
+    lines = []
+    elmo = results.get("feature_elmo")
+    if elmo:
+        lines.append(f"feature-based  {elmo['model']:<14} uniform mix, mean-pooled + LR   "
+                     f"acc {elmo['accuracy']:.3f}  trained {elmo['trained_params']:,} / frozen {elmo['frozen_params']:,}")
+    else:
+        lines.append("feature-based  mini-elmo-zh   skipped (model not available)")
+    bert = results["feature_bert"]
+    for pooling in POOLINGS:
+        accs = " ".join(f"{a:.3f}" for a in bert["accuracy"][pooling])
+        lines.append(f"feature-based  {bert['model']:<14} {pooling:<4} per layer (0..{len(bert['accuracy'][pooling]) - 1}) "
+                     f"+ LR: {accs}")
+    lines.append(f"               trained {bert['trained_params']:,} / frozen {bert['frozen_params']:,}")
+    ft = results["fine_tune"]
+    lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, acc {ft['accuracy']:.3f} "
+                 f"(held-out accuracy by step {curve_text(ft['curve'])})  "
+                 f"trained {ft['trained_params']:,} / frozen {ft['frozen_params']:,}")
+    lora = results.get("lora")
+    if lora:
+        lines.append(f"LoRA           {lora['model']:<14} r {lora['settings']['r']}, lr {lora['settings']['lr']:g}, "
+                     f"acc {lora['accuracy']:.3f} (by step {curve_text(lora['curve'])})  "
+                     f"trained {lora['trained_params']:,} / frozen {lora['frozen_params']:,}")
+    lines.append(f"majority baseline {results['majority_baseline']:.3f}")
+    lines.append("timings, wall (s): " + ", ".join(f"{k} {v}" for k, v in results["timings"].items()))
+    lines.append("timings, CPU (s):  " + ", ".join(f"{k} {v}" for k, v in results.get("cpu_timings", {}).items()))
+    return lines
