@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,9 +29,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from benchmarks.common import ROOT, free_port
 from ui import PAGES
 
-ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -40,15 +39,9 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(timeout_s: float, script: str = "app.py", log: Path | None = None) -> tuple[subprocess.Popen, str]:
     """``streamlit run <script>`` on a free loopback port (output to ``log``), once /_stcore/health answers."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     output = log.open("w") if log else subprocess.DEVNULL
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",

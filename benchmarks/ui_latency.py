@@ -33,9 +33,8 @@ import time
 from pathlib import Path
 
 from benchmarks.classroom_load import _log, start_server
-from benchmarks.run import error_result, make_result, skipped_result
+from benchmarks.common import error_result, make_result, skipped_result
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 TARGETS = {"control_rerun_s": 1.0, "scene_change_s": 1.5, "first_visit_warm_s": 3.0}
 PAGES = ("overview", "static-vs-contextual", "elmo-weights", "fill-mask", "attention-heatmap")
