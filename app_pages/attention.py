@@ -17,12 +17,12 @@ from core.encoders import Encoding
 from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
+from core.model_names import DEFAULT_BERT
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
-from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
+from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
-DEFAULT_MODEL = "mini-bert-zh"
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 ROW_SOURCES = ("head_avg", "rollout", "head")
 TABS = ("head", "grid", "avg", "rollout", "row")  # only the open tab is built: a rerun draws one figure
@@ -50,34 +50,19 @@ def _encoding(name: str, first: str, second: str) -> Encoding:
 
 
 # ---- state ------------------------------------------------------------------------------------
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise ValueError(value)
-    return number
-
-
-def _one_of(choices: tuple[str, ...]):
-    def check(value: str) -> str:
-        if value not in choices:
-            raise ValueError(value)
-        return value
-    return check
-
-
 seed_widget("att_sentence", url_param("sentence", DEFAULT_SENTENCE))
 seed_widget("att_pair", url_param("pair", ""))
 seed_widget("att_hide", url_param("hide", False, cast=bool))
 seed_widget("att_words", url_param("words", False, cast=bool))
-seed_widget("att_layer", url_param("layer", 1, cast=_positive))
-seed_widget("att_head", url_param("head", 1, cast=_positive))
-seed_widget("att_row_source", url_param("rows", "head_avg", cast=_one_of(ROW_SOURCES)))
+seed_widget("att_layer", url_param("layer", 1, cast=in_range(1)))
+seed_widget("att_head", url_param("head", 1, cast=in_range(1)))
+seed_widget("att_row_source", url_param("rows", "head_avg", cast=one_of(*ROW_SOURCES)))
 if "_att_tab_id" not in ss:  # the open tab by id: its label changes with the language
-    ss["_att_tab_id"] = url_param("tab", TABS[0], cast=_one_of(TABS))
+    ss["_att_tab_id"] = url_param("tab", TABS[0], cast=one_of(*TABS))
 if "_att_token_label" not in ss:
     ss["_att_token_label"] = url_param("token", "苹")
 
-model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_MODEL)
+model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_BERT)
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.attention"))

@@ -26,7 +26,7 @@ from core.safe_text import md_escape
 from core.stats import difference_interval
 from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t, timestamp
-from ui.state import sync_to_url, url_param
+from ui.state import in_range, one_of, sync_to_url, url_param
 
 ss = st.session_state
 LANG = ss.get("lang", "zh")
@@ -37,24 +37,13 @@ GAMMA_RANGE = (0.1, 4.0)
 LECTURE_PRESETS = ("syntax", "semantics", "worked_example")  # defined for L + 1 = 3 layers
 
 
-def _mode(value: str) -> str:
-    if value not in MODES:
-        raise ValueError(value)
-    return value
-
-
-def _gamma(value: str) -> float:
-    g = float(value)
-    if not GAMMA_RANGE[0] <= g <= GAMMA_RANGE[1]:
-        raise ValueError(value)
-    return g
 
 
 # ---- first visit in this session: start from the URL ----------------------------------------------
 sentence_inputs.seed_from_url()
 ss.setdefault("elmo_use_bert", url_param("bert", False, cast=bool))
-ss.setdefault("elmo_mode", url_param("mode", "softmax", cast=_mode))
-ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=_gamma))
+ss.setdefault("elmo_mode", url_param("mode", "softmax", cast=one_of(*MODES)))
+ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=in_range(*GAMMA_RANGE, kind=float)))
 
 
 def slider_key(kind: str, mode: str, j: int) -> str:

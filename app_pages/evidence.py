@@ -23,7 +23,7 @@ from core.mixing import PRESETS
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.i18n import error_text, t, timestamp
 from ui.sidebar import get_model_infos
-from ui.state import sync_to_url, url_param
+from ui.state import one_of, sync_to_url, url_param
 
 SECTIONS = ("pos", "senses", "context", "presets", "recompute")
 CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
@@ -105,7 +105,7 @@ except LabError as err:
     st.error(err.message(lang))
     results = None
 
-section = url_param("section", "pos", cast=lambda v: v if v in SECTIONS else "pos")
+section = url_param("section", "pos", cast=one_of(*SECTIONS))
 st.session_state.setdefault("_ev_section", section)
 # labels computed now, in the current language (a format_func calling t() later could be
 # evaluated in another language, e.g. by the testing framework)
@@ -139,7 +139,7 @@ def pos_section(results: dict) -> None:
     with left.container(border=True):
         st.markdown(t("evidence.pos.paper", l1=paper["biLM layer 1"], l2=paper["biLM layer 2"]))
     right.markdown(t("evidence.pos.method"))
-    tags = url_param("tags", "fine", cast=lambda v: v if v in ("fine", "coarse") else "fine")
+    tags = url_param("tags", "fine", cast=one_of("fine", "coarse"))
     st.session_state.setdefault("_ev_tags", tags)
     tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
     with st.container(key="evidence_result"):
@@ -193,7 +193,7 @@ def senses_section(results: dict) -> None:
     words = view.sense_words(results)
     right.markdown(t("evidence.senses.method", n_words=len(words), word_list="、".join(words)))
     options = ["__all__"] + words
-    word = url_param("word", "__all__", cast=lambda v: v if v in options else "__all__")
+    word = url_param("word", "__all__", cast=one_of(*options))
     st.session_state.setdefault("_ev_word", word)
     word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
     word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
@@ -254,7 +254,7 @@ def context_section(results: dict) -> None:
         st.markdown(t("evidence.ctx.paper", pct=results["published"]["ethayarajh"]["static_variance_explained_below"]))
     right.markdown(t("evidence.ctx.method", n_words=cfg["n_words"], max_contexts=cfg["max_contexts"],
                      n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
-    mode = url_param("ctx", "adjusted", cast=lambda v: v if v in ("raw", "adjusted") else "adjusted")
+    mode = url_param("ctx", "adjusted", cast=one_of("raw", "adjusted"))
     st.session_state.setdefault("_ev_ctx", mode)
     mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
     mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
@@ -279,7 +279,7 @@ def context_section(results: dict) -> None:
                           verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT))
                         + " " + intra_verdict(e["kind"], intra[1], intra[-1]))
     names = view.context_models(results)
-    model = url_param("ctx_model", names[0], cast=lambda v: v if v in names else names[0])
+    model = url_param("ctx_model", names[0], cast=one_of(*names))
     st.session_state.setdefault("_ev_ctx_model", model)
     if st.session_state["_ev_ctx_model"] not in names:
         st.session_state["_ev_ctx_model"] = names[0]

@@ -11,17 +11,11 @@ from core import exercises as ex
 from core.errors import LabError
 from ui.i18n import t
 from ui.presentation import scene_link
-from ui.state import sync_to_url, url_param
+from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
 LANG = ss.get("lang", "zh")
 VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
-
-
-def _variant(value: str) -> str:
-    if value not in ex.FORMULA_VARIANTS:
-        raise ValueError(value)
-    return value
 
 
 def _vec(values) -> str:
@@ -91,7 +85,7 @@ with st.container(border=True):
 # ---- 2. formula: the ELMo scalar mix ------------------------------------------------------------------
 variants = list(ex.FORMULA_VARIANTS)
 if ss.get("ex_variant") not in variants:
-    ss["ex_variant"] = url_param("variant", "lecture", cast=_variant)
+    ss["ex_variant"] = url_param("variant", "lecture", cast=one_of(*ex.FORMULA_VARIANTS))
 variant_labels = {v: t(f"ex.formula.variant.{v}") for v in variants}
 
 

@@ -19,12 +19,12 @@ from core.attention_view import inspect_text
 from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
+from core.model_names import DEFAULT_BERT
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
-from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
+from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
-DEFAULT_MODEL = "mini-bert-zh"
 TOP_K_MAX = 20
 DEFAULT_SENTENCE = "我吃了一个[MASK][MASK]。"
 DEFAULT_CANDIDATES = "苹果,水果,公司"
@@ -101,32 +101,19 @@ def show_text_notes(name: str, text: str) -> None:
 
 
 # ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
-def _url_mode(value: str) -> str:
-    if value not in MODES:
-        raise ValueError(value)
-    return value
-
-
-def _url_top_k(value: str) -> int:
-    k = int(value)
-    if not 1 <= k <= TOP_K_MAX:
-        raise ValueError(value)
-    return k
-
-
-seed_widget("fill_mode", url_param("mode", "masked", cast=_url_mode))
+seed_widget("fill_mode", url_param("mode", "masked", cast=one_of(*MODES)))
 seed_widget("fill_sentence", url_param("sentence", DEFAULT_SENTENCE))
 seed_widget("fill_plain", url_param("plain", EXAMPLES[0][0]))
 seed_widget("fill_word", url_param("word", EXAMPLES[0][1]))
 seed_widget("fill_chars", [i for i in url_param("chars", [], cast=list) if isinstance(i, int)])
-seed_widget("fill_top_k", url_param("top_k", 5, cast=_url_top_k))
+seed_widget("fill_top_k", url_param("top_k", 5, cast=in_range(1, TOP_K_MAX)))
 seed_widget("fill_cands", DEFAULT_CANDIDATES)
 seed_widget("fill_seed", 0)
 seed_widget("fill_show_all", False)
 seed_widget("fill_nsp_a", "今天天气很好。")
 seed_widget("fill_nsp_b", "我们去公园散步吧。")
 
-model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_MODEL)
+model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_BERT)
 
 
 def _use_example() -> None:

@@ -24,7 +24,7 @@ from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
-from ui.state import keep_widgets, seed_widget, sync_to_url, url_param
+from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
@@ -55,34 +55,16 @@ def _notes(text: str):
 
 
 # ---- state ------------------------------------------------------------------------------------
-def _index(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError(value)
-    return number
-
-
-def _top_k(value: str) -> int:
-    number = int(value)
-    if not 1 <= number <= obj.TOP_K:
-        raise ValueError(value)
-    return number
-
-
-def _metric(value: str) -> str:
-    if value not in obj.METRICS:
-        raise ValueError(value)
-    return value
 
 
 seed_widget("obj_sentence", url_param("sentence", DEFAULT_SENTENCE))
-seed_widget("obj_top_k", url_param("top_k", DEFAULT_TOP_K, cast=_top_k))
-seed_widget("obj_pos", url_param("pos", DEFAULT_POSITION, cast=_index))
+seed_widget("obj_top_k", url_param("top_k", DEFAULT_TOP_K, cast=in_range(1, obj.TOP_K)))
+seed_widget("obj_pos", url_param("pos", DEFAULT_POSITION, cast=in_range(0)))
 seed_widget("obj_text_a", url_param("a", DEFAULT_PAIR[0]))
 seed_widget("obj_text_b", url_param("b", DEFAULT_PAIR[1]))
-seed_widget("obj_metric", url_param("metric", "cosine", cast=_metric))
-seed_widget("obj_token", url_param("token", 0, cast=_index))
-seed_widget("obj_mask_pos", url_param("mask", DEFAULT_POSITION, cast=_index))
+seed_widget("obj_metric", url_param("metric", "cosine", cast=one_of(*obj.METRICS)))
+seed_widget("obj_token", url_param("token", 0, cast=in_range(0)))
+seed_widget("obj_mask_pos", url_param("mask", DEFAULT_POSITION, cast=in_range(0)))
 
 bert_name = ss["bert_model"] if "bert_model" in ss else url_param("model", registry.DEFAULT_BERT)
 

@@ -18,7 +18,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t
-from ui.state import sync_to_url, url_param
+from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
 LANG = ss.get("lang", "zh")
@@ -26,15 +26,11 @@ LARGE = bool(ss.get("present"))
 CTX_OPTIONS = ("elmo", "bert")
 
 
-def _ctx(value: str) -> str:
-    if value not in CTX_OPTIONS:
-        raise ValueError(value)
-    return value
 
 
 # ---- first visit in this session: widgets start from the URL ---------------------------------
 sentence_inputs.seed_from_url()
-ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=_ctx))
+ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
 ss.setdefault("static_centre", url_param("centre", False, cast=bool))
 
 

@@ -19,19 +19,13 @@ from core.figures.style import export_html
 from core.stats import difference_interval, wilson_interval
 from ui import cache
 from ui.i18n import error_text, t, timestamp
-from ui.state import sync_to_url, url_param
+from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
 LANG = ss.get("lang", "zh")
 LARGE = bool(ss.get("present"))
 STEP_CHOICES = (100, 200, 300, 400)
 LR_CHOICES = (5e-5, 1e-4)
-
-
-def _pooling(value: str) -> str:
-    if value not in transfer.POOLINGS:
-        raise ValueError(value)
-    return value
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -150,7 +144,7 @@ def explorer() -> None:
     if ss.get("transfer_layer") not in range(n):
         ss["transfer_layer"] = min(max(url_param("layer", n - 1, cast=int), 0), n - 1)
     if ss.get("transfer_pool") not in transfer.POOLINGS:
-        ss["transfer_pool"] = url_param("pool", "cls", cast=_pooling)
+        ss["transfer_pool"] = url_param("pool", "cls", cast=one_of(*transfer.POOLINGS))
     layer_labels = {j: t("transfer.layer_label", j=j, name=_layer_name(j)) for j in range(n)}
     pool_labels = {p: t(f"transfer.pool.{p}") for p in transfer.POOLINGS}
 

@@ -204,8 +204,6 @@ def measure(cfg: Config) -> list[dict]:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return skip("playwright (python) is not installed")
-    if not (ROOT / "app.py").exists():
-        return skip("app.py does not exist yet")
     url_path, expect_plot, note = _page_choice()
     runs, errors = [], []
     for i in range(cfg.coldstart_runs):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
+from core.model_names import DEFAULT_BERT, DEFAULT_ELMO
+
 ROOT = Path(__file__).resolve().parent.parent
 WORD = "苹果"
 
@@ -26,8 +28,8 @@ WORD = "苹果"
 @dataclass
 class Config:
     quick: bool = False
-    bert_model: str = "mini-bert-zh"
-    elmo_model: str = "mini-elmo-zh"
+    bert_model: str = DEFAULT_BERT
+    elmo_model: str = DEFAULT_ELMO
     fillmask_reps: int = 200
     embed_sentences: int = 2000
     embed_reps: int = 3

@@ -19,6 +19,7 @@ from dataclasses import asdict
 
 from . import safe_json
 from .errors import LabError
+from .model_names import DEFAULT_BERT
 
 LANG = os.environ.get("LAB_LANG", "en")
 MAX_JSON_CHARS = 1_000_000  # --layers / --weights (one argv string is at most 128 KiB on Linux anyway)
@@ -268,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("models", help="list models").set_defaults(func=cmd_models)
     embed = sub.add_parser("embed", help="per-layer vectors of every occurrence of a word (JSON Lines)")
-    embed.add_argument("--model", default="mini-bert-zh")
+    embed.add_argument("--model", default=DEFAULT_BERT)
     embed.add_argument("--word", required=True)
     embed.add_argument("--input", help="UTF-8 text file, one sentence per line, read as a stream; a line longer "
                        "than the models' sentence limit is refused")
@@ -277,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("sentences", nargs="*")
     embed.set_defaults(func=cmd_embed)
     fill = sub.add_parser("fill-mask", help="top-k candidates for every [MASK]")
-    fill.add_argument("--model", default="mini-bert-zh")
+    fill.add_argument("--model", default=DEFAULT_BERT)
     fill.add_argument("--top-k", type=int, default=5)
     fill.add_argument("--show-all", action="store_true",
                       help="also list candidates that complete a vulgar word (hidden by default)")
@@ -290,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     mix.add_argument("--softmax", action="store_true", help="weights are pre-softmax")
     mix.set_defaults(func=cmd_mix)
     att = sub.add_parser("attention", help="attention matrices of a sentence")
-    att.add_argument("--model", default="mini-bert-zh")
+    att.add_argument("--model", default=DEFAULT_BERT)
     att.add_argument("--layer", type=int)
     att.add_argument("--head", type=int)
     att.add_argument("sentence", nargs="+")
@@ -303,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     bilm.set_defaults(func=cmd_bilm)
     right = sub.add_parser("right-context", help="how far the vectors of two sentences' shared beginning move, per "
                            "layer: ELMo's forward half, ELMo's backward half, every BERT layer")
-    right.add_argument("--bert", default="mini-bert-zh")
+    right.add_argument("--bert", default=DEFAULT_BERT)
     right.add_argument("first")
     right.add_argument("second")
     right.set_defaults(func=cmd_right_context)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from .errors import LabError
+from .model_names import DEFAULT_BERT
 from .transfer import DEFAULT_CONFIG, Dataset, TransferConfig, curve_text, fine_tune, sample_dataset
 
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.lora", description=(
         "Choose LoRA's learning rate on a validation split of the training reviews (the test reviews "
         "stay unseen); full fine-tuning with its own learning rate for comparison."))
-    parser.add_argument("--bert", default="mini-bert-zh", help="BERT-family model (default: %(default)s)")
+    parser.add_argument("--bert", default=DEFAULT_BERT, help="BERT-family model (default: %(default)s)")
     parser.add_argument("--lr", type=float, nargs="+", default=[3e-4, 1e-3, 3e-3, 5e-3, 1e-2],
                         help="LoRA learning rates to try (default: %(default)s)")
     parser.add_argument("--r", type=int, default=DEFAULT_LORA.r, help="rank (default: %(default)s)")

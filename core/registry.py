@@ -24,15 +24,15 @@ from transformers.utils import logging as hf_logging
 
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .errors import LabError
+from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from .safe_text import well_formed_model_name
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 EMBEDDED = {
-    "mini-bert-zh": ("bert", "Mini BERT (4 layers, character level), trained by this project"),
-    "mini-elmo-zh": ("elmo", "Mini ELMo biLM (2 biLSTM layers, character level), trained by this project"),
-    "word2vec-zh": ("static", "Skip-gram word2vec on jieba words, trained by this project"),
+    DEFAULT_BERT: ("bert", "Mini BERT (4 layers, character level), trained by this project"),
+    DEFAULT_ELMO: ("elmo", "Mini ELMo biLM (2 biLSTM layers, character level), trained by this project"),
+    DEFAULT_STATIC: ("static", "Skip-gram word2vec on jieba words, trained by this project"),
 }
-DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC = "mini-bert-zh", "mini-elmo-zh", "word2vec-zh"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 MASKED_LM_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "albert", "distilbert", "camembert", "ernie"}
 

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.usefixtures("skip_component_discovery", "embedded_elmo_
 def zh(key: str, **params) -> str:
     return translate("zh", key, **params)
 
+RTOL = 1e-5  # float32: the page's single-thread torch and the test's sum in a different order
+
 
 def _bars(spec: dict) -> list[dict]:
     return [trace for trace in spec["data"] if trace["type"] == "bar"]
@@ -46,14 +48,14 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     assert metrics[zh("obj.ll.forward")] == f"{reading.log_likelihood('forward'):.2f}"
     assert metrics[zh("obj.ll.backward")] == f"{reading.log_likelihood('backward'):.2f}"
     forward, backward = _bars(chart(at, "obj_prob_chart"))
-    np.testing.assert_allclose(plotly_array(forward["y"]), [p.actual for p in reading.forward], rtol=1e-6)
-    np.testing.assert_allclose(plotly_array(backward["y"]), [p.actual for p in reading.backward], rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(forward["y"]), [p.actual for p in reading.forward], rtol=RTOL)
+    np.testing.assert_allclose(plotly_array(backward["y"]), [p.actual for p in reading.backward], rtol=RTOL)
     assert at.selectbox(key="obj_pos").value == 5
     top = _bars(chart(at, "obj_topk_chart"))
     np.testing.assert_allclose(plotly_array(top[0]["x"]), [c.score for c in reading.forward[5].candidates[:5]],
-                               rtol=1e-6)
+                               rtol=RTOL)
     np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[5].candidates[:5]],
-                               rtol=1e-6)
+                               rtol=RTOL)
     assert len(at.dataframe[0].value) == 7
     # ② ELMo's forward half does not move, its backward half and every BERT layer do
     moved = obj.measure_right_context(elmo, bert, *PAIR)
@@ -61,17 +63,17 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     assert float(metrics[zh("obj.m.backward")]) > 0 and float(metrics[zh("obj.m.bert")]) > 0
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0) and len(fwd) == 3
-    np.testing.assert_allclose(bwd, moved.elmo_backward["cosine"][:, 0], rtol=1e-6)
-    np.testing.assert_allclose(deep, moved.bert["cosine"][:, 0], rtol=1e-6)
+    np.testing.assert_allclose(bwd, moved.elmo_backward["cosine"][:, 0], rtol=RTOL)
+    np.testing.assert_allclose(deep, moved.bert["cosine"][:, 0], rtol=RTOL)
     assert np.all(deep[1:] > 0) and np.all(bwd[1:] > 0)
     heat = chart(at, "obj_move_heatmap")["data"][0]
     assert np.asarray(plotly_array(heat["z"]), dtype=float).shape == (4, 2 + 2 + 4)
     # ③ left to right vs masked at 苹
     masked = obj.masked_reading(bert, "我吃了一个苹果", (5, 6), "苹")
     left_bars, masked_bars = _bars(chart(at, "obj_gpt_chart"))
-    np.testing.assert_allclose(plotly_array(masked_bars["x"]), [c.score for c in masked.candidates[:5]], rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(masked_bars["x"]), [c.score for c in masked.candidates[:5]], rtol=RTOL)
     np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[5].candidates[:5]],
-                               rtol=1e-6)
+                               rtol=RTOL)
     assert chart(at, "obj_gpt_strip") is not None
     assert dict(at.query_params) == {"sentence": "我吃了一个苹果", "top_k": "5", "pos": "5", "a": PAIR[0],
                                      "b": PAIR[1], "token": "0", "mask": "5"}
@@ -89,7 +91,7 @@ def test_controls_and_url_state(elmo, bert):
     moved = obj.measure_right_context(elmo, bert, "我吃了一个苹果", "我吃了一个苹果派")
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0)
-    np.testing.assert_allclose(deep, moved.bert["l2"][:, 6], rtol=1e-6)
+    np.testing.assert_allclose(deep, moved.bert["l2"][:, 6], rtol=RTOL)
     assert all(len(trace["x"]) == 3 for trace in _bars(chart(at, "obj_topk_chart")))
     # every selector moves its view and its URL parameter
     at.selectbox(key="obj_pos").set_value(0)
@@ -101,11 +103,11 @@ def test_controls_and_url_state(elmo, bert):
     reading = obj.bilm_reading(elmo, "我吃了一个苹果派")
     top = _bars(chart(at, "obj_topk_chart"))
     np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[0].candidates[:4]],
-                               rtol=1e-6)
-    np.testing.assert_allclose(_curves(chart(at, "obj_move_chart"))[2], moved.bert["cosine"][:, 0], rtol=1e-6)
+                               rtol=RTOL)
+    np.testing.assert_allclose(_curves(chart(at, "obj_move_chart"))[2], moved.bert["cosine"][:, 0], rtol=RTOL)
     left_bars, _ = _bars(chart(at, "obj_gpt_chart"))
     np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[0].candidates[:4]],
-                               rtol=1e-6)
+                               rtol=RTOL)
     assert at.query_params["pos"] == "0" and at.query_params["mask"] == "0" and at.query_params["token"] == "0"
     assert at.query_params["top_k"] == "4" and "metric" not in at.query_params
     # a shorter sentence keeps the position selectors inside it

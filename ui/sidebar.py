@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import registry
 from core.errors import LabError
 from core.safe_text import well_formed_model_name
 from ui.i18n import LANGS, DEFAULT_LANG, error_text, model_description, t
 from ui.state import sync_to_url, url_param
 
-DEFAULT_BERT_MODEL = "mini-bert-zh"
 MAX_MODEL_ID_LEN = 200
 _OTHER = "__other__"  # selectbox sentinel: "other hub id or local directory"
 
@@ -55,15 +55,9 @@ def clean_model_id(value: object) -> str | None:
 
 def get_model_infos():
     """``(models, problem)``: ``core.registry.list_models()`` and ``None``, or ``None`` and a
-    translated message when the registry is missing or fails. Never raises."""
+    translated message when listing fails (an unreadable models folder, say). Never raises."""
     try:
-        from core.registry import list_models
-    except ImportError:
-        return None, t("sidebar.registry_missing")
-    except Exception as exc:  # a half-written registry must not take the app down
-        return None, error_text(exc)
-    try:
-        return list(list_models()), None
+        return list(registry.list_models()), None
     except Exception as exc:  # LabError carries its own bilingual message
         return None, error_text(exc)
 
@@ -77,11 +71,6 @@ def init_state() -> None:
     if "present" not in ss:
         ss["present"] = bool(url_param("present", False, cast=bool))
     # bert_model is initialised in render_sidebar, once the registry's models are known.
-
-
-def chart_font_size(normal: int = 16, present: int = 24) -> int:
-    """Font size (px) for plotly charts: plotly uses pixels, so it ignores the CSS zoom."""
-    return present if st.session_state.get("present") else normal
 
 
 # ---- widget callbacks: copy the widget's value into the canonical key ------------------------
@@ -114,7 +103,7 @@ def _render_model_selector(bert_models: list) -> None:
 
     if "bert_model" not in ss:
         available = [m.name for m in bert_models if m.available]
-        fallback = available[0] if available else (names[0] if names else DEFAULT_BERT_MODEL)
+        fallback = available[0] if available else (names[0] if names else registry.DEFAULT_BERT)
         ss["bert_model"] = url_param("model", None, cast=clean_model_id) or fallback
     current = ss["bert_model"]
 

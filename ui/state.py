@@ -70,6 +70,26 @@ def url_param(key: str, default: Any, cast: Callable[[Any], Any] = str) -> Any:
         return default
 
 
+def one_of(*choices: str) -> Callable[[str], str]:
+    """A ``cast`` for :func:`url_param` that accepts only ``choices`` (anything else: the default)."""
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError(value)
+        return value
+    return check
+
+
+def in_range(low: float, high: float | None = None, kind: Callable[[str], Any] = int) -> Callable[[str], Any]:
+    """A ``cast`` for :func:`url_param`: a ``kind`` number with ``low <= n <= high`` (``high=None``: no upper
+    limit); anything else, NaN included, falls back to the default."""
+    def check(value: str):
+        number = kind(value)
+        if not (low <= number and (high is None or number <= high)):
+            raise ValueError(value)
+        return number
+    return check
+
+
 def sync_to_url(**values: Any) -> None:
     """Write ``values`` to the query string; only parameters whose encoded value changed are touched
     (each write to ``st.query_params`` updates the browser's address bar)."""

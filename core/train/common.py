@@ -1,7 +1,6 @@
 """Small pieces every trainer shares: seeding, time-based LR schedule, progress lines, checkpoints."""
 from __future__ import annotations
 
-import json
 import math
 import random
 import sys
@@ -59,7 +58,3 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
     model.load_state_dict(data["model"])
     optimizer.load_state_dict(data["optimizer"])
     return data["state"]
-
-
-def write_json(path: Path, payload: dict) -> None:
-    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

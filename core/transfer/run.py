@@ -11,14 +11,15 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from ..model_names import DEFAULT_BERT, DEFAULT_ELMO
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .features import POOLINGS, bert_features, elmo_features, fit_logistic
 from .finetune import count_params, fine_tune
 from .results import RESULTS_VERSION, model_fingerprint
 
 Progress = Callable[[float, str], None]
-BERT_MODEL = "mini-bert-zh"  # the models of the experiment (the page and the CLI default)
-ELMO_MODEL: str | None = "mini-elmo-zh"
+BERT_MODEL = DEFAULT_BERT  # the models of the experiment (the page and the CLI default)
+ELMO_MODEL: str | None = DEFAULT_ELMO
 
 
 def _no_progress(fraction: float, stage: str) -> None:
