@@ -14,13 +14,12 @@ import streamlit as st
 
 from core.attention_view import MAX_CHARS, attention_view, check_text, encode_pair, inspect_text
 from core.encoders import Encoding
-from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
-from core.model_names import DEFAULT_BERT
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
+from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
@@ -62,7 +61,7 @@ if "_att_tab_id" not in ss:  # the open tab by id: its label changes with the la
 if "_att_token_label" not in ss:
     ss["_att_token_label"] = url_param("token", "苹")
 
-model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_BERT)
+model_name = bert_model_name()
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.attention"))
@@ -98,8 +97,6 @@ else:
             st.info(t("att.control_chars", chars=", ".join(notes.control)))
         encoding = _encoding(model_name, first, second)
         view = attention_view(encoding, hide_special=hide, word_level=words)
-    except LabError as err:
-        st.error(err.message(ss.get("lang", "zh")))
     except Exception as err:  # never a traceback on the projector
         st.error(error_text(err))
 

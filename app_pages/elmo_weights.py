@@ -25,11 +25,11 @@ from core.mixing import PRESETS, one_hot, pre_softmax_from_normalised, scalar_mi
 from core.safe_text import md_escape
 from core.stats import difference_interval
 from ui import cache, sentence_inputs
-from ui.i18n import error_text, layer_name, t, timestamp
+from ui.i18n import current_lang, error_text, layer_name, t, timestamp
+from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, sync_to_url, url_param
 
 ss = st.session_state
-LANG = ss.get("lang", "zh")
 LARGE = bool(ss.get("present"))
 MODES = ("softmax", "direct")
 W_RANGE = (-3.0, 3.0)
@@ -140,7 +140,7 @@ st.divider()
 
 # ---- sentences and model ---------------------------------------------------------------------------
 st.subheader(t("elmo.live.title"))
-bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
+bert_name = bert_model_name()
 use_bert = st.toggle(t("elmo.use_bert", name=bert_name or "—"), key="elmo_use_bert", persist_state="session",
                      help=t("elmo.use_bert_help"))
 sentence_inputs.render("elmo_upload", height=200)
@@ -158,7 +158,7 @@ else:
     try:
         encoder = cache.encoder(ctx_name)
     except LabError as err:
-        problem = err.message(LANG)
+        problem = error_text(err)
 if problem:
     st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
 
@@ -174,7 +174,7 @@ view, input_error = None, None
 try:
     parsed = vv.parse_input(text, word_raw)
 except LabError as err:
-    parsed, input_error = None, err.message(LANG)
+    parsed, input_error = None, error_text(err)
 if input_error:
     st.error(input_error)
 elif encoder is not None:
@@ -182,7 +182,7 @@ elif encoder is not None:
         with st.spinner(t("static.computing")):
             view = _view(ctx_name, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
     except LabError as err:
-        st.error(err.message(LANG))
+        st.error(error_text(err))
     if view is not None:
         word_md = md_escape(parsed.word)
         if parsed.removed_controls:
@@ -322,12 +322,12 @@ def learned_section() -> None:
     try:
         results = ss.get(experiments.SESSION_KEY) or _results(str(path), path.stat().st_mtime if path.exists() else 0.0)
     except LabError as err:
-        st.error(err.message(LANG))
+        st.error(error_text(err))
         return
     entry = results_view.learned_mix(results)
     if entry is None:
         for name, reason in ((results or {}).get("learned_mix") or {}).get("skipped", {}).items():
-            st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(LANG, "?")))
+            st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
         st.info(t("elmo.learned.missing"))
         return
     tasks = entry["tasks"]

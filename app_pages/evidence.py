@@ -102,7 +102,7 @@ for info in infos or []:
 try:
     results = st.session_state.get(RESULTS_KEY) or file_results()
 except LabError as err:
-    st.error(err.message(lang))
+    st.error(error_text(err))
     results = None
 
 section = url_param("section", "pos", cast=one_of(*SECTIONS))
@@ -339,8 +339,6 @@ def recompute_section(results: dict | None) -> None:
 
         try:
             fresh = run_all(models, static=DEFAULT_STATIC, quick=quick, progress=progress)
-        except LabError as err:
-            st.error(err.message(lang))
         except Exception as exc:  # never a traceback in front of the class
             st.error(error_text(exc))
         else:

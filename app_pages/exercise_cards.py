@@ -9,12 +9,11 @@ import streamlit as st
 
 from core import exercises as ex
 from core.errors import LabError
-from ui.i18n import t
+from ui.i18n import error_text, t
 from ui.presentation import scene_link
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
-LANG = ss.get("lang", "zh")
 VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
 
 
@@ -125,7 +124,7 @@ with st.container(border=True):
         try:
             typed = ex.parse_vector(ss.get("ex_formula_answer") or "")
         except LabError as err:
-            st.error(err.message(LANG))
+            st.error(error_text(err))
         else:
             verdict = ex.check_formula(typed, variant)
             if verdict.correct:

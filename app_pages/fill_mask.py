@@ -19,10 +19,10 @@ from core.attention_view import inspect_text
 from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
-from core.model_names import DEFAULT_BERT
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
+from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
 TOP_K_MAX = 20
@@ -113,7 +113,7 @@ seed_widget("fill_show_all", False)
 seed_widget("fill_nsp_a", "今天天气很好。")
 seed_widget("fill_nsp_b", "我们去公园散步吧。")
 
-model_name = ss["bert_model"] if "bert_model" in ss else url_param("model", DEFAULT_BERT)
+model_name = bert_model_name()
 
 
 def _use_example() -> None:
@@ -176,8 +176,6 @@ if not model_name:
 else:
     try:
         encoder = cache.bert_encoder(model_name)
-    except LabError as err:
-        st.error(err.message(ss.get("lang", "zh")))
     except Exception as err:  # never a traceback on the projector
         st.error(error_text(err))
 
@@ -210,8 +208,6 @@ if encoder is not None:
         fill = _fill(model_name, masked, hide_vulgar)
     except _WordMissing as missing:
         st.error(t("fill.word_missing", word=md_escape(missing)))
-    except LabError as err:
-        st.error(err.message(ss.get("lang", "zh")))
     except Exception as err:  # an unexpected model failure: a message, never a traceback
         st.error(error_text(err))
     typed = masked or (ss.get("fill_sentence") if mode == "masked" else ss.get("fill_plain")) or ""

@@ -24,6 +24,7 @@ from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
+from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
@@ -66,7 +67,7 @@ seed_widget("obj_metric", url_param("metric", "cosine", cast=one_of(*obj.METRICS
 seed_widget("obj_token", url_param("token", 0, cast=in_range(0)))
 seed_widget("obj_mask_pos", url_param("mask", DEFAULT_POSITION, cast=in_range(0)))
 
-bert_name = ss["bert_model"] if "bert_model" in ss else url_param("model", registry.DEFAULT_BERT)
+bert_name = bert_model_name()
 
 
 def _in_range(key: str, n: int, default: int) -> int:

@@ -18,10 +18,10 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t
+from ui.sidebar import bert_model_name
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
-LANG = ss.get("lang", "zh")
 LARGE = bool(ss.get("present"))
 CTX_OPTIONS = ("elmo", "bert")
 
@@ -44,7 +44,7 @@ def _load(name: str | None, infos: dict) -> tuple[object | None, str | None]:
     try:
         return cache.encoder(name), None
     except LabError as err:
-        return None, err.message(LANG)
+        return None, error_text(err)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -61,7 +61,7 @@ st.title(t("static.title"))
 st.markdown(t("static.intro"))
 
 with sentence_inputs.render("static_upload", height=250):
-    bert_name = ss.get("bert_model", registry.DEFAULT_BERT)
+    bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
                                     else t("static.ctx_bert", name=bert_name or "—")))
@@ -73,7 +73,7 @@ text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 try:
     parsed = vv.parse_input(text, word_raw)
 except LabError as err:
-    st.error(err.message(LANG))
+    st.error(error_text(err))
     st.stop()
 word = parsed.word
 if parsed.removed_controls:
@@ -95,7 +95,7 @@ try:
                      registry.DEFAULT_STATIC if static_encoder is not None else None,
                      tuple(parsed.sentences), word, tuple(parsed.labels))
 except LabError as err:
-    st.error(err.message(LANG))
+    st.error(error_text(err))
     st.stop()
 
 word_md = md_escape(word)

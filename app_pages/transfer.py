@@ -22,7 +22,6 @@ from ui.i18n import error_text, t, timestamp
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
-LANG = ss.get("lang", "zh")
 LARGE = bool(ss.get("present"))
 STEP_CHOICES = (100, 200, 300, 400)
 LR_CHOICES = (5e-5, 1e-4)
@@ -60,7 +59,7 @@ def _load_results() -> tuple[dict | None, str]:
     try:
         return _file_results(str(path), mtime), "file"
     except LabError as err:
-        st.warning(err.message(LANG))
+        st.warning(error_text(err))
         return None, "none"
 
 
@@ -332,12 +331,10 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
                 try:
                     elmo = cache.encoder(transfer.ELMO_MODEL)
                 except LabError as err:
-                    st.warning(t("transfer.recompute.no_elmo", reason=err.message(LANG)))
+                    st.warning(t("transfer.recompute.no_elmo", reason=error_text(err)))
             config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
             ss["transfer_results"] = transfer.run_transfer(bert, elmo, config, progress=report)
-        except LabError as err:
-            st.error(err.message(LANG))
-        except Exception as err:  # never a traceback on the projector
+        except Exception as err:  # a LabError message, or a generic line: never a traceback on the projector
             st.error(error_text(err))
         else:
             st.rerun()

@@ -96,6 +96,13 @@ def _on_model_other() -> None:
     st.session_state["bert_model"] = clean_model_id(text)
 
 
+def bert_model_name() -> str | None:
+    """The BERT-family model the pages use: the sidebar's choice (``None`` when its "other" box is empty);
+    before the sidebar has run (one page alone, as in an AppTest) the URL's, else the embedded one."""
+    ss = st.session_state
+    return ss["bert_model"] if "bert_model" in ss else url_param("model", registry.DEFAULT_BERT)
+
+
 def _render_model_selector(bert_models: list) -> None:
     ss = st.session_state
     names = [m.name for m in bert_models]
