@@ -18,15 +18,13 @@ Every ``run_*`` function takes ``progress(fraction, text)``, a callback for prog
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import math
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LabError
+from .. import results_store
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import context_specificity, learned_mix, pos_probe, sense_probe
 from .vectors import Progress, no_progress, scaled_progress
@@ -67,21 +65,6 @@ def _round(value, digits: int = 4):
     return value
 
 
-_HASHES: dict[tuple, str] = {}  # (path, size, mtime_ns) -> sha256 prefix: hash each file version once
-
-
-def _sha256(path: Path) -> str:
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _HASHES:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _HASHES[key] = digest.hexdigest()[:16]
-    return _HASHES[key]
-
-
 def checkpoint_fingerprint(name: str) -> dict | None:
     """File name, size and content hash of an embedded model's weights (None for other models)."""
     if name not in EMBEDDED:
@@ -90,7 +73,7 @@ def checkpoint_fingerprint(name: str) -> dict | None:
     for filename in ("model.safetensors", "vectors.safetensors"):
         path = directory / filename
         if path.exists():
-            return {"file": filename, "bytes": path.stat().st_size, "sha256": _sha256(path)}
+            return {"file": filename, "bytes": path.stat().st_size, "sha256": results_store.weights_digest(path)}
     return None
 
 
@@ -159,26 +142,12 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
 
 
 def save_results(results: dict, path: Path | str = DEFAULT_OUT) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)  # atomic: a page reading the file never sees half of it
-    return path
+    return results_store.save(results, path)
 
 
 def load_results(path: Path | str = DEFAULT_OUT) -> dict | None:
     """The cached results, or None when the file does not exist yet."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabError("results_unreadable", file=path.name) from exc
-    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
-        raise LabError("results_unreadable", file=path.name)
-    return data
+    return results_store.load(path, FORMAT_VERSION)
 
 
 def _softmax_weights(accuracies, temperature: float) -> list[float]:

@@ -11,14 +11,14 @@ from .data import (DATA_FILES, DATA_PACKAGE, DATA_PACKAGE_VERSION, DEFAULT_CONFI
                    data_dir, load_reviews, sample_dataset)
 from .features import POOLINGS, bert_features, elmo_features, fit_logistic
 from .finetune import count_params, fine_tune
-from .results import (RESULTS_PATH, RESULTS_VERSION, check_results, curve_text, load_results, model_fingerprint,
+from .results import (RESULTS_PATH, RESULTS_VERSION, curve_text, load_results, model_fingerprint,
                       save_results, summary_lines)
 from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
 
 __all__ = [
     "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",
     "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig", "bert_features",
-    "check_results", "count_params", "curve_text", "data_dir", "elmo_features", "fine_tune", "fit_logistic",
+    "count_params", "curve_text", "data_dir", "elmo_features", "fine_tune", "fit_logistic",
     "load_results", "load_reviews", "model_fingerprint", "run_transfer", "sample_dataset", "save_results",
     "summary_lines",
 ]

@@ -4,12 +4,10 @@ summary the CLI prints.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import LabError
+from .. import results_store
 from .features import POOLINGS
 
 RESULTS_PATH = Path(__file__).resolve().parents[2] / "assets" / "transfer_results.json"
@@ -26,44 +24,18 @@ def model_fingerprint(encoder_or_dir) -> str | None:
         from ..registry import MODELS_DIR
         directory = MODELS_DIR / name if (MODELS_DIR / name).is_dir() else Path(name)
     directory = Path(directory)
-    for filename in ("model.safetensors",):
-        path = directory / filename
-        if path.is_file():
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(chunk)
-            return digest.hexdigest()[:16]
-    return None
-
-
-def check_results(results: object) -> dict:
-    """``results`` if it looks like a results dict of this version, else LabError (for the page)."""
-    if (not isinstance(results, dict) or results.get("version") != RESULTS_VERSION
-            or not isinstance(results.get("feature_bert"), dict) or not isinstance(results.get("fine_tune"), dict)):
-        raise LabError("results_unreadable", file=RESULTS_PATH.name)
-    return results
+    path = directory / "model.safetensors"
+    return results_store.weights_digest(path) if path.is_file() else None
 
 
 def load_results(path: Path | str = RESULTS_PATH) -> dict | None:
     """The cached results, or None when the file does not exist yet."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        return check_results(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as exc:
-        raise LabError("results_unreadable", file=path.name) from exc
+    return results_store.load(path, RESULTS_VERSION, lambda results: isinstance(results.get("feature_bert"), dict)
+                              and isinstance(results.get("fine_tune"), dict))
 
 
 def save_results(results: dict, path: Path | str = RESULTS_PATH) -> Path:
-    """Write atomically (a page reading the file never sees half of it)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return results_store.save(results, path)
 
 
 def curve_text(curve: Sequence[dict]) -> str:
