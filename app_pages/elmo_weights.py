@@ -37,8 +37,6 @@ GAMMA_RANGE = (0.1, 4.0)
 LECTURE_PRESETS = ("syntax", "semantics", "worked_example")  # defined for L + 1 = 3 layers
 
 
-
-
 # ---- first visit in this session: start from the URL ----------------------------------------------
 sentence_inputs.seed_from_url()
 ss.setdefault("elmo_use_bert", url_param("bert", False, cast=bool))

@@ -26,8 +26,6 @@ LARGE = bool(ss.get("present"))
 CTX_OPTIONS = ("elmo", "bert")
 
 
-
-
 # ---- first visit in this session: widgets start from the URL ---------------------------------
 sentence_inputs.seed_from_url()
 ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
