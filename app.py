@@ -5,6 +5,7 @@ import streamlit as st
 
 from ui import PAGES, ROOT_URL_PATH
 from ui.i18n import t
+from ui.page import presenting
 from ui.presentation import arrive, render_stepper
 from ui.sidebar import init_state, render_sidebar
 
@@ -18,6 +19,6 @@ pg = st.navigation([root, *pages])
 current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
 render_sidebar()
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
-if st.session_state.get("present"):
+if presenting():
     render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome
 pg.run()

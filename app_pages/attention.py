@@ -18,7 +18,8 @@ from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
 from core.safe_text import md_escape
 from ui import cache
-from ui.i18n import error_text, t
+from ui.i18n import t
+from ui.page import presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -27,7 +28,7 @@ ROW_SOURCES = ("head_avg", "rollout", "head")
 TABS = ("head", "grid", "avg", "rollout", "row")  # only the open tab is built: a rerun draws one figure
 
 ss = st.session_state
-large = bool(ss.get("present"))
+large = presenting()
 
 
 # ---- cached model work ------------------------------------------------------------------------
@@ -98,7 +99,7 @@ else:
         encoding = _encoding(model_name, first, second)
         view = attention_view(encoding, hide_special=hide, word_level=words)
     except Exception as err:  # never a traceback on the projector
-        st.error(error_text(err))
+        show_error(err)
 
 if view is None:
     st.stop()

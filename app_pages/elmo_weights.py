@@ -26,11 +26,12 @@ from core.safe_text import md_escape
 from core.stats import difference_interval
 from ui import cache, sentence_inputs
 from ui.i18n import current_lang, error_text, layer_name, t, timestamp
+from ui.page import presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, sync_to_url, url_param
 
 ss = st.session_state
-LARGE = bool(ss.get("present"))
+large = presenting()
 MODES = ("softmax", "direct")
 W_RANGE = (-3.0, 3.0)
 GAMMA_RANGE = (0.1, 4.0)
@@ -104,7 +105,7 @@ with col_diag:
     top = [t("elmo.diag.token")] + [t(f"elmo.diag.{d}", j=j) for j in range(1, L + 1) for d in ("fwd", "bwd")]
     middle = [t("elmo.diag.h0")] + [t("elmo.diag.hj", j=j) for j in range(1, L + 1)]
     st.plotly_chart(figs.elmo_diagram(top, middle, t("elmo.diag.sum"), [f"s<sub>{j}</sub>" for j in range(L + 1)],
-                                      title=t("elmo.diag.title"), large=LARGE, height=480 if LARGE else 430),
+                                      title=t("elmo.diag.title"), large=large, height=480 if large else 430),
                     key="elmo_diagram", config=figs.PLOT_CONFIG, theme=None)
 
 # ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
@@ -180,7 +181,7 @@ elif encoder is not None:
         with st.spinner(t("static.computing")):
             view = _view(ctx_name, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
     except LabError as err:
-        st.error(error_text(err))
+        show_error(err)
     if view is not None:
         word_md = md_escape(parsed.word)
         if parsed.removed_controls:
@@ -257,7 +258,7 @@ def mixer(view: vv.VectorsView | None) -> None:
                 note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
             st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
             st.plotly_chart(figs.weights_bar(layer_names, s, None,
-                                             large=LARGE, height=380 if LARGE else 320),
+                                             large=large, height=380 if large else 320),
                             key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
             st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
             toy = scalar_mix(np.identity(n), s, gamma)
@@ -278,7 +279,7 @@ def mixer(view: vv.VectorsView | None) -> None:
                 explained=view.projection.explained_variance_ratio,
                 title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
                 mixed_name=t("elmo.live.mixed"),
-                large=LARGE, height=620 if LARGE else 540)
+                large=large, height=620 if large else 540)
             st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
             st.caption(t("elmo.live.caption"))
             if mix.accuracy is not None:
@@ -320,7 +321,7 @@ def learned_section() -> None:
     try:
         results = ss.get(experiments.SESSION_KEY) or _results(str(path), path.stat().st_mtime if path.exists() else 0.0)
     except LabError as err:
-        st.error(error_text(err))
+        show_error(err)
         return
     entry = results_view.learned_mix(results)
     if entry is None:
@@ -337,7 +338,7 @@ def learned_section() -> None:
                for name in learned_mix.LECTURE_PRESETS]
     fig = preset_bars(layer_labels, groups, title=t("elmo.learned.chart_title"), yaxis_title=t("elmo.learned.axis"),
                       ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
-                      large=LARGE, height=520 if LARGE else 440)
+                      large=large, height=520 if large else 440)
     st.plotly_chart(fig, key="elmo_learned_bars", config=figs.PLOT_CONFIG, theme=None)
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
     unstable = []

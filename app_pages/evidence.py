@@ -22,6 +22,7 @@ from core.figures.style import PLOT_CONFIG, export_html
 from core.mixing import PRESETS
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.i18n import error_text, t, timestamp
+from ui.page import presenting, show_error
 from ui.sidebar import get_model_infos
 from ui.state import one_of, sync_to_url, url_param
 
@@ -30,7 +31,7 @@ CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "fla
 INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
 RESULTS_KEY = SESSION_KEY  # session copy of recomputed results, also read by the ELMo page
 
-large = bool(st.session_state.get("present"))
+large = presenting()
 lang = st.session_state.get("lang", "zh")
 
 
@@ -102,7 +103,7 @@ for info in infos or []:
 try:
     results = st.session_state.get(RESULTS_KEY) or file_results()
 except LabError as err:
-    st.error(error_text(err))
+    show_error(err)
     results = None
 
 section = url_param("section", "pos", cast=one_of(*SECTIONS))
@@ -340,7 +341,7 @@ def recompute_section(results: dict | None) -> None:
         try:
             fresh = run_all(models, static=DEFAULT_STATIC, quick=quick, progress=progress)
         except Exception as exc:  # never a traceback in front of the class
-            st.error(error_text(exc))
+            show_error(exc)
         else:
             st.session_state[RESULTS_KEY] = fresh
             st.session_state["_ev_done"] = fresh["timing_seconds"]["total"]

@@ -9,7 +9,8 @@ import streamlit as st
 
 from core import exercises as ex
 from core.errors import LabError
-from ui.i18n import error_text, t
+from ui.i18n import t
+from ui.page import show_error
 from ui.presentation import scene_link
 from ui.state import one_of, sync_to_url, url_param
 
@@ -124,7 +125,7 @@ with st.container(border=True):
         try:
             typed = ex.parse_vector(ss.get("ex_formula_answer") or "")
         except LabError as err:
-            st.error(error_text(err))
+            show_error(err)
         else:
             verdict = ex.check_formula(typed, variant)
             if verdict.correct:

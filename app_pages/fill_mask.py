@@ -21,7 +21,8 @@ from core.figures import bert as figs
 from core.figures.style import PLOT_CONFIG, export_html
 from core.safe_text import md_escape
 from ui import cache
-from ui.i18n import error_text, t
+from ui.i18n import t
+from ui.page import presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -43,7 +44,7 @@ CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "r
                    "unchanged": "#a1d99b"}
 
 ss = st.session_state
-large = bool(ss.get("present"))
+large = presenting()
 
 
 # ---- cached model work (per model and sentence; never re-run by a slider) ----------------------
@@ -177,7 +178,7 @@ else:
     try:
         encoder = cache.bert_encoder(model_name)
     except Exception as err:  # never a traceback on the projector
-        st.error(error_text(err))
+        show_error(err)
 
 if encoder is not None:
     try:
@@ -209,7 +210,7 @@ if encoder is not None:
     except _WordMissing as missing:
         st.error(t("fill.word_missing", word=md_escape(missing)))
     except Exception as err:  # an unexpected model failure: a message, never a traceback
-        st.error(error_text(err))
+        show_error(err)
     typed = masked or (ss.get("fill_sentence") if mode == "masked" else ss.get("fill_plain")) or ""
     if typed.strip():
         show_text_notes(model_name, typed[: fm.MAX_CHARS])
@@ -265,7 +266,7 @@ with st.container(key="fill_result"):
         try:
             word_runs = _words(model_name, masked, hide_vulgar)
         except Exception as err:
-            st.error(error_text(err))
+            show_error(err)
             word_runs = []
         predictions(fill, word_runs)
 if fill is not None:
@@ -287,7 +288,7 @@ if fill is not None:
         try:
             scored = _candidates(model_name, masked, words, int(first or 0))
         except Exception as err:
-            st.error(error_text(err))
+            show_error(err)
             scored = []
         fitting = [s for s in scored if s["fits"]]
         if fitting:
@@ -354,7 +355,7 @@ with st.container(key="fill_replay_result"):
         try:
             steps = _steps(model_name, masked, hide_vulgar)
         except Exception as err:
-            st.error(error_text(err))
+            show_error(err)
         if steps:
             replay(masked, encoder.mask_token, steps)
     else:
@@ -380,7 +381,7 @@ def corruption(name: str) -> None:
             raise LabError("too_long", length=len(text), limit=fm.MAX_CHARS)
         tokens = _corrupt(name, text, int(ss["fill_seed"]))
     except Exception as err:
-        st.error(error_text(err))
+        show_error(err)
         return
     original = [tok.token for tok in tokens]
     shown = [tok.shown for tok in tokens]
@@ -452,7 +453,7 @@ if encoder is not None:
             m2.metric(t("fill.nsp_not_next"), f"{1 - p:.1%}")
             st.progress(min(max(p, 0.0), 1.0), text=t("fill.nsp_bar", p=f"{p:.1%}"))
         except Exception as err:
-            st.error(error_text(err))
+            show_error(err)
 st.caption(t("fill.nsp_note"))
 
 if model_name:

@@ -23,7 +23,8 @@ from core.figures.objectives import position_bars
 from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
-from ui.i18n import error_text, t
+from ui.i18n import t
+from ui.page import presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -36,7 +37,7 @@ STRIP_COLOURS = {"seen": "#f2f2f2", "target": "#fdae6b", "hidden": "#9ca3af"}
 CONTEXT_SHOWN = 8  # characters of context quoted in a chart title
 
 ss = st.session_state
-large = bool(ss.get("present"))
+large = presenting()
 
 
 # ---- cached model work ------------------------------------------------------------------------
@@ -142,7 +143,7 @@ try:
     _show_text_notes(text)
     reading = _bilm(text)
 except Exception as err:  # a LabError's message, or a generic line: never a traceback on the projector
-    st.error(error_text(err))
+    show_error(err)
 
 if reading is not None:
     n = len(reading.tokens)
@@ -219,7 +220,7 @@ else:
         cache.bert_encoder(bert_name)  # a clear error for a model that is not a BERT-family masked LM
         moved = obj.right_context_movement(elmo_pair, cache.encode(bert_name, (text_a, text_b)))
     except Exception as err:
-        st.error(error_text(err))
+        show_error(err)
 
 if moved is not None:
     fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
@@ -277,7 +278,7 @@ else:
         mask_token = cache.bert_encoder(bert_name).mask_token
         masked = _masked(bert_name, reading.text, reading.offsets[position], token)
     except Exception as err:
-        st.error(error_text(err))
+        show_error(err)
     if masked is not None:
         left = reading.forward[position]
         before, after = reading.tokens[:position], reading.tokens[position + 1:]

@@ -18,11 +18,12 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
 from ui.i18n import error_text, layer_name, t
+from ui.page import presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
-LARGE = bool(ss.get("present"))
+large = presenting()
 CTX_OPTIONS = ("elmo", "bert")
 
 
@@ -71,7 +72,7 @@ text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 try:
     parsed = vv.parse_input(text, word_raw)
 except LabError as err:
-    st.error(error_text(err))
+    show_error(err)
     st.stop()
 word = parsed.word
 if parsed.removed_controls:
@@ -93,7 +94,7 @@ try:
                      registry.DEFAULT_STATIC if static_encoder is not None else None,
                      tuple(parsed.sentences), word, tuple(parsed.labels))
 except LabError as err:
-    st.error(error_text(err))
+    show_error(err)
     st.stop()
 
 word_md = md_escape(word)
@@ -174,7 +175,7 @@ def explorer(view: vv.VectorsView) -> None:
             explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-            neighbour_name=t("static.fig.neighbours"), large=LARGE, height=640 if LARGE else 560,
+            neighbour_name=t("static.fig.neighbours"), large=large, height=640 if large else 560,
         )
         st.plotly_chart(fig, key="static_scatter", config=figs.PLOT_CONFIG, theme=None)
     if has_points:
@@ -188,7 +189,7 @@ def explorer(view: vv.VectorsView) -> None:
         with col_heat:
             matrix = view.cosine[centre][j]
             title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=shown_layer)
-            st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=LARGE,
+            st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=large,
                                                 height=560 if view.num_occurrences <= 14 else 680),
                             key="static_heatmap", config=figs.PLOT_CONFIG, theme=None)
             low, _ = figs.cosine_range(matrix)
@@ -210,7 +211,7 @@ def explorer(view: vv.VectorsView) -> None:
             st.plotly_chart(figs.accuracy_chart(
                 names, view.accuracy[centre], view.static_accuracy.get(centre),
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
-                title=t("static.acc_title"), large=LARGE, current=j), key="static_acc", config=figs.PLOT_CONFIG, theme=None)
+                title=t("static.acc_title"), large=large, current=j), key="static_acc", config=figs.PLOT_CONFIG, theme=None)
             st.caption(t("static.acc_caption"))
         elif parsed.has_labels:
             st.caption(t("static.acc_none"))

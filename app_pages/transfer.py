@@ -19,10 +19,11 @@ from core.figures.style import export_html
 from core.stats import difference_interval, wilson_interval
 from ui import cache
 from ui.i18n import error_text, t, timestamp
+from ui.page import presenting, show_error
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
-LARGE = bool(ss.get("present"))
+large = presenting()
 STEP_CHOICES = (100, 200, 300, 400)
 LR_CHOICES = (5e-5, 1e-4)
 
@@ -96,7 +97,7 @@ with col_c.container(border=True):
 
 
 # ---- task and data --------------------------------------------------------------------------------
-with st.expander(t("transfer.data.title"), expanded=not LARGE):
+with st.expander(t("transfer.data.title"), expanded=not large):
     cfg = (results or {}).get("config") or vars(transfer.DEFAULT_CONFIG)
     st.markdown(t("transfer.data.body", train=cfg.get("n_train", 600), test=cfg.get("n_test", 400),
                   chars=cfg.get("max_chars", 64), seed=cfg.get("seed", 0),
@@ -181,7 +182,7 @@ def explorer() -> None:
         fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune", "lora"], hover=labels,
                                  baseline=results.get("majority_baseline"),
                                  baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                                 title=t("transfer.fig.acc"), large=LARGE)
+                                 title=t("transfer.fig.acc"), large=large)
         st.plotly_chart(fig, key="transfer_acc", config=figs.PLOT_CONFIG, theme=None)
 
     refs = [(t("transfer.ref.finetune"), ft_res["accuracy"], figs.FINETUNE_COLOUR)]
@@ -190,7 +191,7 @@ def explorer() -> None:
     curve = figs.layer_curve([_layer_name(j) for j in range(n)], {pool_labels[p]: bert_res["accuracy"][p] for p in transfer.POOLINGS},
                              selected=layer, references=refs, baseline=results.get("majority_baseline"),
                              baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                             layer_axis_title=t("transfer.layer_axis"), title=t("transfer.fig.layers"), large=LARGE)
+                             layer_axis_title=t("transfer.layer_axis"), title=t("transfer.fig.layers"), large=large)
     st.plotly_chart(curve, key="transfer_layers", config=figs.PLOT_CONFIG, theme=None)
     st.caption(t("transfer.layers_caption"))
     d1, d2 = st.columns(2)
@@ -237,7 +238,7 @@ if results is not None:
                                         trained_name=t("transfer.params.trained"),
                                         frozen_name=t("transfer.params.frozen"),
                                         axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"),
-                                        large=LARGE),
+                                        large=large),
                     key="transfer_param_fig", config=figs.PLOT_CONFIG, theme=None)
 
     # ---- fine-tuning over time -------------------------------------------------------------------------
@@ -250,7 +251,7 @@ if results is not None:
     st.plotly_chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
                                         loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
                                         acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
-                                        title=t("transfer.fig.curve"), large=LARGE),
+                                        title=t("transfer.fig.curve"), large=large),
                     key="transfer_curve", config=figs.PLOT_CONFIG, theme=None)
     cfg = results["config"]
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
@@ -285,7 +286,7 @@ if results is not None:
                 [a[3].get("cpu_seconds", 0.0) for a in approaches],
                 panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"),
                               t("transfer.lora.panel.time")],
-                title=t("transfer.fig.lora"), large=LARGE)
+                title=t("transfer.fig.lora"), large=large)
             st.plotly_chart(summary, key="transfer_lora_fig", config=figs.PLOT_CONFIG, theme=None)
             diff, low, high = difference_interval(lora_res["accuracy"], ft_res["accuracy"], n_test, n_test)
             verdict = "transfer.lora.verdict.unclear" if low <= 0 <= high else "transfer.lora.verdict.clear"
@@ -335,7 +336,7 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
             config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
             ss["transfer_results"] = transfer.run_transfer(bert, elmo, config, progress=report)
         except Exception as err:  # a LabError message, or a generic line: never a traceback on the projector
-            st.error(error_text(err))
+            show_error(err)
         else:
             st.rerun()
     if origin == "session":

@@ -12,7 +12,8 @@ import streamlit as st
 from core import scenes
 from core import vectors_view as vv
 from core.errors import LabError
-from ui.i18n import current_lang, error_text, t
+from ui.i18n import current_lang, t
+from ui.page import show_error
 from ui.state import sync_to_url, url_param
 
 MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
@@ -86,7 +87,7 @@ def render(upload_key: str, *, height: int):
             st.markdown(UPLOADER_CSS_EN, unsafe_allow_html=True)  # constant stylesheet only
         error = st.session_state.get(f"{upload_key}_error")
         if error is not None:
-            st.error(error_text(error))
+            show_error(error)
     return col_controls
 
 
