@@ -44,6 +44,11 @@ def texts(at: AppTest, kind: str) -> list[str]:
     return [e.value for e in getattr(at, kind)]
 
 
+def messages(at: AppTest) -> str:
+    """The st.error, st.warning and st.info texts, one per line."""
+    return "\n".join([e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info])
+
+
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network)."""
+"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network), a tiny models directory."""
 from __future__ import annotations
 
 import string
@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from model_support import build_tiny_static
 
 TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京心里的放下说相声抖银行在那边走行不"
              "今天天气很好。，！？水果公司的是了人")
@@ -84,3 +86,45 @@ def bert(embedded_elmo_and_bert):
 
     return load_encoder(DEFAULT_BERT)
 
+
+
+# ---- a models directory for the page tests ----------------------------------------------------------
+def reset_model_caches():
+    import streamlit as st
+
+    from core import registry
+
+    for name in list(registry.EMBEDDED):
+        registry._cache.pop(name, None)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def models_dir(tmp_path, monkeypatch):
+    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
+    from core import registry
+
+    directory = tmp_path / "models"
+    build_tiny_static(directory / "word2vec-zh")
+    monkeypatch.setattr(registry, "MODELS_DIR", directory)
+    reset_model_caches()
+    yield directory
+    reset_model_caches()
+
+
+@pytest.fixture
+def encode_calls(monkeypatch):
+    """How many times a contextual model really runs (BERT or ELMo forward passes)."""
+    from core.encoders import BertEncoder, ElmoEncoder
+
+    calls = []
+    for cls in (BertEncoder, ElmoEncoder):
+        original = cls.encode
+
+        def counting(self, sentences, *args, _original=original, **kwargs):
+            calls.append(list(sentences))
+            return _original(self, sentences, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "encode", counting)
+    return calls

@@ -18,9 +18,8 @@ import time
 
 import pytest
 
-from e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, alerts, body_text, browser_missing_reason, open_page,
-                          start_server, wait_idle)
-from e2e.test_pages_browser import URL_PATHS, page_url
+from e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, URL_PATHS, VIEWPORT, alerts, body_text, browser_missing_reason,
+                          open_page, page_url, start_server, wait_idle)
 from core.registry import list_models
 
 SESSIONS = 10

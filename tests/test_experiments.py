@@ -10,29 +10,12 @@ import pytest
 
 from core.experiments import context_specificity as cs
 from core.experiments import pos_probe, probe_presets, sense_probe
-from core.experiments.corpus import TaggedSentence, coarse_tag, parse_line, parse_text, sample_split
+from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.encoders import StaticEncoder
 from core.occurrences import find_spans
+from model_support import synthetic_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# words made of characters the tiny BERT vocabulary knows (tests/conftest.py TINY_TEXT)
-NOUNS = ["苹果", "手机", "北京", "银行", "水果", "公司", "天气", "包袱"]
-VERBS = ["吃", "发布", "去", "走", "背", "抖"]
-
-
-def synthetic_sentences(n: int = 60, seed: int = 0) -> list[TaggedSentence]:
-    """``我 V 了 N 。`` / ``他 V N 。`` style sentences with PKU-like tags."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(n):
-        noun, verb = NOUNS[rng.integers(len(NOUNS))], VERBS[rng.integers(len(VERBS))]
-        if i % 2:
-            out.append(TaggedSentence(("我", verb, "了", noun, "。"), ("r", "v", "u", "n", "w")))
-        else:
-            out.append(TaggedSentence(("他", verb, noun, "的", "天气", "。"), ("r", "v", "nz", "u", "n", "w")))
-    return out
-
 
 class FakeStatic(StaticEncoder):
     """A static model: one vector per word type (identical in every context), some words OOV."""

@@ -12,7 +12,7 @@ from core.experiments import learned_mix as lm
 from core.experiments import view
 from core.experiments.corpus import sample_split
 from core.mixing import PRESETS, one_hot, scalar_mix
-from test_experiments import synthetic_sentences
+from model_support import synthetic_sentences
 
 TINY = {"pos_train": 24, "pos_dev": 12, "pos_test": 12, "sentiment_train": 40, "sentiment_test": 20,
         "sentiment_dev": 10, "steps": 60}

@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 from core import scenes
 from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
 from core.safe_text import md_escape
-from apptest_support import plotly_array
+from apptest_support import assert_no_exception, messages, plotly_array
 from conftest import build_tiny_bert
-from test_page_static import assert_clean, encode_calls, link_real_elmo, messages, models_dir  # noqa: F401
+from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "elmo_weights.py")
@@ -63,7 +63,7 @@ def sliders(at, kind="elmo", mode="softmax", n=3) -> list[float]:
 # ---- formula, diagram, worked example -----------------------------------------------------------------
 def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.title[0].value == "ELMo 层权重：按任务给各层加权求和"
     latex = [l.value for l in at.latex]
     assert any(r"\gamma^{task} \sum_{j=0}^{L} s_j^{task}" in l and "h}_{k,j}^{LM}" in l for l in latex)
@@ -76,7 +76,7 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
     assert "[0.2, 0.3, 0.5]" in text and "[0.4, 0.6, 1.0]" not in text
     assert not any("[0.4,\\ 0.6,\\ 1.0]" in l for l in latex)
     at.toggle(key="elmo_reveal").set_value(True).run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "该词符最终的 ELMo 向量为 **[0.4, 0.6, 1.0]**" in markdown(at)
     assert any("[0.4,\\ 0.6,\\ 1.0]" in l.value for l in at.latex)
     diagram = chart(at, "elmo_diagram")
@@ -91,10 +91,10 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
 
 def test_english(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
-    assert_clean(at)
+    assert_no_exception(at)
     assert "[0.4, 0.6, 1.0]" not in markdown(at)
     revealed = make_app(tiny_bert_dir, lang="en", elmo_reveal=True)
-    assert_clean(revealed)
+    assert_no_exception(revealed)
     assert "The token's final ELMo vector is **[0.4, 0.6, 1.0]**." in markdown(revealed)
 
 
@@ -102,7 +102,7 @@ def test_english(models_dir, tiny_bert_dir):
 def test_weight_slider_moves_softmax_bars(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.slider(key="elmo_w_elmo_softmax_2").set_value(2.0).run()
-    assert_clean(at)
+    assert_no_exception(at)
     expected = softmax([0.0, 0.0, 2.0])
     assert np.allclose(bars(at), expected)
     assert "当前 s = **[0.11, 0.11, 0.79]**" in markdown(at)
@@ -115,7 +115,7 @@ def test_weight_slider_moves_softmax_bars(models_dir, tiny_bert_dir):
 def test_gamma_slider(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.slider(key="elmo_gamma").set_value(3.0).run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "γ = **3.0**" in markdown(at)
     assert "ELMo = **[1.00, 1.00, 1.00]**" in markdown(at)
     assert np.allclose(bars(at), [1 / 3] * 3)  # γ scales the vector, not the weights
@@ -128,7 +128,7 @@ def test_gamma_slider(models_dir, tiny_bert_dir):
 def test_lecture_presets(models_dir, tiny_bert_dir, preset, toy):
     at = make_app(tiny_bert_dir)
     at.button(key=f"elmo_preset_{preset}").click().run()
-    assert_clean(at)
+    assert_no_exception(at)
     s, gamma, _ = PRESETS[preset]
     assert np.allclose(sliders(at), pre_softmax_from_normalised(s))  # softmax of the sliders is exactly s
     assert np.allclose(bars(at), s, atol=1e-12)
@@ -145,13 +145,13 @@ def test_uniform_and_onehot_presets_and_mode_switch(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.button(key="elmo_preset_semantics").click().run()
     at.button(key="elmo_preset_uniform").click().run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert sliders(at) == [0.0, 0.0, 0.0] and at.slider(key="elmo_gamma").value == 1.0
     assert np.allclose(bars(at), [1 / 3] * 3)
     # one-hot: exact, through the "s directly" mode
     at.selectbox(key="elmo_onehot_k").select(1).run()
     at.button(key="elmo_preset_onehot").click().run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.radio(key="elmo_mode").value == "direct"
     assert sliders(at, mode="direct") == [0.0, 1.0, 0.0]
     assert bars(at) == [0.0, 1.0, 0.0]
@@ -162,13 +162,13 @@ def test_uniform_and_onehot_presets_and_mode_switch(models_dir, tiny_bert_dir):
     # all zero: a message, no exception
     at.slider(key="elmo_w_elmo_direct_1").set_value(0.0).run()
     at.slider(key="elmo_w_elmo_direct_2").set_value(0.0).run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "至少要有一个层的权重大于 0" in "\n".join(e.value for e in at.error)
     # switching back to softmax keeps (approximately) the current s
     at.slider(key="elmo_w_elmo_direct_0").set_value(0.5).run()
     at.slider(key="elmo_w_elmo_direct_2").set_value(0.5).run()
     at.radio(key="elmo_mode").set_value("softmax").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert np.allclose(bars(at), [0.5, 0.0, 0.5], atol=0.05)
 
 
@@ -177,7 +177,7 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
     assert chart(at, "elmo_scatter") is None  # no ELMo here
     at.toggle(key="elmo_use_bert").set_value(True).run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "同一个混合公式用于 BERT 各层（非 ELMo 原设定）" in at.toggle(key="elmo_use_bert").label
     runs = len(encode_calls)
     assert runs == 1
@@ -189,7 +189,7 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_
     assert metric.label == "当前混合的准确率" and metric.value.endswith("%")
     at.slider(key="elmo_w_bert_softmax_0").set_value(3.0).run()
     at.slider(key="elmo_gamma").set_value(2.5).run()
-    assert_clean(at)
+    assert_no_exception(at)
     mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
     assert not np.allclose(np.concatenate([plotly_array(tr["x"]) for tr in mixed]), before)
     assert len(encode_calls) == runs  # sliders only re-weight cached layers
@@ -198,7 +198,7 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_
 
 def test_bert_with_four_layers_disables_three_layer_presets(models_dir, tiny_bert4_dir):
     at = make_app(tiny_bert4_dir, elmo_use_bert=True)
-    assert_clean(at)
+    assert_no_exception(at)
     assert [at.slider(key=f"elmo_w_bert_softmax_{j}").value for j in range(4)] == [0.0] * 4
     assert len(bars(at)) == 4
     for name in ("syntax", "semantics", "worked_example"):
@@ -213,11 +213,11 @@ def test_bert_with_four_layers_disables_three_layer_presets(models_dir, tiny_ber
 def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, elmo_use_bert=True)
     at.selectbox(key="vec_scene").select("xing").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.text_input(key="vec_word").value == "行"
     assert at.text_area(key="vec_text").value == scenes.SCENES["xing"].text
     at.text_input(key="vec_word").input("银行").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "有 8 / 12 个句子里没有「银行」" in messages(at)
     scatter = chart(at, "elmo_scatter")
     assert len(np.concatenate([plotly_array(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")])) == 4
@@ -226,12 +226,12 @@ def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
 def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
-    assert_clean(at)
+    assert_no_exception(at)
     assert "模型暂不可用" not in messages(at)
     assert [s.label for s in at.slider][:3] == ["w0（字向量层）", "w1（第 1 层 biLSTM）", "w2（第 2 层 biLSTM）"]
     runs = len(encode_calls)
     at.button(key="elmo_preset_semantics").click().run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert len(encode_calls) == runs
     scatter = chart(at, "elmo_scatter")
     assert "mini-elmo-zh" in scatter["layout"]["title"]["text"]
@@ -241,14 +241,14 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
 def test_url_state(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, query={"scene": "da", "word": "打", "w": "[0.5,-1,2]", "gamma": "2.5",
                                         "mode": "softmax", "bert": "1"})
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.text_input(key="vec_word").value == "打"
     assert at.toggle(key="elmo_use_bert").value is True
     assert sliders(at, kind="bert") == [0.5, -1.0, 2.0]
     assert at.slider(key="elmo_gamma").value == 2.5
     assert np.allclose(bars(at), softmax([0.5, -1.0, 2.0]))
     bad = make_app(tiny_bert_dir, query={"w": "[1,2]", "gamma": "99", "mode": "nope"})  # ignored, no crash
-    assert_clean(bad)
+    assert_no_exception(bad)
     assert sliders(bad) == [0.0, 0.0, 0.0] and bad.slider(key="elmo_gamma").value == 1.0
 
 
@@ -257,7 +257,7 @@ def test_upload(models_dir, tiny_bert_dir):
     at.file_uploader(key="elmo_upload").upload("a.txt", "打电话|我给他打电话\n".encode(), "text/plain").run()
     assert at.text_area(key="vec_text").value == "打电话|我给他打电话\n"
     at.file_uploader(key="elmo_upload").upload("b.txt", "苹果".encode("utf-16"), "text/plain").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "不是 UTF-8 文本" in messages(at)
 
 
@@ -282,7 +282,7 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     at.text_area(key="vec_text").input(text)
     at.text_input(key="vec_word").input(word)
     at.run()
-    assert_clean(at)
+    assert_no_exception(at)
     if expected:
         assert expected in messages(at)
     else:  # odd but valid: one occurrence, plotted
@@ -318,7 +318,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     tasks = results["learned_mix"]["tasks"]  # the committed file has the entry (python -m core.experiments)
     with_results(monkeypatch, tmp_path, results)
     at = make_app(tiny_bert_dir)
-    assert_clean(at)
+    assert_no_exception(at)
     assert "学到的 s 和 γ（按任务）" in [s.value for s in at.subheader]
     fig = chart(at, "elmo_learned_bars")
     expected = [tasks["pos"]["learned"]["s"], tasks["sentiment"]["learned"]["s"], PRESETS["syntax"][0],
@@ -353,7 +353,7 @@ def test_learned_section_prefers_session_results_and_speaks_english(models_dir, 
     session = json.loads(json.dumps(results))
     session["learned_mix"]["tasks"]["pos"]["learned"]["gamma"] = 3.31  # recomputed on the evidence page
     at = make_app(tiny_bert_dir, lang="en", **{experiments.SESSION_KEY: session})
-    assert_clean(at)
+    assert_no_exception(at)
     assert "s and γ learned per task" in [s.value for s in at.subheader]
     assert chart(at, "elmo_learned_bars")["data"][0]["name"] == "learned by POS tagging (γ = 3.3)"
     assert "| uniform |" in markdown(at)
@@ -364,7 +364,7 @@ def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_be
     results.pop("learned_mix")  # a results file from before the learned mix existed
     with_results(monkeypatch, tmp_path, results)
     at = make_app(tiny_bert_dir)
-    assert_clean(at)
+    assert_no_exception(at)
     assert chart(at, "elmo_learned_bars") is None
     assert "python -m core.experiments" in messages(at) and "⑤ 重新计算" in messages(at)
     assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page is there

@@ -1,8 +1,9 @@
 """AppTest of the 「静态 vs 上下文」 page: every control, the notes, bad input.
 
 The models are made deterministic: BERT = conftest's tiny random BERT (via the sidebar key
-``bert_model``), word2vec-zh = the tiny word2vec of test_vectors_view, and mini-elmo-zh is either
-absent (its warning is tested) or the real embedded one (tests skip when it is not trained yet).
+``bert_model``), word2vec-zh = model_support's tiny word2vec (conftest's ``models_dir``), and
+mini-elmo-zh is either absent (its warning is tested) or the real embedded one (tests skip when it
+is not trained yet).
 """
 from __future__ import annotations
 
@@ -13,64 +14,14 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import plotly_array
+from apptest_support import assert_no_exception, messages, plotly_array
 from core import scenes
 from core.safe_text import md_escape
-from test_vectors_view import build_tiny_static
+from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "static_vs_contextual.py")
-REAL_ELMO = ROOT / "assets" / "models" / "mini-elmo-zh"
 LECTURE_TEXT = scenes.SCENES["lecture_apple"].text
-
-
-def reset_model_caches():
-    import streamlit as st
-
-    from core import registry
-
-    for name in list(registry.EMBEDDED):
-        registry._cache.pop(name, None)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
-@pytest.fixture
-def models_dir(tmp_path, monkeypatch):
-    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with link_real_elmo)."""
-    from core import registry
-
-    directory = tmp_path / "models"
-    build_tiny_static(directory / "word2vec-zh")
-    monkeypatch.setattr(registry, "MODELS_DIR", directory)
-    reset_model_caches()
-    yield directory
-    reset_model_caches()
-
-
-def link_real_elmo(models_dir: Path) -> None:
-    from core.registry import _embedded_files
-
-    if not all((REAL_ELMO / f).exists() for f in _embedded_files("elmo")):
-        pytest.skip("mini-elmo-zh is not trained yet (assets/models/mini-elmo-zh incomplete)")
-    (models_dir / "mini-elmo-zh").symlink_to(REAL_ELMO, target_is_directory=True)
-
-
-@pytest.fixture
-def encode_calls(monkeypatch):
-    """How many times a contextual model really runs (BERT or ELMo forward passes)."""
-    from core.encoders import BertEncoder, ElmoEncoder
-
-    calls = []
-    for cls in (BertEncoder, ElmoEncoder):
-        original = cls.encode
-
-        def counting(self, sentences, *args, _original=original, **kwargs):
-            calls.append(list(sentences))
-            return _original(self, sentences, *args, **kwargs)
-
-        monkeypatch.setattr(cls, "encode", counting)
-    return calls
 
 
 def make_app(tiny_bert_dir, *, lang="zh", ctx="bert", query=None, **state) -> AppTest:
@@ -107,18 +58,10 @@ def contextual_points(spec) -> tuple[list, list]:
     return xs, ys
 
 
-def messages(at) -> str:
-    return "\n".join([e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info])
-
-
-def assert_clean(at):
-    assert not at.exception, [e.message for e in at.exception]
-
-
 # ---- the default view -----------------------------------------------------------------------------------
 def test_default_lecture_pair(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.title[0].value == "静态词向量 vs 上下文词向量"
     assert at.text_area(key="vec_text").value == LECTURE_TEXT
     assert at.text_input(key="vec_word").value == "苹果"
@@ -142,7 +85,7 @@ def test_default_lecture_pair(models_dir, tiny_bert_dir):
 
 def test_english(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.title[0].value == "Static vs contextual word vectors"
     star = [tr for tr in charts(at)["static_scatter"]["data"] if tr.get("marker", {}).get("symbol") == "star"]
     assert star[0]["name"] == "word2vec: one vector for all sentences"
@@ -152,7 +95,7 @@ def test_english(models_dir, tiny_bert_dir):
 def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.selectbox(key="vec_scene").select("apple").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.text_area(key="vec_text").value == scenes.SCENES["apple"].text
     assert at.text_input(key="vec_word").value == "苹果"
     specs = charts(at)
@@ -174,7 +117,7 @@ def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_be
 
 def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_bert_dir, encode_calls):
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
-    assert_clean(at)
+    assert_no_exception(at)
     runs = len(encode_calls)
     assert runs == 1
     slider = at.select_slider(key="static_layer")
@@ -182,7 +125,7 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     top = contextual_points(charts(at)["static_scatter"])
     top_range = charts(at)["static_scatter"]["layout"]["xaxis2"]["range"]
     at.select_slider(key="static_layer").set_value(0).run()
-    assert_clean(at)
+    assert_no_exception(at)
     spec = charts(at)["static_scatter"]
     assert any("嵌入层" in a["text"] for a in spec["layout"]["annotations"])
     assert contextual_points(spec) != top
@@ -190,7 +133,7 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     heat_raw = charts(at)["static_heatmap"]
     assert "原始" in heat_raw["layout"]["title"]["text"] and "嵌入层" in heat_raw["layout"]["title"]["text"]
     at.toggle(key="static_centre").set_value(True).run()
-    assert_clean(at)
+    assert_no_exception(at)
     heat = charts(at)["static_heatmap"]
     assert "均值中心化" in heat["layout"]["title"]["text"]
     assert not np.allclose(plotly_array(heat["data"][0]["z"]), plotly_array(heat_raw["data"][0]["z"]))
@@ -201,7 +144,7 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
 def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_input(key="vec_word").input("手机").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "有 1 / 2 个句子里没有「手机」" in messages(at)
     listed = at.dataframe[0].value
     assert list(listed.iloc[:, 1]) == ["我吃了一个苹果"]
@@ -212,7 +155,7 @@ def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):
 def test_word_absent_everywhere(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_input(key="vec_word").input("香蕉").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "所有句子里都没有找到「香蕉」" in messages(at)
     assert at.text_input(key="vec_word").value == "香蕉"
 
@@ -220,7 +163,7 @@ def test_word_absent_everywhere(models_dir, tiny_bert_dir):
 def test_oov_scene_is_the_third_limitation(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.selectbox(key="vec_scene").select("oov").run()
-    assert_clean(at)
+    assert_no_exception(at)
     warning = "\n".join(w.value for w in at.warning)
     assert "「元宇宙」不在 word2vec-zh 的词表里（OOV" in warning and "第三个局限" in warning
     assert "仍然能从字符出发" in warning
@@ -234,14 +177,14 @@ def test_coinage_typed_by_hand(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_area(key="vec_text").input("他发明了量子煎饼侠\n量子煎饼侠来了").run()
     at.text_input(key="vec_word").input("量子煎饼侠").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "不在 word2vec-zh 的词表里" in messages(at)
 
 
 def test_contextual_model_radio_elmo_unavailable(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.radio(key="static_ctx").set_value("elmo").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "上下文模型暂不可用" in messages(at) and md_escape("mini-elmo-zh") in messages(at)  # Markdown source
     spec = charts(at)["static_scatter"]
     assert [tr for tr in spec["data"] if tr.get("marker", {}).get("symbol") == "star"]  # static still shown
@@ -254,7 +197,7 @@ def test_static_model_unavailable(models_dir, tiny_bert_dir):
 
     shutil.rmtree(models_dir / "word2vec-zh")
     at = make_app(tiny_bert_dir)
-    assert_clean(at)
+    assert_no_exception(at)
     assert "静态词向量暂不可用" in messages(at)
     assert len(contextual_points(charts(at)["static_scatter"])[0]) == 2
 
@@ -262,7 +205,7 @@ def test_static_model_unavailable(models_dir, tiny_bert_dir):
 def test_real_elmo(models_dir, tiny_bert_dir):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, ctx="elmo", vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.select_slider(key="static_layer").options == ["0 · 字向量层", "1 · 第 1 层 biLSTM", "2 · 第 2 层 biLSTM"]
     at.select_slider(key="static_layer").set_value(0).run()
     xs, ys = contextual_points(charts(at)["static_scatter"])
@@ -273,10 +216,10 @@ def test_real_elmo(models_dir, tiny_bert_dir):
 def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.file_uploader(key="static_upload").upload("s.txt", "水果|我吃了一个苹果\n公司|苹果手机\n".encode(), "text/plain").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"
     at.file_uploader(key="static_upload").upload("x.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "text/plain").run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert "不是 UTF-8 文本" in "\n".join(e.value for e in at.error)
     assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"  # text kept
 
@@ -284,7 +227,7 @@ def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
 def test_url_state_round_trip(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, ctx=None,
                   query={"scene": "baofu", "word": "包袱", "ctx": "bert", "layer": "1", "centre": "1"})
-    assert_clean(at)
+    assert_no_exception(at)
     assert at.text_area(key="vec_text").value == scenes.SCENES["baofu"].text
     assert at.radio(key="static_ctx").value == "bert"
     assert at.select_slider(key="static_layer").value == 1
@@ -323,7 +266,7 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     at.text_area(key="vec_text").input(text)
     at.text_input(key="vec_word").input(word)
     at.run()
-    assert_clean(at)
+    assert_no_exception(at)
     assert expected in messages(at)
     assert at.text_area(key="vec_text").value == text
     assert at.text_input(key="vec_word").value == word

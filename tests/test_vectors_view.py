@@ -1,7 +1,7 @@
 """core.vectors_view (+ core.scenes, core.figures.vectors): the pure functions behind the two vector pages.
 
 Contextual vectors come from the tiny random BERT of conftest.py; static vectors from a tiny
-word2vec written here (``build_tiny_static``, also used by the page tests). The embedded
+word2vec (``model_support.build_tiny_static``, also used by the page tests). The embedded
 models are exercised when they exist (skipped with the registry's reason otherwise).
 """
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,22 +19,7 @@ from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, pre_softmax_from_normalised
 from core.safe_text import csv_safe, md_escape
-
-TINY_STATIC_WORDS = ["苹果", "水果", "公司", "手机", "吃", "发布", "香蕉", "电脑", "我", "了", "一个", "昨天", "新"]
-
-
-def build_tiny_static(directory: Path, seed: int = 0) -> Path:
-    """A word2vec-zh look-alike (config.json, vectors.safetensors, vocab.txt) with a dozen words."""
-    from safetensors.numpy import save_file
-
-    directory.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    vectors = rng.normal(size=(len(TINY_STATIC_WORDS), 16)).astype(np.float32)
-    save_file({"vectors": vectors}, str(directory / "vectors.safetensors"))
-    (directory / "vocab.txt").write_text("".join(f"{w}\t{100 - i}\n" for i, w in enumerate(TINY_STATIC_WORDS)),
-                                         encoding="utf-8")
-    (directory / "config.json").write_text(json.dumps({"dim": 16, "kind": "static"}), encoding="utf-8")
-    return directory
+from model_support import build_tiny_static
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 """Real-browser end-to-end fixtures: the app served by ``streamlit run``, driven by Debian's Chromium.
 
+- ``URL_PATHS`` (every page: ui.PAGES, then the st.Page url_paths added in app.py), ``DEFAULT_PAGE``
+  (also served at "/") and :func:`page_url`.
 - :func:`start_server` starts ``streamlit run app.py`` on a free localhost port (a thin wrapper around
   Streamlit's own CLI entry point, which also writes ``core.registry.load_counts`` of the server
   process to a small JSON file every half second, so tests can check that every model was loaded
@@ -15,6 +17,7 @@ The whole module is skipped when ``/usr/bin/chromium`` or Playwright is missing.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -29,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from ui import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,6 +53,27 @@ def browser_missing_reason() -> str | None:
     except ImportError:
         return "playwright is not installed (pip install -r requirements.txt)"
     return None
+
+
+# ---- the pages -----------------------------------------------------------------------------------
+def app_py_url_paths() -> list[str]:
+    """url_path literals of the st.Page(...) calls in app.py (pages added beside ui.PAGES)."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
+            for kw in node.keywords:
+                if kw.arg == "url_path" and isinstance(kw.value, ast.Constant):
+                    found.append(kw.value.value)
+    return found
+
+
+URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
+DEFAULT_PAGE = PAGES[0].url_path  # also served at "/" (app.py's hidden root page)
+
+
+def page_url(server, url_path: str, **query) -> str:
+    return server.url(url_path, **query)
 
 
 # ---- the server ----------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ import urllib.parse
 
 import pytest
 
-from e2e.conftest import VIEWPORT, body_text, check_healthy, open_page, wait_idle
-from e2e.test_pages_browser import URL_PATHS, page_url
+from e2e.conftest import URL_PATHS, VIEWPORT, body_text, check_healthy, open_page, page_url, wait_idle
 
 PAYLOAD = "![i](http://evil.example/md.png)"
 VARIANTS = [(path, {}) for path in URL_PATHS] + [(path, {"model": PAYLOAD}) for path in URL_PATHS] + [

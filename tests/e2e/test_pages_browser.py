@@ -7,15 +7,14 @@ context (= Streamlit session) per test.
 """
 from __future__ import annotations
 
-import ast
 import json
 import re
 
 import pytest
 
 from core.presentation import SCENES
-from e2e.conftest import (ROOT, TIMEOUT_S, SCREENSHOTS, alerts, body_text, check_healthy, open_page, plotly_data,
-                          plotly_layout_titles, screenshot, wait_for, wait_idle)
+from e2e.conftest import (DEFAULT_PAGE, ROOT, TIMEOUT_S, SCREENSHOTS, URL_PATHS, alerts, body_text, check_healthy,
+                          open_page, page_url, plotly_data, plotly_layout_titles, screenshot, wait_for, wait_idle)
 from ui import PAGES
 from ui.i18n import translate
 
@@ -34,26 +33,6 @@ def en(key: str, **params) -> str:
 def prefix(text: str, n: int = 12) -> str:
     """The start of a translated string, before any Markdown or placeholder."""
     return re.split(r"[*`{【「（(]", text, maxsplit=1)[0][:n]
-
-
-def app_py_url_paths() -> list[str]:
-    """url_path literals of the st.Page(...) calls in app.py (pages added beside ui.PAGES)."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
-            for kw in node.keywords:
-                if kw.arg == "url_path" and isinstance(kw.value, ast.Constant):
-                    found.append(kw.value.value)
-    return found
-
-
-URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
-DEFAULT_PAGE = PAGES[0].url_path  # also served at "/" (app.py's hidden root page)
-
-
-def page_url(server, url_path: str, **query) -> str:
-    return server.url(url_path, **query)
 
 
 # ---- small page helpers ----------------------------------------------------------------------------

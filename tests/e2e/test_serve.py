@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 from core.registry import list_models
-from e2e.conftest import VIEWPORT, body_text, check_healthy, open_page, start_server
-from e2e.test_pages_browser import page_url
+from e2e.conftest import VIEWPORT, body_text, check_healthy, open_page, page_url, start_server
 
 READY_TIMEOUT_S = 300
 READY_LINE = "embedded models ready"  # serve.READY_LINE (importing serve.py would build an st.App here)
