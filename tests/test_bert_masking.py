@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from transformers import BertTokenizerFast
 
-from core.train.bert import PairSampler, cached_tokenize, tokenize_corpus
+from core.train.bert import NO_PAIR, PairSampler, cached_tokenize, collate, tokenize_corpus
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 TEXT = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。他每天早上都喝一杯牛奶。",
@@ -20,11 +20,11 @@ def tokenizer():
     return BertTokenizerFast(vocab=str(VOCAB), do_lower_case=True, tokenize_chinese_chars=True)
 
 
-def _sampler(tokenizer, whole_word: float, seed: int = 0) -> PairSampler:
+def _sampler(tokenizer, whole_word: float, seed: int = 0, single: float = 0.0) -> PairSampler:
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
     return PairSampler(tokenize_corpus(tokenizer, TEXT, segment=whole_word > 0), len(tokenizer), special,
                        tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.mask_token_id, 128,
-                       random.Random(seed), whole_word)
+                       random.Random(seed), whole_word, single)
 
 
 def test_segmented_sentences_carry_word_starts(tokenizer):
@@ -129,3 +129,47 @@ def test_tokenized_corpus_cache_round_trips_and_follows_the_lines(tokenizer, tmp
             assert x.dtype == y.dtype == np.int32 and np.array_equal(x, y)
     changed = cached_tokenize(tokenizer, TEXT[:-1] + ["今天天气很好。"], segment, cache)
     assert np.array_equal(changed[-1][0], tokenize_corpus(tokenizer, ["今天天气很好。"], segment)[0][0])
+
+
+@pytest.mark.parametrize("whole_word", [0.0, 1.0])
+def test_one_sentence_examples_have_one_segment_and_no_nsp_label(tokenizer, whole_word):
+    """--single: [CLS] sentence [SEP], the shape of what the app's users type, with no NSP target."""
+    sentences = {s + "。" for line in TEXT for s in line.split("。") if s}
+    sampler = _sampler(tokenizer, whole_word, seed=11, single=0.5)
+    kinds = {"single": 0, "pair": 0}
+    for _ in range(200):
+        corrupted, types, chosen, targets, label = sampler.example()
+        ids = corrupted.copy()
+        ids[chosen] = targets
+        seps = int((ids == tokenizer.sep_token_id).sum())
+        if label == NO_PAIR:
+            kinds["single"] += 1
+            assert seps == 1 and ids[-1] == tokenizer.sep_token_id and not types.any()
+            assert tokenizer.decode(ids[1:-1].tolist()).replace(" ", "") in sentences
+            assert len(chosen) >= 1
+        else:
+            kinds["pair"] += 1
+            assert seps == 2 and types[-1] == 1
+    assert kinds["single"] > 60 and kinds["pair"] > 60
+
+
+def test_batches_of_one_sentence_examples_train_without_the_nsp_term(tokenizer):
+    import torch
+    from transformers import BertConfig, BertForPreTraining
+
+    from core.train.bert import pretraining_loss
+
+    torch.manual_seed(0)
+    model = BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1,
+                                          num_attention_heads=2, intermediate_size=64))
+    only_single = _sampler(tokenizer, 0.3, seed=2, single=1.0)
+    mixed = _sampler(tokenizer, 0.3, seed=2, single=0.5)
+    for sampler in (only_single, mixed):
+        batch = collate([sampler.example() for _ in range(16)])
+        loss, mlm_logits, _ = pretraining_loss(model, batch)
+        mlm_only = torch.nn.functional.cross_entropy(mlm_logits, batch["mlm_targets"])
+        assert torch.isfinite(loss)
+        if sampler is only_single:
+            assert torch.equal(loss, mlm_only)
+        else:
+            assert loss > mlm_only  # the pairs still add their NSP loss

@@ -47,3 +47,6 @@ def test_bert_card_lists_demo_set_misses():
     misses = _demo_misses(result)
     assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in misses and "苹[MASK]" not in misses
     assert _demo_row({}) == "" and _demo_misses({}) == ""
+    check = {"words_check": {**result["demo_set"], "hits": 0, "hit_rate": 0.0}}
+    assert "fill_mask_words_check.tsv" in _demo_row(check, "words_check")
+    assert "| 0.0% (0/2) | none (a check) |" in _demo_row(check, "words_check")

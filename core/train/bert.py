@@ -31,6 +31,7 @@ from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_ever
 from .corpus import DEFAULT_CORPUS, clean_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
+NO_PAIR = -100  # next_sentence_label of a one-segment example: cross_entropy's ignore_index, no NSP loss
 
 
 def tokenize_corpus(tokenizer, lines: list[str], segment: bool = False) -> list[list[np.ndarray]]:
@@ -138,9 +139,10 @@ class PairSampler:
     """Builds NSP sentence pairs and BERT-style MLM corruption."""
 
     def __init__(self, paragraphs, vocab_size: int, special_ids: set[int], cls_id: int, sep_id: int,
-                 mask_id: int, max_len: int, rng: random.Random, whole_word: float = 0.0):
+                 mask_id: int, max_len: int, rng: random.Random, whole_word: float = 0.0, single: float = 0.0):
         self.paragraphs = paragraphs
         self.whole_word = whole_word  # share of examples masked by words; > 0 needs segment=True paragraphs
+        self.single = single  # share of one-sentence examples [CLS] s [SEP], the shape the app's inputs have
         self.multi = [i for i, p in enumerate(paragraphs) if len(p) >= 2]
         self.vocab_size = vocab_size
         self.special_ids = special_ids
@@ -168,16 +170,28 @@ class PairSampler:
                 b = b[..., :-1]
         return a, b, label
 
+    def _sentence(self):
+        """One sentence of the corpus (its start if longer than fits), for a one-segment example."""
+        paragraph = self.paragraphs[self.rng.randrange(len(self.paragraphs))]
+        return paragraph[self.rng.randrange(len(paragraph))][..., :self.max_len - 2]
+
     def example(self):
-        a, b, label = self._pair()
+        if self.single and self.rng.random() < self.single:
+            a, b, label = self._sentence(), None, NO_PAIR
+        else:
+            a, b, label = self._pair()
         starts = None
         if self.whole_word:
-            (a, a_starts), (b, b_starts) = a, b
+            a, a_starts = a
+            b, b_starts = b if b is not None else (np.zeros(0, np.int32), np.zeros(0, np.int32))
             if self.rng.random() < self.whole_word:
                 # [CLS] and [SEP] are words of their own; a word cut at the front of A starts there.
-                starts = np.concatenate([[1, 1], a_starts[1:], [1], b_starts, [1]])
-        ids = np.concatenate([[self.cls_id], a, [self.sep_id], b, [self.sep_id]]).astype(np.int64)
-        types = np.concatenate([np.zeros(len(a) + 2), np.ones(len(b) + 1)]).astype(np.int64)
+                starts = np.concatenate([[1, 1], a_starts[1:], [1], b_starts, [1] if len(b) else []])
+        elif b is None:
+            b = np.zeros(0, np.int32)
+        second = [b, [self.sep_id]] if len(b) else []
+        ids = np.concatenate([[self.cls_id], a, [self.sep_id], *second]).astype(np.int64)
+        types = np.concatenate([np.zeros(len(a) + 2), np.ones(len(ids) - len(a) - 2)]).astype(np.int64)
         candidates = [i for i in range(len(ids)) if ids[i] not in self.special_ids]
         n_mask = max(1, round(0.15 * len(candidates)))
         corrupted = ids.copy()
@@ -257,8 +271,9 @@ def pretraining_loss(model: BertForPreTraining, batch) -> tuple[torch.Tensor, to
     hidden = outputs.last_hidden_state[batch["mask_rows"], batch["mask_cols"]]
     mlm_logits = model.cls.predictions(hidden).float()
     nsp_logits = model.cls.seq_relationship(outputs.pooler_output).float()
-    loss = (torch.nn.functional.cross_entropy(mlm_logits, batch["mlm_targets"])
-            + torch.nn.functional.cross_entropy(nsp_logits, batch["nsp_labels"]))
+    loss = torch.nn.functional.cross_entropy(mlm_logits, batch["mlm_targets"])
+    if (batch["nsp_labels"] != NO_PAIR).any():  # a batch of one-segment examples only has no NSP term
+        loss = loss + torch.nn.functional.cross_entropy(nsp_logits, batch["nsp_labels"], ignore_index=NO_PAIR)
     return loss, mlm_logits, nsp_logits
 
 
@@ -288,6 +303,8 @@ def main(argv=None) -> None:
                         help="exported model directory to start from when there is no checkpoint (fresh optimizer)")
     parser.add_argument("--whole-word", type=float, default=0.0, metavar="F",
                         help="share of examples that mask jieba words as units (BERT-wwm); keep it below 1")
+    parser.add_argument("--single", type=float, default=0.0, metavar="F",
+                        help="share of one-sentence examples (no second segment, no NSP label)")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--heads", type=int, default=4)
@@ -341,7 +358,8 @@ def main(argv=None) -> None:
         return
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
     sampler = PairSampler(paragraphs, len(tokenizer), special, tokenizer.cls_token_id, tokenizer.sep_token_id,
-                          tokenizer.mask_token_id, args.max_len, random.Random(args.seed), args.whole_word)
+                          tokenizer.mask_token_id, args.max_len, random.Random(args.seed), args.whole_word,
+                          args.single)
 
     model = make_model(tokenizer, args).to(args.device)
     if args.init_from and not ckpt.exists():

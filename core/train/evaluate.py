@@ -8,7 +8,8 @@
   (unigram counts from the training split, add-one smoothed) on the same held-out tokens.
 - word2vec-zh: nearest neighbours of a few words.
 - mini-bert-zh on the lecture's fill-mask demo set (assets/eval/fill_mask_demo.tsv): is an accepted
-  answer among the top 3 characters (one [MASK]) or top 3 whole words (a run of [MASK]s)?
+  answer among the top 3 characters (one [MASK]) or top 3 whole words (a run of [MASK]s)? The same on
+  a second set of whole-word sentences (assets/eval/fill_mask_words_check.tsv), written later.
 - Word senses of 苹果 (fruit vs Apple Inc.): leave-one-out nearest-neighbour sense accuracy per
   layer, on the project's hand-written set (assets/eval/apple_senses.txt) and on held-out corpus
   sentences labelled by keyword rules (the rules' keywords stay in the sentences, which makes that
@@ -36,6 +37,8 @@ from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
 DEMO_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "fill_mask_demo.tsv"
+# Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
+WORDS_CHECK_FILE = DEMO_FILE.with_name("fill_mask_words_check.tsv")
 DEMO_TOP = 3
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
 _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
@@ -116,13 +119,13 @@ def demo_set(path: Path = DEMO_FILE) -> list[tuple[str, list[str]]]:
     return [(sentence, answers.split("|")) for sentence, answers in rows]
 
 
-def evaluate_demo_set(model: str = "mini-bert-zh", top: int = DEMO_TOP) -> dict:
-    """Top-``top`` hits on the demo set, with what the model proposed for each sentence."""
+def evaluate_demo_set(model: str = "mini-bert-zh", top: int = DEMO_TOP, path: Path = DEMO_FILE) -> dict:
+    """Top-``top`` hits on the demo set (or another set in its format), with what the model proposed."""
     from ..fillmask import fill_mask, word_candidates
 
     encoder = load_encoder(model)
     rows = []
-    for sentence, answers in demo_set():
+    for sentence, answers in demo_set(path):
         runs = word_candidates(encoder, sentence, top_n=top)
         if runs:
             proposed = [w.word for w in runs[0].words]
@@ -192,6 +195,7 @@ def main(argv=None) -> None:
     if "mini-bert-zh" in args.models:
         report["mini-bert-zh"] = evaluate_bert(args.corpus, args.bert_pairs, args.seed)
         report["mini-bert-zh"]["demo_set"] = evaluate_demo_set()
+        report["mini-bert-zh"]["words_check"] = evaluate_demo_set(path=WORDS_CHECK_FILE)
     if "mini-elmo-zh" in args.models:
         report["mini-elmo-zh"] = evaluate_elmo(args.corpus, args.elmo_sentences)
     if "word2vec-zh" in args.models:

@@ -1,0 +1,35 @@
+"""The fill-mask evaluation sets (assets/eval/*.tsv) and how core.train.evaluate scores them."""
+import pytest
+
+from core.fillmask import mask_runs
+from core.train.evaluate import DEMO_FILE, WORDS_CHECK_FILE, demo_set, evaluate_demo_set
+
+MASK = "[MASK]"
+
+
+@pytest.mark.parametrize("path", [DEMO_FILE, WORDS_CHECK_FILE], ids=lambda p: p.name)
+def test_every_answer_fits_its_masks(path):
+    rows = demo_set(path)
+    assert len(rows) >= 20
+    for sentence, answers in rows:
+        runs = mask_runs(sentence, MASK)
+        # one mask (a character answer) or exactly one run of masks (whole-word answers of its length)
+        width = runs[0][1] if runs else 1
+        assert sentence.count(MASK) == width and len(runs) <= 1, sentence
+        assert answers and all(len(a) == width for a in answers), sentence
+
+
+def test_the_check_set_is_new_whole_word_sentences():
+    demo = {s for s, _ in demo_set(DEMO_FILE)}
+    check = demo_set(WORDS_CHECK_FILE)
+    assert not demo & {s for s, _ in check}
+    assert all(mask_runs(s, MASK) for s, _ in check)
+
+
+def test_the_check_set_is_scored_with_whole_words_of_the_embedded_model():
+    report = evaluate_demo_set(path=WORDS_CHECK_FILE)
+    assert report["sentences"] == len(demo_set(WORDS_CHECK_FILE))
+    for row in report["rows"]:
+        assert len(row["top"]) == 3 and all(len(word) == 2 for word in row["top"])
+        assert row["hit"] == any(word in row["answers"] for word in row["top"])
+    assert report["hits"] == sum(r["hit"] for r in report["rows"])
