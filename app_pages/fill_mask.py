@@ -237,14 +237,22 @@ def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
               [c.token for c in slot.candidates[:k]], [c.score for c in slot.candidates[:k]])
              for slot in result.masks]
     fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
-    st.plotly_chart(fig, config=PLOT_CONFIG, key="fill_topk_chart")
-    if runs:
-        word_slots = [(t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
-                       [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
-        st.subheader(t("fill.sec.words"))
-        st.plotly_chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large),
-                        config=PLOT_CONFIG, key="fill_words_chart")
-        st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
+    # On the projector the whole words stand beside the characters, level with them, named in their title.
+    beside = bool(runs) and large
+    word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
+                   + t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
+                   [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
+    if beside:
+        chars_area, words_area = st.columns([len(slots), len(word_slots) + 0.5], gap="large")
+    else:
+        chars_area = words_area = st.container()
+    chars_area.plotly_chart(fig, config=PLOT_CONFIG, key="fill_topk_chart")
+    if word_slots:
+        if not beside:
+            words_area.subheader(t("fill.sec.words"))
+        words_area.plotly_chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large),
+                                config=PLOT_CONFIG, key="fill_words_chart")
+        words_area.caption(t("fill.words_note", beam=fm.WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
     if hidden:
         st.caption(t("fill.hidden_note", n=hidden))

@@ -323,6 +323,23 @@ RESULT_IN_VIEW_JS = """(key) => {
 }"""
 
 
+CHART_TEXT_IN_VIEW_JS = """(key) => {
+  const bar = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  const el = document.querySelector('.st-key-' + key);
+  const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
+  if (!texts.length) return null;
+  return {top: Math.min(...texts.map(r => r.top)), bottom: Math.max(...texts.map(r => r.bottom)),
+          barBottom: bar.bottom, height: window.innerHeight};
+}"""
+
+
+def chart_in_view(page, key: str):
+    """Everything the chart with widget key ``key`` writes (title, bar labels, axes) is on the screen, below
+    the scene bar (the chart's empty bottom margin may run past the edge)."""
+    box = page.evaluate(CHART_TEXT_IN_VIEW_JS, key)
+    return box if box and box["top"] >= box["barBottom"] - 2 and box["bottom"] <= box["height"] else None
+
+
 def result_in_view(page, key: str):
     """The scene's result starts just below the (visible) scene bar, in the upper part of the screen."""
     box = page.evaluate(RESULT_IN_VIEW_JS, key)
@@ -352,6 +369,8 @@ def test_walk_every_scene(page, warm_server, lang, width, height):
         if scene.result:
             wait_for(page, lambda: result_in_view(page, scene.result), f"scene {scene.id}: result in view",
                      timeout_s=60)
+        if scene.id == "fill":  # the whole words (苹果 …) beside the characters, on the same screen
+            wait_for(page, lambda: chart_in_view(page, "fill_words_chart"), "fill: whole-word chart in view")
         page.mouse.move(0, 0)  # no tooltip in the picture
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"scene-{lang}-{width}x{height}-{number:02d}-{scene.id}.png"))
