@@ -7,9 +7,11 @@ Masking follows the original BERT: 15% of the tokens are chosen; of those 80% be
 the examples use a jieba word as the unit: words are chosen until 15% of the tokens are covered, and
 the 80/10/10 roll is made once per word, so 苹果 is masked as [MASK][MASK], never as 苹[MASK]. Keep F
 below 1: a model that never sees one masked character inside a visible word forgets how to fill it
-(session 6: F = 1 took masked-character top-1 from 42% to 23%). Sentence pairs are 50% the true next segment of the
-same paragraph and 50% a segment from a random paragraph. For speed on CPU the MLM output layer
-is computed only at the chosen positions, and batches group examples of similar length.
+(session 6: F = 1 took masked-character top-1 from 42% to 23%). Sentence pairs are 50% the true next
+segment of the same paragraph and 50% a segment from a random paragraph; with ``--single F`` a share F
+of the examples is one corpus sentence alone ([CLS] s [SEP], no NSP label), the shape of the app's
+inputs. For speed on CPU the MLM output layer is computed only at the chosen positions, and batches
+group examples of similar length.
 """
 from __future__ import annotations
 
