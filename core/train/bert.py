@@ -179,18 +179,16 @@ class PairSampler:
 
     def example(self):
         if self.single and self.rng.random() < self.single:
-            a, b, label = self._sentence(), None, NO_PAIR
+            a = self._sentence()
+            b, label = a[..., :0], NO_PAIR  # an empty second segment: no B, no second [SEP]
         else:
             a, b, label = self._pair()
         starts = None
         if self.whole_word:
-            a, a_starts = a
-            b, b_starts = b if b is not None else (np.zeros(0, np.int32), np.zeros(0, np.int32))
+            (a, a_starts), (b, b_starts) = a, b
             if self.rng.random() < self.whole_word:
                 # [CLS] and [SEP] are words of their own; a word cut at the front of A starts there.
                 starts = np.concatenate([[1, 1], a_starts[1:], [1], b_starts, [1] if len(b) else []])
-        elif b is None:
-            b = np.zeros(0, np.int32)
         second = [b, [self.sep_id]] if len(b) else []
         ids = np.concatenate([[self.cls_id], a, [self.sep_id], *second]).astype(np.int64)
         types = np.concatenate([np.zeros(len(a) + 2), np.ones(len(ids) - len(a) - 2)]).astype(np.int64)
