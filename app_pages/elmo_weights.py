@@ -26,7 +26,7 @@ from core.safe_text import md_escape
 from core.stats import difference_interval
 from ui import cache, sentence_inputs
 from ui.i18n import current_lang, error_text, layer_name, t, timestamp
-from ui.page import presenting, show_error
+from ui.page import load_model, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, sync_to_url, url_param
 
@@ -147,24 +147,12 @@ text, word_raw, scene = sentence_inputs.current(bert=True if use_bert else None)
 
 kind = "bert" if use_bert else "elmo"
 ctx_name = bert_name if use_bert else registry.DEFAULT_ELMO
-infos = {m.name: m for m in registry.list_models()}
-encoder, problem = None, None
-if not ctx_name:
-    problem = t("static.no_bert_model")
-elif ctx_name in infos and not infos[ctx_name].available:
-    problem = error_text(infos[ctx_name].problem)
-else:
-    try:
-        encoder = cache.encoder(ctx_name)
-    except LabError as err:
-        problem = error_text(err)
+encoder, problem = load_model(ctx_name, t("static.no_bert_model"))
 if problem:
     st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
 
 if encoder is not None:
     layer_names = [layer_name(n) for n in encoder.layer_names]
-elif not use_bert and infos.get(ctx_name) and infos[ctx_name].num_layers:
-    layer_names = [f"{j}" for j in range(infos[ctx_name].num_layers)]
 else:  # the lecture's L = 2: the sliders and the toy example still work without a model
     layer_names = [layer_name(n) for n in ("token layer", "biLSTM 1", "biLSTM 2")] if not use_bert else ["0", "1", "2"]
 n_layers = len(layer_names)

@@ -22,7 +22,7 @@ from core.figures.style import PLOT_CONFIG, export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import t
-from ui.page import presenting, show_error
+from ui.page import model_or_message, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -171,14 +171,7 @@ hide_vulgar = not ss["fill_show_all"]
 # The sentence BERT sees, and everything that can go wrong with it, reported right here.
 masked: str | None = None
 fill = None
-encoder = None
-if not model_name:
-    st.info(t("fill.no_model"))
-else:
-    try:
-        encoder = cache.bert_encoder(model_name)
-    except Exception as err:  # never a traceback on the projector
-        show_error(err)
+encoder = model_or_message(model_name, t("fill.no_model"), masked_lm=True)
 
 if encoder is not None:
     try:

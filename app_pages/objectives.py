@@ -24,7 +24,7 @@ from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import t
-from ui.page import presenting, show_error
+from ui.page import model_or_message, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -211,13 +211,10 @@ sync_to_url(a=typed_a if len(typed_a) <= 2 * obj.MAX_CHARS else None,
             b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
 
 moved: obj.RightContextMovement | None = None
-if not bert_name:
-    st.info(t("obj.no_model"))
-else:
+if model_or_message(bert_name, t("obj.no_model"), masked_lm=True) is not None:
     try:
         text_a, text_b = obj.check_pair(typed_a, typed_b)
         elmo_pair = cache.encode(registry.DEFAULT_ELMO, (text_a, text_b))
-        cache.bert_encoder(bert_name)  # a clear error for a model that is not a BERT-family masked LM
         moved = obj.right_context_movement(elmo_pair, cache.encode(bert_name, (text_a, text_b)))
     except Exception as err:
         show_error(err)
@@ -262,9 +259,7 @@ st.info(t("obj.gpt.honest"), icon=":material/info:")
 st.markdown(t("obj.gpt.text"))
 if reading is None:
     st.info(t("obj.gpt.needs_sentence"))
-elif not bert_name:
-    st.info(t("obj.no_model"))
-else:
+elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
     n = len(reading.tokens)
     _in_range("obj_mask_pos", n, DEFAULT_POSITION)
     st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos",
@@ -275,7 +270,6 @@ else:
     token = reading.tokens[position]
     masked = None
     try:
-        mask_token = cache.bert_encoder(bert_name).mask_token
         masked = _masked(bert_name, reading.text, reading.offsets[position], token)
     except Exception as err:
         show_error(err)
@@ -284,7 +278,7 @@ else:
         before, after = reading.tokens[:position], reading.tokens[position + 1:]
         with st.container(key="obj_gpt_result"):
             st.plotly_chart(bert_figs.token_strip(
-                [before + ["？"] + after, before + [mask_token] + after],
+                [before + ["？"] + after, before + [bert.mask_token] + after],
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},

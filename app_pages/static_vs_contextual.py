@@ -17,8 +17,8 @@ from core.figures import vectors as figs
 from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
-from ui.i18n import error_text, layer_name, t
-from ui.page import presenting, show_error
+from ui.i18n import layer_name, t
+from ui.page import load_model, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import one_of, sync_to_url, url_param
 
@@ -31,19 +31,6 @@ CTX_OPTIONS = ("elmo", "bert")
 sentence_inputs.seed_from_url()
 ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
 ss.setdefault("static_centre", url_param("centre", False, cast=bool))
-
-
-def _load(name: str | None, infos: dict) -> tuple[object | None, str | None]:
-    """(encoder, None) or (None, a translated reason why not)."""
-    if not name:
-        return None, t("static.no_bert_model")
-    info = infos.get(name)
-    if info is not None and not info.available:
-        return None, error_text(info.problem)
-    try:
-        return cache.encoder(name), None
-    except LabError as err:
-        return None, error_text(err)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -79,10 +66,9 @@ if parsed.removed_controls:
     st.info(t("static.controls_removed", n=parsed.removed_controls))
 
 # ---- models ---------------------------------------------------------------------------------------
-infos = {m.name: m for m in registry.list_models()}
 ctx_name = registry.DEFAULT_ELMO if ctx == "elmo" else bert_name
-static_encoder, static_problem = _load(registry.DEFAULT_STATIC, infos)
-ctx_encoder, ctx_problem = _load(ctx_name, infos)
+static_encoder, static_problem = load_model(registry.DEFAULT_STATIC, t("static.no_bert_model"))
+ctx_encoder, ctx_problem = load_model(ctx_name, t("static.no_bert_model"))
 if static_problem:
     st.warning(t("static.static_missing", reason=static_problem))
 if ctx_problem:

@@ -1,8 +1,9 @@
-"""What every page shares: the projector sizes, and one way to show an error where the user is."""
+"""What every page shares: the projector sizes, one way to get a model, one way to show an error."""
 from __future__ import annotations
 
 import streamlit as st
 
+from ui import cache
 from ui.i18n import error_text
 
 
@@ -14,3 +15,24 @@ def presenting() -> bool:
 def show_error(err: BaseException) -> None:
     """A LabError's own message, or a generic line (the details go to the server log): never a traceback."""
     st.error(error_text(err))
+
+
+def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
+    """``(encoder, None)``, or ``(None, why not)``: ``missing`` when no model is chosen, else the registry's
+    own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
+    and caches loads and failures, so a page asks nothing else before it uses the model."""
+    if not name:
+        return None, missing
+    try:
+        return (cache.bert_encoder(name) if masked_lm else cache.encoder(name)), None
+    except Exception as err:  # never a traceback on the projector
+        return None, error_text(err)
+
+
+def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False):
+    """The encoder, or ``None`` after saying why right here: an info when no model is chosen, an error when
+    the chosen one cannot be used."""
+    encoder, problem = load_model(name, missing, masked_lm=masked_lm)
+    if problem:
+        (st.error if name else st.info)(problem)
+    return encoder
