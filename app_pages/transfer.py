@@ -17,8 +17,9 @@ from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
 from core.stats import difference_interval, wilson_interval
+from ui import cache
 from ui.i18n import error_text, t, timestamp
-from ui.page import load_model, presenting, show_error
+from ui.page import presenting, show_error
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
@@ -299,12 +300,14 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
     st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—"))
     if ss.get("bert_model") and ss.get("bert_model") != transfer.BERT_MODEL:
         st.caption(t("transfer.recompute.fixed_model", chosen=ss["bert_model"], bert=transfer.BERT_MODEL))
-    bert, bert_problem = load_model(transfer.BERT_MODEL, "")
-    elmo, elmo_problem = load_model(transfer.ELMO_MODEL, "")  # no ELMo configured: None, no message
-    if bert_problem:
-        st.warning(t("transfer.recompute.no_bert", reason=bert_problem))
-    if elmo_problem:
-        st.warning(t("transfer.recompute.no_elmo", reason=elmo_problem))
+    infos = {m.name: m for m in registry.list_models()}
+    bert_info = infos.get(transfer.BERT_MODEL)
+    elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
+    bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)
+    if not bert_ok:
+        st.warning(t("transfer.recompute.no_bert", reason=error_text(bert_info.problem)))
+    if transfer.ELMO_MODEL and elmo_info is not None and not elmo_info.available:
+        st.warning(t("transfer.recompute.no_elmo", reason=error_text(elmo_info.problem)))
     r1, r2 = st.columns(2)
     default_steps = transfer.DEFAULT_CONFIG.steps
     r1.select_slider(t("transfer.recompute.steps"), options=sorted({*STEP_CHOICES, default_steps}),
@@ -313,7 +316,7 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
     r2.radio(t("transfer.recompute.lr"), list(LR_CHOICES), index=LR_CHOICES.index(transfer.DEFAULT_CONFIG.lr)
              if transfer.DEFAULT_CONFIG.lr in LR_CHOICES else 0, key="transfer_lr", horizontal=True,
              format_func=lr_labels.__getitem__)
-    if st.button(t("transfer.recompute.button"), key="transfer_run", type="primary", disabled=bert is None,
+    if st.button(t("transfer.recompute.button"), key="transfer_run", type="primary", disabled=not bert_ok,
                  icon=":material/play_arrow:"):
         bar = st.progress(0.0, text=t("transfer.stage.data"))
         stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "lora", "done")}
@@ -323,6 +326,13 @@ with st.expander(t("transfer.recompute.title"), expanded=results is None):
                          text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
 
         try:
+            bert = cache.encoder(transfer.BERT_MODEL)
+            elmo = None
+            if transfer.ELMO_MODEL and (elmo_info is None or elmo_info.available):
+                try:
+                    elmo = cache.encoder(transfer.ELMO_MODEL)
+                except LabError as err:
+                    st.warning(t("transfer.recompute.no_elmo", reason=error_text(err)))
             config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
             ss["transfer_results"] = transfer.run_transfer(bert, elmo, config, progress=report)
         except Exception as err:  # a LabError message, or a generic line: never a traceback on the projector
