@@ -15,11 +15,11 @@ import streamlit as st
 from core.attention_view import MAX_CHARS, attention_view, check_text, encode_pair, inspect_text
 from core.encoders import Encoding
 from core.figures import bert as figs
-from core.figures.style import PLOT_CONFIG, export_html
+from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import t
-from ui.page import presenting, show_error
+from ui.page import chart, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -171,7 +171,7 @@ def single_head() -> None:
     matrix = view.att[layer - 1, head - 1]
     fig = figs.attention_heatmap(matrix, labels, title=t("att.heatmap_title", l=layer, h=head),
                                  x_title=axis_to, y_title=axis_from, highlight_row=token, large=large)
-    st.plotly_chart(fig, config=PLOT_CONFIG, width="content", key="att_heatmap")
+    chart(fig, "att_heatmap", width="content")
     st.caption(t("att.heatmap_note", sums=f"{float(matrix.sum(axis=1).min()):.4f} … {float(matrix.sum(axis=1).max()):.4f}"))
     d1, d2 = st.columns(2)
     # files are made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
@@ -186,7 +186,7 @@ def every_head() -> None:
     st.markdown(t("att.grid_intro"))
     grid = figs.attention_grid(view.att, labels, layer_names=[t("att.layer_short", l=l + 1) for l in range(L)],
                                head_names=[t("att.head_short", h=h + 1) for h in range(H)], large=large)
-    st.plotly_chart(grid, config=PLOT_CONFIG, width="content", key="att_grid")
+    chart(grid, "att_grid", width="content")
     seed_widget("att_zoom", 0)
     if not isinstance(ss["att_zoom"], int) or not 0 <= ss["att_zoom"] < L * H:
         ss["att_zoom"] = 0
@@ -194,16 +194,15 @@ def every_head() -> None:
                  format_func=lambda k: t("att.heatmap_title", l=k // H + 1, h=k % H + 1))
     keep_widgets("att_zoom")
     zl, zh = divmod(int(ss["att_zoom"]), H)
-    st.plotly_chart(figs.attention_heatmap(view.att[zl, zh], labels, title=t("att.heatmap_title", l=zl + 1, h=zh + 1),
-                                           x_title=axis_to, y_title=axis_from, highlight_row=token, large=large),
-                    config=PLOT_CONFIG, width="content", key="att_zoomed")
+    chart(figs.attention_heatmap(view.att[zl, zh], labels, title=t("att.heatmap_title", l=zl + 1, h=zh + 1),
+                                           x_title=axis_to, y_title=axis_from, highlight_row=token, large=large), "att_zoomed", width="content")
 
 
 # ---- head average per layer ----------------------------------------------------------------------
 def head_average() -> None:
     st.markdown(t("att.avg_intro"))
     avg_fig = figs.layer_maps(view.head_avg, labels, titles=layer_names, large=large)
-    st.plotly_chart(avg_fig, config=PLOT_CONFIG, width="content", key="att_avg")
+    chart(avg_fig, "att_avg", width="content")
 
 
 # ---- rollout -------------------------------------------------------------------------------------
@@ -211,7 +210,7 @@ def rollout() -> None:
     st.markdown(t("att.rollout_intro"))
     roll_fig = figs.layer_maps(view.rollout, labels, titles=[t("att.rollout_upto", l=l + 1) for l in range(L)],
                                large=large)
-    st.plotly_chart(roll_fig, config=PLOT_CONFIG, width="content", key="att_rollout")
+    chart(roll_fig, "att_rollout", width="content")
 
 
 # ---- one token's row -------------------------------------------------------------------------------
@@ -228,9 +227,8 @@ def token_row() -> None:
     else:
         rows = view.att[:, min(int(ss.get("att_head") or 1), H) - 1, token, :]
     st.markdown(t("att.row_intro", token=md_escape(labels[token])))
-    st.plotly_chart(figs.row_bars(rows, labels, layer_names=layer_names, y_title=t("att.weight"),
-                                  highlight=token, large=large),
-                    config=PLOT_CONFIG, width="content", key="att_rows")
+    chart(figs.row_bars(rows, labels, layer_names=layer_names, y_title=t("att.weight"),
+                                  highlight=token, large=large), "att_rows", width="content")
     top = [labels[j] for j in np.argsort(-rows[-1])[:3]]
     st.caption(t("att.row_top", layer=L, top=md_escape(" · ".join(top))))
 

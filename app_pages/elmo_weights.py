@@ -21,12 +21,12 @@ from core.errors import LabError
 from core.experiments import learned_mix, view as results_view
 from core.figures import vectors as figs
 from core.figures.evidence import preset_bars
-from core.mixing import PRESETS, one_hot, pre_softmax_from_normalised, scalar_mix
+from core.mixing import PRESETS, format_vector, one_hot, pre_softmax_from_normalised, scalar_mix
 from core.safe_text import md_escape
 from core.stats import difference_interval
 from ui import cache, sentence_inputs
 from ui.i18n import current_lang, error_text, layer_name, t, timestamp
-from ui.page import load_model, presenting, show_error
+from ui.page import chart, load_model, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, sync_to_url, url_param
 
@@ -104,9 +104,8 @@ with col_diag:
     L = 2
     top = [t("elmo.diag.token")] + [t(f"elmo.diag.{d}", j=j) for j in range(1, L + 1) for d in ("fwd", "bwd")]
     middle = [t("elmo.diag.h0")] + [t("elmo.diag.hj", j=j) for j in range(1, L + 1)]
-    st.plotly_chart(figs.elmo_diagram(top, middle, t("elmo.diag.sum"), [f"s<sub>{j}</sub>" for j in range(L + 1)],
-                                      title=t("elmo.diag.title"), large=large, height=480 if large else 430),
-                    key="elmo_diagram", config=figs.PLOT_CONFIG, theme=None)
+    chart(figs.elmo_diagram(top, middle, t("elmo.diag.sum"), [f"s<sub>{j}</sub>" for j in range(L + 1)],
+                            title=t("elmo.diag.title"), large=large, height=480 if large else 430), "elmo_diagram")
 
 # ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
 H = np.identity(3)
@@ -117,17 +116,17 @@ with col_a.container(border=True):
     rows = [f"| {t('elmo.example.col.task')} | s | γ | ELMo |", "|---|---|---|---|"]
     for name in ("syntax", "semantics"):
         s_p, g_p, _ = PRESETS[name]
-        rows.append(f"| {t('elmo.preset.' + name)} | {vv.format_vector(s_p)} | {g_p:.0f} | "
-                    f"**{vv.format_vector(scalar_mix(H, s_p, g_p))}** |")
+        rows.append(f"| {t('elmo.preset.' + name)} | {format_vector(s_p)} | {g_p:.0f} | "
+                    f"**{format_vector(scalar_mix(H, s_p, g_p))}** |")
     st.markdown("\n".join(rows))
     st.caption(t("elmo.example.caption"))
 with col_b.container(border=True, key="elmo_exercise"):
     # "predict, then reveal", as in the lecture: the answer stays hidden until the class has computed it
     st.subheader(t("elmo.exercise.title"))
-    st.markdown(t("elmo.example.given", s=vv.format_vector(S_EXERCISE), gamma=f"{GAMMA_EXERCISE:.0f}"))
+    st.markdown(t("elmo.example.given", s=format_vector(S_EXERCISE), gamma=f"{GAMMA_EXERCISE:.0f}"))
     revealed = st.toggle(t("elmo.exercise.reveal"), key="elmo_reveal")
     if revealed:
-        out = vv.format_vector(scalar_mix(H, S_EXERCISE, GAMMA_EXERCISE))
+        out = format_vector(scalar_mix(H, S_EXERCISE, GAMMA_EXERCISE))
         st.latex(r"\begin{aligned}\mathrm{ELMo}_k &= \gamma\,(s_0 h_0 + s_1 h_1 + s_2 h_2)\\"
                  r"&= 2\times(0.2\,h_0 + 0.3\,h_1 + 0.5\,h_2)\\ &= 2\times[0.2,\ 0.3,\ 0.5] = "
                  + out.replace(", ", r",\ ") + r"\end{aligned}")
@@ -245,16 +244,15 @@ def mixer(view: vv.VectorsView | None) -> None:
             for j, note in enumerate(s_notes):
                 note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
             st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
-            st.plotly_chart(figs.weights_bar(layer_names, s, None,
-                                             large=large, height=380 if large else 320),
-                            key="elmo_bars", config={**figs.PLOT_CONFIG, "displayModeBar": False}, theme=None)
-            st.markdown(t("elmo.s_now", s=vv.format_vector(s, 2), gamma=f"{gamma:.1f}"))
+            chart(figs.weights_bar(layer_names, s, None, large=large, height=380 if large else 320), "elmo_bars",
+                  toolbar=False)
+            st.markdown(t("elmo.s_now", s=format_vector(s), gamma=f"{gamma:.1f}"))
             toy = scalar_mix(np.identity(n), s, gamma)
             is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
             if is_exercise and not ss.get("elmo_reveal"):
                 st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
             else:
-                st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=vv.format_vector(toy, 2), n=n))
+                st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy), n=n))
 
         with col_live:
             if view is None or not view.num_occurrences:
@@ -268,7 +266,7 @@ def mixer(view: vv.VectorsView | None) -> None:
                 title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(parsed.word)),
                 mixed_name=t("elmo.live.mixed"),
                 large=large, height=620 if large else 540)
-            st.plotly_chart(fig, key="elmo_scatter", config=figs.PLOT_CONFIG, theme=None)
+            chart(fig, "elmo_scatter")
             st.caption(t("elmo.live.caption"))
             if mix.accuracy is not None:
                 per_layer = view.accuracy.get(False, [])
@@ -327,7 +325,7 @@ def learned_section() -> None:
     fig = preset_bars(layer_labels, groups, title=t("elmo.learned.chart_title"), yaxis_title=t("elmo.learned.axis"),
                       ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
                       large=large, height=520 if large else 440)
-    st.plotly_chart(fig, key="elmo_learned_bars", config=figs.PLOT_CONFIG, theme=None)
+    chart(fig, "elmo_learned_bars")
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
     unstable = []
     for col, task in zip(st.columns(len(learned_mix.TASKS), gap="large"), learned_mix.TASKS):
@@ -335,7 +333,7 @@ def learned_section() -> None:
         low, high = learned_mix.s_range(tasks[task])
         diff, d_lo, d_hi = difference_interval(r["accuracy"], uniform["accuracy"], n, n)
         spread = max(h - l for l, h in zip(low, high))
-        col.markdown(t(f"elmo.learned.result.{task}", s=vv.format_vector(r["s"], 2), gamma=f"{r['gamma']:.1f}",
+        col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"]), gamma=f"{r['gamma']:.1f}",
                        top=layer_labels[int(np.argmax(r["s"]))], spread=f"{spread:.2f}",
                        acc=_accuracy_cell(r), n=n, uniform=_accuracy_cell(uniform),
                        diff=f"{100 * diff:+.1f}", lo=f"{100 * d_lo:+.1f}", hi=f"{100 * d_hi:+.1f}"))

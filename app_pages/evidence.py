@@ -18,11 +18,11 @@ from core.errors import LabError
 from core.experiments import DEFAULT_OUT, SESSION_KEY, load_results, probe_presets, run_all, stale_models
 from core.experiments import view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
-from core.figures.style import PLOT_CONFIG, export_html
+from core.figures.style import export_html
 from core.mixing import PRESETS
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.i18n import error_text, t, timestamp
-from ui.page import presenting, show_error
+from ui.page import chart, presenting, show_error
 from ui.sidebar import get_model_infos
 from ui.state import one_of, sync_to_url, url_param
 
@@ -62,7 +62,7 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
-    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{name}")
+    chart(fig, f"fig_{name}")
     with st.container(horizontal=True):  # buttons as wide as their labels, side by side
         # made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
         st.download_button(t("evidence.download_html"), lambda: export_html(fig), file_name=f"evidence-{name}.html",

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core import exercises as ex
 from core.errors import LabError
+from core.mixing import format_vector
 from ui.i18n import t
 from ui.page import show_error
 from ui.presentation import scene_link
@@ -16,10 +17,6 @@ from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
 VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
-
-
-def _vec(values) -> str:
-    return ex.format_vector(values, 2)
 
 
 st.title(t("ex.title"))
@@ -110,9 +107,9 @@ with st.container(border=True):
     sync_to_url(variant=None if variant == "lecture" else variant)
     s, gamma = ex.FORMULA_VARIANTS[variant]
     st.markdown(t("ex.formula.question" if variant == "lecture" else "ex.formula.question_variant",
-                  s=_vec(s), gamma=f"{gamma:g}"))
+                  s=format_vector(s), gamma=f"{gamma:g}"))
     st.latex(r"h_0=[1,0,0],\quad h_1=[0,1,0],\quad h_2=[0,0,1]")
-    st.latex(r"s=" + _vec(s).replace(", ", ",\\ ") + rf",\qquad \gamma={gamma:g}")
+    st.latex(r"s=" + format_vector(s).replace(", ", ",\\ ") + rf",\qquad \gamma={gamma:g}")
     st.latex(r"\mathrm{ELMo}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j} \;=\; ?")
     st.text_input(t("ex.formula.answer"), key="ex_formula_answer", on_change=_check, max_chars=ex.MAX_INPUT_CHARS,
                   placeholder=t("ex.formula.placeholder"), help=t("ex.formula.answer_help"))
@@ -129,9 +126,9 @@ with st.container(border=True):
         else:
             verdict = ex.check_formula(typed, variant)
             if verdict.correct:
-                st.success(t("ex.formula.right", vec=_vec(verdict.answer)), icon=":material/check_circle:")
+                st.success(t("ex.formula.right", vec=format_vector(verdict.answer)), icon=":material/check_circle:")
             else:
-                st.warning(t("ex.formula.wrong", vec=_vec(verdict.answer)) + " "
+                st.warning(t("ex.formula.wrong", vec=format_vector(verdict.answer)) + " "
                            + t(f"ex.formula.hint.{verdict.hint}"), icon=":material/lightbulb:")
 
     if ss.get("ex_formula_revealed"):
@@ -140,13 +137,13 @@ with st.container(border=True):
         with st.container(border=True):
             st.markdown(f"**{t('ex.reference')}**")
             st.markdown(t("ex.formula.step1"))
-            w_tex = _vec(weighted).replace(", ", ",\\ ")
+            w_tex = format_vector(weighted).replace(", ", ",\\ ")
             st.latex(r"\begin{aligned} s_0 h_0 + s_1 h_1 + s_2 h_2 &= "
                      + rf"{s[0]:g}\,[1,0,0] + {s[1]:g}\,[0,1,0] + {s[2]:g}\,[0,0,1] \\ &= " + w_tex
                      + r"\end{aligned}")
             st.markdown(t("ex.formula.step2"))
             st.latex(rf"\gamma \sum_j s_j h_j = {gamma:g} \times " + w_tex + " = "
-                     + _vec(expected).replace(", ", ",\\ "))
-            st.markdown(t("ex.formula.conclusion", vec=_vec(expected)))
+                     + format_vector(expected).replace(", ", ",\\ "))
+            st.markdown(t("ex.formula.conclusion", vec=format_vector(expected)))
             st.caption(t("ex.formula.computed_by"))
         scene_link(VARIANT_SCENES[variant], t("ex.formula.link"), ":material/tune:")

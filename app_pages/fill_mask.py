@@ -18,11 +18,11 @@ from core import fillmask as fm
 from core.attention_view import inspect_text
 from core.errors import LabError
 from core.figures import bert as figs
-from core.figures.style import PLOT_CONFIG, export_html
+from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import t
-from ui.page import model_or_message, presenting, show_error
+from ui.page import chart, model_or_message, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -239,12 +239,13 @@ def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
         chars_area, words_area = st.columns([len(slots), len(word_slots) + 0.5], gap="large")
     else:
         chars_area = words_area = st.container()
-    chars_area.plotly_chart(fig, config=PLOT_CONFIG, key="fill_topk_chart")
+    with chars_area:
+        chart(fig, "fill_topk_chart")
     if word_slots:
         if not beside:
             words_area.subheader(t("fill.sec.words"))
-        words_area.plotly_chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large),
-                                config=PLOT_CONFIG, key="fill_words_chart")
+        with words_area:
+            chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
         words_area.caption(t("fill.words_note", beam=fm.WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
     if hidden:
@@ -293,9 +294,8 @@ if fill is not None:
             scored = []
         fitting = [s for s in scored if s["fits"]]
         if fitting:
-            st.plotly_chart(figs.candidate_bars([s["word"] for s in fitting], [s["score"] for s in fitting],
-                                                xaxis_title=t("fill.cand_axis"), large=large),
-                            config=PLOT_CONFIG, key="fill_cand_chart")
+            chart(figs.candidate_bars([s["word"] for s in fitting], [s["score"] for s in fitting],
+                                                xaxis_title=t("fill.cand_axis"), large=large), "fill_cand_chart")
         table = pd.DataFrame({
             t("fill.col.word"): [s["word"] for s in scored],
             t("fill.col.score"): [s["score"] for s in scored],
@@ -330,9 +330,8 @@ def replay(masked_sentence: str, mask_token: str, steps: list[fm.FillStep]) -> N
     s = min(int(ss["fill_step"]), last)
     cells, kinds = figs.fill_replay_cells(masked_sentence, mask_token, steps, s)
     names = {kind: t(f"fill.strip.{kind}") for kind in STRIP_COLOURS}
-    st.plotly_chart(figs.token_strip([cells], [kinds], colours=STRIP_COLOURS, kind_names=names,
-                                     track_names=[t("fill.strip.track", s=s)], large=large),
-                    config=PLOT_CONFIG, key="fill_step_chart")
+    chart(figs.token_strip([cells], [kinds], colours=STRIP_COLOURS, kind_names=names,
+                                     track_names=[t("fill.strip.track", s=s)], large=large), "fill_step_chart")
     if s == 0:
         st.markdown(t("fill.step0", n=last))
         return
@@ -344,8 +343,7 @@ def replay(masked_sentence: str, mask_token: str, steps: list[fm.FillStep]) -> N
     slots = [(t("fill.open_title_best" if slot is best else "fill.open_title", j=j + 1),
               [c.token for c in slot.candidates[:5]], [c.score for c in slot.candidates[:5]])
              for j, slot in enumerate(step.open_masks)]
-    st.plotly_chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large),
-                    config=PLOT_CONFIG, key="fill_step_probs")
+    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large), "fill_step_probs")
 
 
 steps = None
@@ -390,11 +388,10 @@ def corruption(name: str) -> None:
     kinds_bottom = [tok.action for tok in tokens]
     hover = [f"{tok.token} → {tok.shown} ({t('fill.action.' + tok.action)})" for tok in tokens]
     names = {kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS}
-    st.plotly_chart(figs.token_strip([original, shown], [kinds_top, kinds_bottom], colours=CORRUPT_COLOURS,
+    chart(figs.token_strip([original, shown], [kinds_top, kinds_bottom], colours=CORRUPT_COLOURS,
                                      kind_names=names, hover=[hover, hover],
                                      track_names=[t("fill.track.original"), t("fill.track.shown")],
-                                     large=large),
-                    config=PLOT_CONFIG, key="fill_corrupt_chart")
+                                     large=large), "fill_corrupt_chart")
     n = len(tokens)
     counts = {a: sum(tok.action == a for tok in tokens) for a in ("mask", "random", "unchanged")}
     chosen = sum(tok.chosen for tok in tokens)

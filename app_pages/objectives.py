@@ -20,11 +20,10 @@ from core.attention_view import inspect_text
 from core.figures import bert as bert_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
-from core.figures.style import PLOT_CONFIG
 from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import t
-from ui.page import model_or_message, presenting, show_error
+from ui.page import chart, model_or_message, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -155,11 +154,10 @@ if reading is not None:
         m3.metric(t("obj.ll.sum"), f"{forward_ll + backward_ll:.2f}", help=t("obj.ll.help"))
         position = _in_range("obj_pos", n, DEFAULT_POSITION)
         st.subheader(t("obj.prob.title"))
-        st.plotly_chart(position_bars(
+        chart(position_bars(
             reading.tokens, [(t("obj.series.forward"), [p.actual for p in reading.forward], FORWARD_COLOUR),
                              (t("obj.series.backward"), [p.actual for p in reading.backward], BACKWARD_COLOUR)],
-            yaxis_title=t("obj.prob_axis"), highlight=position, large=large),
-            config=PLOT_CONFIG, key="obj_prob_chart")
+            yaxis_title=t("obj.prob_axis"), highlight=position, large=large), "obj_prob_chart")
         st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos",
                      format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
         keep_widgets("obj_pos")
@@ -172,8 +170,7 @@ if reading is not None:
                   [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
                  (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
                   [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-        st.plotly_chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large),
-                        config=PLOT_CONFIG, key="obj_topk_chart")
+        chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
         token = reading.tokens[position]
         if forward.actual is None:
             st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
@@ -239,19 +236,17 @@ if moved is not None:
                   Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
                          bwd[:, token].tolist(), "elmo"),
                   Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
-        st.plotly_chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
+        chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
                                      xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
-                                     percent=False, large=large, height=520),
-                        config=PLOT_CONFIG, key="obj_move_chart")
+                                     percent=False, large=large, height=520), "obj_move_chart")
     st.markdown(t("obj.deep.read"))
     columns = ([t("obj.heat.fwd", j=j) for j in range(1, len(fwd))]
                + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
                + [t("obj.heat.bert", j=j) for j in range(1, len(brt))])
     values = [[*fwd[1:, i], *bwd[1:, i], *brt[1:, i]] for i in range(len(moved.tokens))]
     st.markdown(f"**{t('obj.heat.title')}**")
-    st.plotly_chart(word_heatmap(moved.tokens, columns, values,
-                                 colorbar_title=t(f"obj.metric.{metric}"), zrange=None, large=large),
-                    config=PLOT_CONFIG, key="obj_move_heatmap")
+    chart(word_heatmap(moved.tokens, columns, values,
+                                 colorbar_title=t(f"obj.metric.{metric}"), zrange=None, large=large), "obj_move_heatmap")
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) -------------------------------------------------
 st.header(t("obj.gpt.title"))
@@ -277,19 +272,17 @@ elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is
         left = reading.forward[position]
         before, after = reading.tokens[:position], reading.tokens[position + 1:]
         with st.container(key="obj_gpt_result"):
-            st.plotly_chart(bert_figs.token_strip(
+            chart(bert_figs.token_strip(
                 [before + ["？"] + after, before + [bert.mask_token] + after],
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
-                config=PLOT_CONFIG, key="obj_gpt_strip")
+                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large), "obj_gpt_strip")
             slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
                       [c.score for c in left.candidates[:top_k]]),
                      (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
                       [c.score for c in masked.candidates[:top_k]])]
-            st.plotly_chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large),
-                            config=PLOT_CONFIG, key="obj_gpt_chart")
+            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
             st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                          mp=_pct(masked.actual), mr=_rank(masked.rank)))
             if left.hidden + masked.hidden:

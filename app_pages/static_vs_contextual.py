@@ -18,7 +18,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
 from ui.i18n import layer_name, t
-from ui.page import load_model, presenting, show_error
+from ui.page import chart, load_model, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import one_of, sync_to_url, url_param
 
@@ -163,7 +163,7 @@ def explorer(view: vv.VectorsView) -> None:
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
             neighbour_name=t("static.fig.neighbours"), large=large, height=640 if large else 560,
         )
-        st.plotly_chart(fig, key="static_scatter", config=figs.PLOT_CONFIG, theme=None)
+        chart(fig, "static_scatter")
     if has_points:
         ev = view.projection.explained_variance_ratio
         st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
@@ -175,9 +175,8 @@ def explorer(view: vv.VectorsView) -> None:
         with col_heat:
             matrix = view.cosine[centre][j]
             title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=shown_layer)
-            st.plotly_chart(figs.cosine_heatmap(matrix, view.ids, title, large=large,
-                                                height=560 if view.num_occurrences <= 14 else 680),
-                            key="static_heatmap", config=figs.PLOT_CONFIG, theme=None)
+            chart(figs.cosine_heatmap(matrix, view.ids, title, large=large,
+                                      height=560 if view.num_occurrences <= 14 else 680), "static_heatmap")
             low, _ = figs.cosine_range(matrix)
             st.caption(t("static.cosine_scale", low=f"{low:.2f}"))
         with col_table:
@@ -194,10 +193,10 @@ def explorer(view: vv.VectorsView) -> None:
                          height="content" if view.num_occurrences <= 14 else 520)
             st.caption(t("static.nn_caption"))
         if any(a is not None for a in view.accuracy.get(centre, [])):
-            st.plotly_chart(figs.accuracy_chart(
+            chart(figs.accuracy_chart(
                 names, view.accuracy[centre], view.static_accuracy.get(centre),
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
-                title=t("static.acc_title"), large=large, current=j), key="static_acc", config=figs.PLOT_CONFIG, theme=None)
+                title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))
         elif parsed.has_labels:
             st.caption(t("static.acc_none"))

@@ -19,7 +19,7 @@ from core.figures.style import export_html
 from core.stats import difference_interval, wilson_interval
 from ui import cache
 from ui.i18n import error_text, t, timestamp
-from ui.page import presenting, show_error
+from ui.page import chart, presenting, show_error
 from ui.state import one_of, sync_to_url, url_param
 
 ss = st.session_state
@@ -183,7 +183,7 @@ def explorer() -> None:
                                  baseline=results.get("majority_baseline"),
                                  baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
                                  title=t("transfer.fig.acc"), large=large)
-        st.plotly_chart(fig, key="transfer_acc", config=figs.PLOT_CONFIG, theme=None)
+        chart(fig, "transfer_acc")
 
     refs = [(t("transfer.ref.finetune"), ft_res["accuracy"], figs.FINETUNE_COLOUR)]
     if elmo_res:
@@ -192,7 +192,7 @@ def explorer() -> None:
                              selected=layer, references=refs, baseline=results.get("majority_baseline"),
                              baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
                              layer_axis_title=t("transfer.layer_axis"), title=t("transfer.fig.layers"), large=large)
-    st.plotly_chart(curve, key="transfer_layers", config=figs.PLOT_CONFIG, theme=None)
+    chart(curve, "transfer_layers")
     st.caption(t("transfer.layers_caption"))
     d1, d2 = st.columns(2)
     d1.download_button(t("transfer.dl_html"), data=lambda: export_html(fig), file_name="feature-vs-finetune.html",
@@ -234,12 +234,10 @@ if results is not None:
     if lora_res:
         st.markdown(t("transfer.params.note_lora", lora=f"{lora_res['trained_params']:,}", share=lora_share))
     st.caption(t("transfer.params.time_caption", threads=results.get("torch_threads", 1)))
-    st.plotly_chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                                        trained_name=t("transfer.params.trained"),
-                                        frozen_name=t("transfer.params.frozen"),
-                                        axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"),
-                                        large=large),
-                    key="transfer_param_fig", config=figs.PLOT_CONFIG, theme=None)
+    chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                              trained_name=t("transfer.params.trained"), frozen_name=t("transfer.params.frozen"),
+                              axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"), large=large),
+          "transfer_param_fig")
 
     # ---- fine-tuning over time -------------------------------------------------------------------------
     st.header(t("transfer.curve.title"))
@@ -248,11 +246,10 @@ if results is not None:
     if lora_res:
         runs.append(figs.CurveRun(t("transfer.bar.lora"), [p["step"] for p in lora_res["curve"]],
                                   [p["accuracy"] for p in lora_res["curve"]], lora_res["losses"], figs.LORA_COLOUR))
-    st.plotly_chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
-                                        loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
-                                        acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
-                                        title=t("transfer.fig.curve"), large=large),
-                    key="transfer_curve", config=figs.PLOT_CONFIG, theme=None)
+    chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
+                              loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
+                              acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
+                              title=t("transfer.fig.curve"), large=large), "transfer_curve")
     cfg = results["config"]
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
                  seconds=f"{ft_res.get('seconds', 0):.0f}", cpu=f"{ft_res.get('cpu_seconds', 0):.0f}",
@@ -287,7 +284,7 @@ if results is not None:
                 panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"),
                               t("transfer.lora.panel.time")],
                 title=t("transfer.fig.lora"), large=large)
-            st.plotly_chart(summary, key="transfer_lora_fig", config=figs.PLOT_CONFIG, theme=None)
+            chart(summary, "transfer_lora_fig")
             diff, low, high = difference_interval(lora_res["accuracy"], ft_res["accuracy"], n_test, n_test)
             verdict = "transfer.lora.verdict.unclear" if low <= 0 <= high else "transfer.lora.verdict.clear"
             st.markdown(t(verdict, diff=f"{100 * diff:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",

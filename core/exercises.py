@@ -126,11 +126,3 @@ def check_formula(answer: Sequence[float], variant: str = "lecture", tol: float 
         hint = "wrong"
     return FormulaVerdict(hint == "correct", hint, [float(x) for x in expected], [float(x) for x in got])
 
-
-def format_vector(values: Sequence[float], decimals: int = 2) -> str:
-    """[0.4, 0.6, 1.0]: trailing zeros trimmed, but at least one decimal (as the lecture writes it)."""
-    parts = []
-    for v in values:
-        text = f"{float(v):.{decimals}f}".rstrip("0")
-        parts.append(text + "0" if text.endswith(".") else text)
-    return "[" + ", ".join(parts) + "]"

@@ -104,3 +104,12 @@ def pre_softmax_from_normalised(s: Sequence[float] | np.ndarray) -> np.ndarray:
         raise ValueError(f"normalised weights must be strictly positive, got {v.tolist()}")
     w = np.log(v)
     return w - w.max()
+
+
+def format_vector(values: Sequence[float], decimals: int = 2) -> str:
+    """[0.4, 0.6, 1.0]: trailing zeros trimmed, but at least one decimal (as the lecture writes it)."""
+    parts = []
+    for v in values:
+        text = f"{float(v):.{decimals}f}".rstrip("0")
+        parts.append(text + "0" if text.endswith(".") else text)
+    return "[" + ", ".join(parts) + "]"

@@ -322,11 +322,6 @@ def mix_view(
     return MixView(s, mixed, coords, accuracy)
 
 
-def format_vector(values: Sequence[float], decimals: int = 1) -> str:
-    """``[0.4, 0.6, 1.0]``: the lecture's way of writing a small vector."""
-    return "[" + ", ".join(f"{float(v):.{decimals}f}" for v in values) + "]"
-
-
 def export_rows(view: VectorsView) -> list[dict]:
     """One row per (model, layer, occurrence): sentence, start, end, label, vector."""
     rows = []

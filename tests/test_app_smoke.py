@@ -1,6 +1,7 @@
 """Smoke tests: the app and every page run without an exception; the language switch works."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,9 @@ def test_each_page_through_app(path):
     at.switch_page(path).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title, f"{path} shows no title"
+    for chart in at.get("plotly_chart"):  # every figure goes through ui.page.chart: as built, as downloaded
+        assert chart.proto.theme == "", f"{path}: a chart in Streamlit's theme"
+        assert json.loads(chart.proto.config)["displaylogo"] is False
 
 
 @pytest.mark.parametrize("path", [spec.path for spec in PAGES])

@@ -3,6 +3,7 @@ import pytest
 
 from core.mixing import (
     PRESETS,
+    format_vector,
     normalise_weights,
     one_hot,
     pre_softmax_from_normalised,
@@ -108,3 +109,9 @@ def test_pre_softmax_from_normalised_round_trip():
 def test_pre_softmax_from_normalised_needs_positive():
     with pytest.raises(ValueError, match="strictly positive"):
         pre_softmax_from_normalised([0.0, 0.5, 0.5])
+
+
+def test_format_vector_writes_vectors_as_the_lecture_does():
+    assert format_vector([0.4, 0.6000000001, 1.0]) == "[0.4, 0.6, 1.0]"
+    assert format_vector([1 / 3] * 3) == "[0.33, 0.33, 0.33]"
+    assert format_vector([0.25, 2.0], decimals=1) == "[0.2, 2.0]"

@@ -312,7 +312,7 @@ def with_results(monkeypatch, tmp_path, results: dict) -> None:
 
 def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     from core.experiments import learned_mix
-    from core.vectors_view import format_vector
+    from core.mixing import format_vector
 
     results = committed_results()
     tasks = results["learned_mix"]["tasks"]  # the committed file has the entry (python -m core.experiments)

@@ -68,7 +68,6 @@ def test_check_concept():
     verdict = ex.check_concept(answers, ex.CONCEPT_STATEMENTS)
     assert verdict["frozen"] is True and verdict["updated"] is False and verdict["as_input"] is None
     assert ex.CONCEPT_MODELS == {"elmo": "feature", "bert": "finetune", "gpt": "finetune"}
-    assert ex.format_vector([0.4, 0.6, 1.0]) == "[0.4, 0.6, 1.0]"
 
 
 # ---- the page -----------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""What every page shares: the projector sizes, one way to get a model, one way to show an error."""
+"""What every page shares: the projector sizes, one way to get a model, one way to show an error,
+one way to show a figure."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from core.figures.style import plot_config
 from ui import cache
 from ui.i18n import error_text
 
@@ -36,3 +39,13 @@ def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False)
     if problem:
         (st.error if name else st.info)(problem)
     return encoder
+
+
+def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
+    """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
+    download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
+    ``width="content"`` keeps a figure's own width (square heatmap cells)."""
+    config = plot_config(key.replace("_", "-"))
+    if not toolbar:
+        config["displayModeBar"] = False
+    st.plotly_chart(fig, key=key, config=config, theme=None, width=width)

@@ -27,9 +27,6 @@ def plot_config(filename: str = "elmo-bert-lab") -> dict:
     return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": filename}}
 
 
-PLOT_CONFIG = plot_config()
-
-
 def style_layout(title: str | None = None, *, large: bool = False, height: int | None = None) -> dict:
     """The common layout as a dict, for builders that hand plotly the whole layout at once;
     ``large`` is presentation mode (bigger fonts for the back row)."""
@@ -37,7 +34,7 @@ def style_layout(title: str | None = None, *, large: bool = False, height: int |
         pio.templates.default = TEMPLATE
     size = 20 if large else 15
     layout = {
-        "title": {"text": title, "font": {"size": size + 4}} if title else None,
+        "title": {"text": title, "font": {"size": size + 4, "weight": "bold"}} if title else None,
         "font": {"family": FONT_FAMILY, "size": size},
         "hoverlabel": {"font": {"family": FONT_FAMILY, "size": size}},
         "margin": {"l": 60, "r": 30, "t": 60 if title else 30, "b": 50},

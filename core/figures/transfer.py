@@ -5,7 +5,6 @@ renders a subset of HTML.
 """
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -13,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import base_layout, plot_config
+from .style import base_layout, esc
 
 FEATURE_COLOUR = "#E07B00"  # orange: frozen model + trained logistic regression
 FINETUNE_COLOUR = "#0B57D0"  # blue: every parameter trained
@@ -22,11 +21,6 @@ KIND_COLOURS = {"feature": FEATURE_COLOUR, "finetune": FINETUNE_COLOUR, "lora": 
 FROZEN_COLOUR = "#9CA3AF"  # grey: frozen parameters
 TRAINED_COLOUR = "#D62728"  # red: parameters changed by training
 BASELINE_COLOUR = "#6B7280"
-PLOT_CONFIG = plot_config("feature-vs-finetune")
-
-
-def _e(text: str) -> str:
-    return html.escape(str(text), quote=False)
 
 
 def _pct(x: float) -> str:
@@ -43,17 +37,17 @@ def accuracy_bars(labels: Sequence[str], accuracies: Sequence[float | None], kin
     colours = [KIND_COLOURS[k] for k in kinds]
     text = [_pct(a) if a is not None else "—" for a in accuracies]
     fig = go.Figure(go.Bar(
-        x=values, y=["<br>".join(_e(part) for part in l.split("\n")) for l in labels], orientation="h", marker_color=colours, text=text,
-        textposition="outside", cliponaxis=False, customdata=[_e(h) for h in (hover or labels)],
+        x=values, y=["<br>".join(esc(part) for part in l.split("\n")) for l in labels], orientation="h", marker_color=colours, text=text,
+        textposition="outside", cliponaxis=False, customdata=[esc(h) for h in (hover or labels)],
         hovertemplate="%{customdata}: %{x:.1%}<extra></extra>",
         textfont={"size": 22 if large else 16},
     ))
     if baseline is not None:
         fig.add_vline(x=baseline, line_dash="dash", line_color=BASELINE_COLOUR, line_width=2)
-        fig.add_annotation(x=baseline, y=1.0, yref="paper", yanchor="bottom", text=_e(baseline_label),
+        fig.add_annotation(x=baseline, y=1.0, yref="paper", yanchor="bottom", text=esc(baseline_label),
                            showarrow=False, font={"color": BASELINE_COLOUR})
     base_layout(fig, title, large=large, height=height or (120 + 90 * len(labels)))
-    fig.update_xaxes(range=[0, 1.1], tickformat=".0%", title_text=_e(axis_title), dtick=0.2)
+    fig.update_xaxes(range=[0, 1.1], tickformat=".0%", title_text=esc(axis_title), dtick=0.2)
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(showlegend=False, bargap=0.35, margin={"r": 40})
     return fig
@@ -70,27 +64,27 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
     dashes = ["solid", "dot", "dashdot"]
     for i, (name, accs) in enumerate(series.items()):
         fig.add_trace(go.Scatter(
-            x=x, y=list(accs), mode="lines+markers", name=_e(name),
+            x=x, y=list(accs), mode="lines+markers", name=esc(name),
             line={"color": FEATURE_COLOUR, "dash": dashes[i % len(dashes)], "width": 3},
-            marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra>" + _e(name) + "</extra>"))
+            marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra>" + esc(name) + "</extra>"))
     positions = ["top left", "bottom right", "top right", "bottom left"]  # close lines keep their labels apart
     for i, (label, value, colour) in enumerate(references):
         fig.add_hline(y=value, line_dash="dash", line_color=colour, line_width=2,
-                      annotation_text=f"{_e(label)} {_pct(value)}", annotation_position=positions[i % 4],
+                      annotation_text=f"{esc(label)} {_pct(value)}", annotation_position=positions[i % 4],
                       annotation_font_color=colour)
     if baseline is not None:
         fig.add_hline(y=baseline, line_dash="dot", line_color=BASELINE_COLOUR, line_width=1.5,
-                      annotation_text=_e(baseline_label), annotation_position="bottom right",
+                      annotation_text=esc(baseline_label), annotation_position="bottom right",
                       annotation_font_color=BASELINE_COLOUR)
     if selected is not None and 0 <= selected < len(layer_names):
         fig.add_vrect(x0=selected - 0.3, x1=selected + 0.3, fillcolor=FEATURE_COLOUR, opacity=0.12, line_width=0)
     base_layout(fig, title, large=large, height=height or (460 if large else 400))
-    fig.update_xaxes(tickvals=x, ticktext=[f"{j}<br>{_e(n)}" for j, n in enumerate(layer_names)],
-                     title_text=_e(layer_axis_title))
+    fig.update_xaxes(tickvals=x, ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)],
+                     title_text=esc(layer_axis_title))
     values = [v for accs in series.values() for v in accs] + [v for _, v, _ in references]
     values += [baseline] if baseline is not None else []
     lo = max(0.0, min(values) - 0.08) if values else 0.0
-    fig.update_yaxes(range=[lo, 1.0], tickformat=".0%", title_text=_e(axis_title))
+    fig.update_yaxes(range=[lo, 1.0], tickformat=".0%", title_text=esc(axis_title))
     _legend_under_title(fig, large)
     return fig
 
@@ -123,17 +117,17 @@ def finetune_curve(runs: Sequence[CurveRun], *, acc_name: str, loss_name: str, s
             k = max(1, min(smooth, loss.size))
             smoothed = np.convolve(loss, np.ones(k) / k, mode="valid")
             fig.add_trace(go.Scatter(x=list(range(k, loss.size + 1)), y=smoothed, mode="lines",
-                                     name=f"{_e(run.name)} · {_e(loss_name)}",
+                                     name=f"{esc(run.name)} · {esc(loss_name)}",
                                      line={"color": run.colour, "width": 1.5, "dash": "dot"},
                                      hovertemplate="%{x}: %{y:.3f}<extra></extra>"), secondary_y=True)
         fig.add_trace(go.Scatter(x=list(run.steps), y=list(run.accuracies), mode="lines+markers",
-                                 name=f"{_e(run.name)} · {_e(acc_name)}", line={"color": run.colour, "width": 3},
+                                 name=f"{esc(run.name)} · {esc(acc_name)}", line={"color": run.colour, "width": 3},
                                  marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
                       secondary_y=False)
     base_layout(fig, title, large=large, height=height or (440 if large else 380))
-    fig.update_xaxes(title_text=_e(step_axis_title))
-    fig.update_yaxes(title_text=_e(acc_axis_title), tickformat=".0%", range=[0, 1.0], secondary_y=False)
-    fig.update_yaxes(title_text=_e(loss_axis_title), secondary_y=True, rangemode="tozero", showgrid=False,
+    fig.update_xaxes(title_text=esc(step_axis_title))
+    fig.update_yaxes(title_text=esc(acc_axis_title), tickformat=".0%", range=[0, 1.0], secondary_y=False)
+    fig.update_yaxes(title_text=esc(loss_axis_title), secondary_y=True, rangemode="tozero", showgrid=False,
                      tickformat=".2f")
     _legend_under_title(fig, large)
     return fig
@@ -144,15 +138,15 @@ def parameter_bars(methods: Sequence[str], trained: Sequence[int], frozen: Seque
                    large: bool = False, height: int | None = None) -> go.Figure:
     """Trained vs frozen parameter counts per method, on a log axis (257 next to ~5 million)."""
     fig = go.Figure()
-    y = [_e(m) for m in methods]
+    y = [esc(m) for m in methods]
     for name, counts, colour in ((frozen_name, frozen, FROZEN_COLOUR), (trained_name, trained, TRAINED_COLOUR)):
         fig.add_trace(go.Bar(
-            x=[max(int(c), 0) or None for c in counts], y=y, orientation="h", name=_e(name), marker_color=colour,
+            x=[max(int(c), 0) or None for c in counts], y=y, orientation="h", name=esc(name), marker_color=colour,
             text=[f"{int(c):,}" if c else "0" for c in counts], textposition="outside", cliponaxis=False,
-            hovertemplate="%{y}: %{x:,}<extra>" + _e(name) + "</extra>", textfont={"size": 20 if large else 15}))
+            hovertemplate="%{y}: %{x:,}<extra>" + esc(name) + "</extra>", textfont={"size": 20 if large else 15}))
     top = max([1, *trained, *frozen])
     base_layout(fig, title, large=large, height=height or (140 + 110 * len(methods)))
-    fig.update_xaxes(type="log", range=[0, np.log10(top) + 1.6], title_text=_e(axis_title))
+    fig.update_xaxes(type="log", range=[0, np.log10(top) + 1.6], title_text=esc(axis_title))
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(barmode="group", bargap=0.3)
     _legend_under_title(fig, large)
@@ -165,11 +159,11 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
                      height: int | None = None) -> go.Figure:
     """One row per approach, three panels side by side: held-out accuracy with its 95% interval, trained
     parameters (log axis: hundreds next to millions) and time in seconds."""
-    y = ["<br>".join(_e(part) for part in label.split("\n")) for label in labels]
+    y = ["<br>".join(esc(part) for part in label.split("\n")) for label in labels]
     colours = [KIND_COLOURS[k] for k in kinds]
     font = {"size": 20 if large else 14}
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.09,
-                        subplot_titles=[_e(t) for t in panel_titles])
+                        subplot_titles=[esc(t) for t in panel_titles])
     accs = [float(a) for a in accuracies]
     fig.add_trace(go.Bar(x=accs, y=y, orientation="h", marker_color=colours, text=[_pct(a) for a in accs],
                          textposition="inside", insidetextanchor="start", textfont={**font, "color": "white"},

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, PLOT_CONFIG, STATIC_COLOUR, base_layout  # noqa: F401  (pages use figs.PLOT_CONFIG)
+from .style import PALETTE, STATIC_COLOUR, base_layout
 
 UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
