@@ -246,13 +246,13 @@ def mixer(view: vv.VectorsView | None) -> None:
             st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
             chart(figs.weights_bar(layer_names, s, None, large=large, height=380 if large else 320), "elmo_bars",
                   toolbar=False)
-            st.markdown(t("elmo.s_now", s=format_vector(s), gamma=f"{gamma:.1f}"))
+            st.markdown(t("elmo.s_now", s=format_vector(s, 2), gamma=f"{gamma:.1f}"))
             toy = scalar_mix(np.identity(n), s, gamma)
             is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
             if is_exercise and not ss.get("elmo_reveal"):
                 st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
             else:
-                st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy), n=n))
+                st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy, 2), n=n))
 
         with col_live:
             if view is None or not view.num_occurrences:
@@ -333,7 +333,7 @@ def learned_section() -> None:
         low, high = learned_mix.s_range(tasks[task])
         diff, d_lo, d_hi = difference_interval(r["accuracy"], uniform["accuracy"], n, n)
         spread = max(h - l for l, h in zip(low, high))
-        col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"]), gamma=f"{r['gamma']:.1f}",
+        col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"], 2), gamma=f"{r['gamma']:.1f}",
                        top=layer_labels[int(np.argmax(r["s"]))], spread=f"{spread:.2f}",
                        acc=_accuracy_cell(r), n=n, uniform=_accuracy_cell(uniform),
                        diff=f"{100 * diff:+.1f}", lo=f"{100 * d_lo:+.1f}", hi=f"{100 * d_hi:+.1f}"))

@@ -19,6 +19,10 @@ ss = st.session_state
 VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
 
 
+def _vec(values) -> str:
+    return format_vector(values, 2, trim=True)  # as the lecture writes answers: [0.4, 0.6, 1.0]
+
+
 st.title(t("ex.title"))
 st.markdown(t("ex.intro"))
 
@@ -107,9 +111,9 @@ with st.container(border=True):
     sync_to_url(variant=None if variant == "lecture" else variant)
     s, gamma = ex.FORMULA_VARIANTS[variant]
     st.markdown(t("ex.formula.question" if variant == "lecture" else "ex.formula.question_variant",
-                  s=format_vector(s), gamma=f"{gamma:g}"))
+                  s=_vec(s), gamma=f"{gamma:g}"))
     st.latex(r"h_0=[1,0,0],\quad h_1=[0,1,0],\quad h_2=[0,0,1]")
-    st.latex(r"s=" + format_vector(s).replace(", ", ",\\ ") + rf",\qquad \gamma={gamma:g}")
+    st.latex(r"s=" + _vec(s).replace(", ", ",\\ ") + rf",\qquad \gamma={gamma:g}")
     st.latex(r"\mathrm{ELMo}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j} \;=\; ?")
     st.text_input(t("ex.formula.answer"), key="ex_formula_answer", on_change=_check, max_chars=ex.MAX_INPUT_CHARS,
                   placeholder=t("ex.formula.placeholder"), help=t("ex.formula.answer_help"))
@@ -126,9 +130,9 @@ with st.container(border=True):
         else:
             verdict = ex.check_formula(typed, variant)
             if verdict.correct:
-                st.success(t("ex.formula.right", vec=format_vector(verdict.answer)), icon=":material/check_circle:")
+                st.success(t("ex.formula.right", vec=_vec(verdict.answer)), icon=":material/check_circle:")
             else:
-                st.warning(t("ex.formula.wrong", vec=format_vector(verdict.answer)) + " "
+                st.warning(t("ex.formula.wrong", vec=_vec(verdict.answer)) + " "
                            + t(f"ex.formula.hint.{verdict.hint}"), icon=":material/lightbulb:")
 
     if ss.get("ex_formula_revealed"):
@@ -137,13 +141,13 @@ with st.container(border=True):
         with st.container(border=True):
             st.markdown(f"**{t('ex.reference')}**")
             st.markdown(t("ex.formula.step1"))
-            w_tex = format_vector(weighted).replace(", ", ",\\ ")
+            w_tex = _vec(weighted).replace(", ", ",\\ ")
             st.latex(r"\begin{aligned} s_0 h_0 + s_1 h_1 + s_2 h_2 &= "
                      + rf"{s[0]:g}\,[1,0,0] + {s[1]:g}\,[0,1,0] + {s[2]:g}\,[0,0,1] \\ &= " + w_tex
                      + r"\end{aligned}")
             st.markdown(t("ex.formula.step2"))
             st.latex(rf"\gamma \sum_j s_j h_j = {gamma:g} \times " + w_tex + " = "
-                     + format_vector(expected).replace(", ", ",\\ "))
-            st.markdown(t("ex.formula.conclusion", vec=format_vector(expected)))
+                     + _vec(expected).replace(", ", ",\\ "))
+            st.markdown(t("ex.formula.conclusion", vec=_vec(expected)))
             st.caption(t("ex.formula.computed_by"))
         scene_link(VARIANT_SCENES[variant], t("ex.formula.link"), ":material/tune:")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from .wordfilter import creates_vulgar
 MAX_MASKS = 16
 MAX_CHARS = 500
 WORD_BEAM = 16  # hypotheses kept per position by word_candidates
+INPUT_MODES = ("masked", "word", "chars")  # masked_input: typed [MASK]s, a word to mask, characters to mask
 _MASK_VARIANTS = re.compile(r"[\[［]\s*mask\s*[\]］]", re.IGNORECASE)
 
 
@@ -65,7 +67,7 @@ class FillStep:
     filled_mask: int  # index among the masks still open before this step, in sentence order
     token: str
     score: float
-    open_masks: list[MaskSlot]  # predictions for every open mask before this step
+    open_masks: list[MaskSlot]  # top-k predictions for every open mask before this step (no full distributions)
     text_after: str
 
 
@@ -257,6 +259,30 @@ def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str],
     return scored
 
 
+def masked_input(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str = "", word: str = "",
+                 chars: Sequence[int] = ()) -> str:
+    """The sentence BERT sees, made one of the fill-mask page's three ways (``INPUT_MODES``): typed with
+    [MASK]s; a plain sentence with every occurrence of ``word`` masked, one [MASK] per token; or a plain
+    sentence with the characters at the positions ``chars`` masked. Bad input raises LabError."""
+    if mode not in INPUT_MODES:  # the page offers these only: a wrong mode is a caller's bug
+        raise ValueError(f"mode must be one of {INPUT_MODES}, not {mode!r}")
+    if mode == "masked":
+        return check_masked_sentence(sentence, encoder.mask_token)
+    text = (plain or "").strip() if mode == "word" else (plain or "")
+    if not text.strip():
+        raise LabError("empty_input")
+    if len(text) > MAX_CHARS:  # checked before masking: the message gives the length the user typed
+        raise LabError("too_long", length=len(text), limit=MAX_CHARS)
+    if mode == "word":
+        if not (word or "").strip():
+            raise LabError("empty_word")
+        raw = whole_word_mask(text, word.strip(), encoder)
+    else:
+        chosen = set(chars)
+        raw = "".join(encoder.mask_token if i in chosen else c for i, c in enumerate(text))
+    return check_masked_sentence(raw, encoder.mask_token)
+
+
 def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None) -> str:
     """Replace every occurrence of ``word`` by one [MASK] per token (per character without an encoder)."""
     from .occurrences import find_spans
@@ -276,7 +302,8 @@ def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None
 
 
 def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> list[FillStep]:
-    """Fill the most confident mask, re-run the model, repeat until no mask is left."""
+    """Fill the most confident mask, re-run the model, repeat until no mask is left. A step keeps the
+    top-k candidates of its open masks, not their distributions over the whole vocabulary."""
     steps = []
     text = check_masked_sentence(sentence, encoder.mask_token)
     for _ in range(text.count(encoder.mask_token)):  # each step fills exactly one mask
@@ -285,7 +312,8 @@ def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vul
         choice = best.candidates[0]
         parts = text.split(encoder.mask_token)
         filled = encoder.mask_token.join(parts[:best.index + 1]) + _as_text(choice.token) + encoder.mask_token.join(parts[best.index + 1:])
-        steps.append(FillStep(len(steps) + 1, text, best.index, choice.token, choice.score, result.masks, filled))
+        open_masks = [MaskSlot(m.index, m.token_index, m.candidates, m.probabilities[:0]) for m in result.masks]
+        steps.append(FillStep(len(steps) + 1, text, best.index, choice.token, choice.score, open_masks, filled))
         text = filled
     return steps
 
@@ -318,9 +346,7 @@ def _corruption_plan(size: int, rng: random.Random, rate: float, normal_count: i
 
 def _corruption_input(encoder: BertEncoder, sentence: str) -> tuple[list[str], list[int]]:
     """The sentence's tokens and the ids a random replacement may take (no special tokens)."""
-    sentence = (sentence or "").strip()
-    if not sentence:
-        raise LabError("empty_input")
+    sentence = _checked_text(sentence)
     encoder.check_length(sentence)
     tokens = encoder.tokenizer.tokenize(sentence)
     if not tokens:
@@ -356,3 +382,17 @@ def corruption_stats(encoder: BertEncoder, sentence: str, draws: int = 400, firs
     total = max(sum(counts.values()), 1)
     return {"chosen": (total - counts["keep"]) / total, "mask": counts["mask"] / chosen,
             "random": counts["random"] / chosen, "unchanged": counts["unchanged"] / chosen}
+
+
+def next_sentence(encoder: BertEncoder, first: str, second: str) -> float:
+    """P(IsNext) of sentence B after sentence A (BERT's second pre-training task)."""
+    return encoder.next_sentence_probability(_checked_text(first), _checked_text(second))
+
+
+def _checked_text(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise LabError("empty_input")
+    if len(text) > MAX_CHARS:
+        raise LabError("too_long", length=len(text), limit=MAX_CHARS)
+    return text

@@ -106,10 +106,14 @@ def pre_softmax_from_normalised(s: Sequence[float] | np.ndarray) -> np.ndarray:
     return w - w.max()
 
 
-def format_vector(values: Sequence[float], decimals: int = 2) -> str:
-    """[0.4, 0.6, 1.0]: trailing zeros trimmed, but at least one decimal (as the lecture writes it)."""
+def format_vector(values: Sequence[float], decimals: int = 1, *, trim: bool = False) -> str:
+    """``[0.4, 0.6, 1.0]``, the lecture's way of writing a small vector. ``trim`` drops trailing zeros
+    (keeping one decimal) for answers; live values keep all ``decimals`` so they do not jump in width."""
     parts = []
     for v in values:
-        text = f"{float(v):.{decimals}f}".rstrip("0")
-        parts.append(text + "0" if text.endswith(".") else text)
+        text = f"{float(v):.{decimals}f}"
+        if trim:
+            text = text.rstrip("0")
+            text = text + "0" if text.endswith(".") else text
+        parts.append(text)
     return "[" + ", ".join(parts) + "]"

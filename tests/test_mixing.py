@@ -113,5 +113,7 @@ def test_pre_softmax_from_normalised_needs_positive():
 
 def test_format_vector_writes_vectors_as_the_lecture_does():
     assert format_vector([0.4, 0.6000000001, 1.0]) == "[0.4, 0.6, 1.0]"
-    assert format_vector([1 / 3] * 3) == "[0.33, 0.33, 0.33]"
-    assert format_vector([0.25, 2.0], decimals=1) == "[0.2, 2.0]"
+    assert format_vector([1 / 3] * 3, 2) == "[0.33, 0.33, 0.33]"
+    assert format_vector([0.4, 0.6, 1.0], 2) == "[0.40, 0.60, 1.00]"  # live values keep their width
+    assert format_vector([0.4, 0.6, 1.0], 2, trim=True) == "[0.4, 0.6, 1.0]"
+    assert format_vector([0.25, 2.0]) == "[0.2, 2.0]"

@@ -11,9 +11,14 @@ import os
 import streamlit as st
 import torch
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from core import registry
 from core.encoders import Encoding
 from core.errors import LabError
+
+Result = TypeVar("Result")
 
 # The server runs every session's model calls in its own threads on a few cores. One intra-op thread
 # per call lets two sessions compute side by side; with torch's default (all cores per call) a call
@@ -43,3 +48,16 @@ def encode(name: str, sentences: tuple[str, ...], attentions: bool = False) -> l
 @st.cache_data(show_spinner=False, max_entries=256)
 def _encode(key: str, sentences: tuple[str, ...], attentions: bool) -> list[Encoding]:
     return registry.load_encoder(key).encode(list(sentences), attentions=attentions)
+
+
+def model_call(func: Callable[..., Result], name: str, *args, **kwargs) -> Result:
+    """``func(encoder of name, *args, **kwargs)``, computed once per (func, model, arguments) for every
+    session: a rerun that only moves a slider finds the result here. ``func`` is a core function (or an
+    encoder method) taking the encoder first; the arguments must be hashable values (text, numbers)."""
+    return _model_call(func, f"{func.__module__}.{func.__qualname__}", registry.model_key(name), args,
+                       tuple(sorted(kwargs.items())))
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _model_call(_func: Callable, func_name: str, key: str, args: tuple, kwargs: tuple):  # noqa: ARG001 (keys)
+    return _func(registry.load_encoder(key), *args, **dict(kwargs))

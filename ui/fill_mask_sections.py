@@ -1,0 +1,230 @@
+"""The fill-mask page's sections, each "arguments in → core result → figure → render": ① the top-k
+candidates of every mask (and of every run of masks as whole words) with the user's own candidate words,
+② BERT filling the masks one at a time, ③ the 15% / 80-10-10 pre-training corruption, ④ next-sentence
+prediction. Model work goes through ``ui.cache.model_call`` (once per model and text); the sliders
+inside the fragments only slice those results.
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from core import fillmask as fm
+from core.attention_view import inspect_text
+from core.figures import bert as figs
+from core.figures.style import export_html
+from core.safe_text import md_escape
+from ui.cache import model_call
+from ui.i18n import t
+from ui.page import chart, presenting, show_error
+from ui.state import keep_widgets, seed_widget, sync_to_url
+
+TOP_K_MAX = 20
+STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
+CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
+                   "unchanged": "#a1d99b"}
+ss = st.session_state
+
+
+def show_text_notes(name: str, text: str) -> None:
+    """Warn about what the model cannot see in ``text``: [UNK] characters, control characters."""
+    notes = model_call(inspect_text, name, text)
+    if notes.unknown:
+        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(name)))
+    if notes.control:
+        st.info(t("fill.control_chars", chars=", ".join(notes.control)))
+
+
+def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str], list[float]]]:
+    return [(title(j, slot), [c.token for c in slot.candidates[:k]], [c.score for c in slot.candidates[:k]])
+            for j, slot in enumerate(masks)]
+
+
+# ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------
+@st.fragment
+def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
+    st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
+    keep_widgets("fill_top_k")
+    k = int(ss["fill_top_k"])
+    sync_to_url(top_k=k)
+    large = presenting()
+    slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
+    fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
+    # On the projector the whole words stand beside the characters, level with them, named in their title.
+    beside = bool(runs) and large
+    word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
+                   + t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
+                   [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
+    if beside:
+        chars_area, words_area = st.columns([len(slots), len(word_slots) + 0.5], gap="large")
+    else:
+        chars_area = words_area = st.container()
+    with chars_area:
+        chart(fig, "fill_topk_chart")
+    if word_slots:
+        with words_area:
+            if not beside:
+                st.subheader(t("fill.sec.words"))
+            chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
+            st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
+    hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
+    if hidden:
+        st.caption(t("fill.hidden_note", n=hidden))
+    totals = [float(slot.probabilities.sum()) for slot in result.masks]
+    st.caption(t("fill.total_prob", totals=" · ".join(f"{x:.4f}" for x in totals)))
+    rows = [{"mask": slot.index + 1, "rank": r + 1, "token": c.token, "probability": round(c.score, 6)}
+            for slot in result.masks for r, c in enumerate(slot.candidates[:k])]
+    col1, col2 = st.columns(2)
+    # files are made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
+    col1.download_button(t("fill.download_csv"), lambda: pd.DataFrame(rows).to_csv(index=False).encode("utf-8"),
+                         file_name="fill_mask_topk.csv", mime="text/csv", on_click="ignore", key="fill_dl_csv")
+    col2.download_button(t("fill.download_html"), lambda: export_html(fig), file_name="fill_mask_topk.html",
+                         mime="text/html", on_click="ignore", key="fill_dl_html")
+
+
+def _split_words(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
+
+
+def compare_candidates(name: str, masked: str, mask_count: int) -> None:
+    st.subheader(t("fill.sec.compare"))
+    st.text_input(t("fill.cands"), key="fill_cands", help=t("fill.cands_help"))
+    keep_widgets("fill_cands")
+    first = 0
+    if mask_count > 1:
+        if not 0 <= int(ss.get("fill_first") or 0) < mask_count:
+            ss["fill_first"] = 0
+        first = int(st.selectbox(t("fill.first_mask"), list(range(mask_count)), key="fill_first",
+                                 format_func=lambda i: t("fill.mask_n", i=i + 1)) or 0)
+    words = _split_words(ss["fill_cands"])
+    if not words:
+        st.info(t("fill.cands_empty"))
+        return
+    try:
+        scored = model_call(fm.candidate_scores, name, masked, list(words), first_mask=first)
+    except Exception as err:
+        show_error(err)
+        scored = []
+    fitting = [s for s in scored if s["fits"]]
+    if fitting:
+        chart(figs.candidate_bars([s["word"] for s in fitting], [s["score"] for s in fitting],
+                                  xaxis_title=t("fill.cand_axis"), large=presenting()), "fill_cand_chart")
+    table = pd.DataFrame({
+        t("fill.col.word"): [s["word"] for s in scored],
+        t("fill.col.score"): [s["score"] for s in scored],
+        t("fill.col.per_token"): [" × ".join(f"{p:.2e}" for p in s["per_token"]) for s in scored],
+        t("fill.col.fits"): [s["fits"] for s in scored],
+    })
+    st.dataframe(table, hide_index=True, key="fill_cand_table",
+                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="%.3e")})
+    if any(not s["fits"] for s in scored):
+        st.caption(t("fill.cands_unfit", n=mask_count - first))
+    st.caption(t("fill.cands_note"))
+
+
+# ---- ② watch BERT fill ------------------------------------------------------------------------------
+def _shift_step(delta: int, last: int) -> None:
+    ss["fill_step"] = min(last, max(0, int(ss.get("fill_step", 0)) + delta))
+
+
+@st.fragment
+def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
+    last = len(steps)
+    if not isinstance(ss.get("fill_step"), int) or not 0 <= ss["fill_step"] <= last:
+        ss["fill_step"] = 0
+    c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
+    c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/arrow_back:",
+              disabled=ss["fill_step"] <= 0, width="stretch")
+    c3.button(t("fill.next"), key="fill_next", on_click=_shift_step, args=(1, last), icon=":material/arrow_forward:",
+              icon_position="right", disabled=ss["fill_step"] >= last, width="stretch")
+    c2.slider(t("fill.step"), 0, max(last, 1), key="fill_step", disabled=last == 0)
+    s = min(int(ss["fill_step"]), last)
+    large = presenting()
+    cells, kinds = figs.fill_replay_cells(masked, mask_token, steps, s)
+    names = {kind: t(f"fill.strip.{kind}") for kind in STRIP_COLOURS}
+    chart(figs.token_strip([cells], [kinds], colours=STRIP_COLOURS, kind_names=names,
+                           track_names=[t("fill.strip.track", s=s)], large=large), "fill_step_chart")
+    if s == 0:
+        st.markdown(t("fill.step0", n=last))
+        return
+    step = steps[s - 1]
+    st.markdown(t("fill.step_text", s=s, n=len(step.open_masks), j=step.filled_mask + 1,
+                  token=md_escape(step.token), p=f"{step.score:.1%}"))
+    st.code(step.text_after, language=None, wrap_lines=True)
+    slots = _slots(step.open_masks, 5, lambda j, _: t("fill.open_title_best" if j == step.filled_mask
+                                                       else "fill.open_title", j=j + 1))
+    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large), "fill_step_probs")
+
+
+# ---- ③ the pre-training corruption (15%: 80/10/10) ---------------------------------------------------
+def _resample() -> None:
+    ss["fill_seed"] = int(ss.get("fill_seed", 0)) + 1
+
+
+def corruption(name: str, source: str, from_fill: bool) -> None:
+    """The corruption of the text box's sentence; ``source`` (the page's sentence, filled in when it
+    changes) is its default, ``from_fill`` says it is BERT's own filling."""
+    if source and len(source) <= fm.MAX_CHARS and ss.get("_fill_corrupt_source") != source:
+        ss["_fill_corrupt_source"] = source
+        ss["fill_corrupt_text"] = source
+    seed_widget("fill_corrupt_text", source)
+    if from_fill:
+        st.caption(t("fill.corrupt_from_fill"))
+    _corruption(name)
+
+
+@st.fragment
+def _corruption(name: str) -> None:
+    st.text_input(t("fill.corrupt_text"), key="fill_corrupt_text", help=t("fill.corrupt_text_help"))
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+    c1.number_input(t("fill.seed"), min_value=0, max_value=1_000_000, step=1, key="fill_seed",
+                    help=t("fill.seed_help"))
+    c2.button(t("fill.resample"), key="fill_resample", on_click=_resample, width="stretch", icon=":material/casino:")
+    keep_widgets("fill_seed", "fill_corrupt_text")
+    text = (ss["fill_corrupt_text"] or "").strip()
+    try:
+        tokens = model_call(fm.mlm_corruption, name, text, seed=int(ss["fill_seed"]))
+        stats = model_call(fm.corruption_stats, name, text)
+    except Exception as err:
+        show_error(err)
+        return
+    hover = [f"{tok.token} → {tok.shown} ({t('fill.action.' + tok.action)})" for tok in tokens]
+    chart(figs.token_strip([[tok.token for tok in tokens], [tok.shown for tok in tokens]],
+                           [["chosen" if tok.chosen else "keep" for tok in tokens], [tok.action for tok in tokens]],
+                           colours=CORRUPT_COLOURS, kind_names={kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS},
+                           hover=[hover, hover], track_names=[t("fill.track.original"), t("fill.track.shown")],
+                           large=presenting()), "fill_corrupt_chart")
+    n, chosen = len(tokens), sum(tok.chosen for tok in tokens)
+    cols = st.columns(4)
+    cols[0].metric(t("fill.count.chosen"), f"{chosen} / {n}",
+                   help=t("fill.count.chosen_help", n=n, expected=f"{0.15 * n:.2f}", k=chosen))
+    for col, action in zip(cols[1:], ("mask", "random", "unchanged")):
+        col.metric(t(f"fill.action.{action}"), sum(tok.action == action for tok in tokens))
+    st.caption(t("fill.corrupt_stats", k=chosen, n=n, chosen=f"{stats['chosen']:.1%}", mask=f"{stats['mask']:.1%}",
+                 random=f"{stats['random']:.1%}", unchanged=f"{stats['unchanged']:.1%}"))
+
+
+# ---- ④ next-sentence prediction ----------------------------------------------------------------------
+def next_sentence(name: str | None) -> None:
+    c1, c2 = st.columns(2)
+    c1.text_input(t("fill.nsp_a"), key="fill_nsp_a")
+    c2.text_input(t("fill.nsp_b"), key="fill_nsp_b")
+    keep_widgets("fill_nsp_a", "fill_nsp_b")
+    if name is None:
+        return
+    first, second = (ss["fill_nsp_a"] or "").strip(), (ss["fill_nsp_b"] or "").strip()
+    if not first or not second:
+        st.info(t("fill.nsp_empty"))
+        return
+    try:
+        p = model_call(fm.next_sentence, name, first, second)
+        show_text_notes(name, first + second)
+    except Exception as err:
+        show_error(err)
+        return
+    m1, m2 = st.columns(2)
+    m1.metric(t("fill.nsp_is_next"), f"{p:.1%}")
+    m2.metric(t("fill.nsp_not_next"), f"{1 - p:.1%}")
+    st.progress(min(max(p, 0.0), 1.0), text=t("fill.nsp_bar", p=f"{p:.1%}"))
