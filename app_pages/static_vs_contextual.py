@@ -1,8 +1,8 @@
 """静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
 
-Thin page: widgets → core.vectors_view.occurrence_layers (cached per models/sentences/word) →
-core.figures.vectors → render. The layer scrubber and the centring toggle live in an
-st.fragment and only slice the cached arrays.
+Thin page: widgets → core.vectors_view.occurrence_layers (through ui.cache.occurrence_view: once per
+models, sentences and word) → core.figures.vectors → render. The layer scrubber and the centring
+toggle live in an st.fragment and only slice the cached arrays.
 """
 from __future__ import annotations
 
@@ -31,15 +31,6 @@ CTX_OPTIONS = ("elmo", "bert")
 sentence_inputs.seed_from_url()
 ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
 ss.setdefault("static_centre", url_param("centre", False, cast=bool))
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _view(ctx_name: str | None, static_name: str | None, sentences: tuple[str, ...], word: str,
-          labels: tuple[str | None, ...]) -> vv.VectorsView:
-    encoder = cache.encoder(ctx_name) if ctx_name else None
-    static = cache.encoder(static_name) if static_name else None
-    return vv.occurrence_layers(encoder, static, list(sentences), word, list(labels),
-                                encode=lambda texts: cache.encode(ctx_name, tuple(texts)))
 
 
 # ---- inputs -------------------------------------------------------------------------------------
@@ -76,9 +67,9 @@ if ctx_problem:
 
 try:
     with st.spinner(t("static.computing")):
-        view = _view(ctx_name if ctx_encoder is not None else None,
-                     registry.DEFAULT_STATIC if static_encoder is not None else None,
-                     tuple(parsed.sentences), word, tuple(parsed.labels))
+        view = cache.occurrence_view(ctx_name if ctx_encoder is not None else None,
+                                     registry.DEFAULT_STATIC if static_encoder is not None else None,
+                                     tuple(parsed.sentences), word, tuple(parsed.labels))
 except LabError as err:
     show_error(err)
     st.stop()

@@ -1,6 +1,6 @@
 """ELMo weights page: one slider move re-mixes cached layers and runs no model.
 
-- ``elmo_slider_remix_ms``: what the page's mixer fragment (app_pages/elmo_weights.py) computes when
+- ``elmo_slider_remix_ms``: what the ELMo page's mixer fragment (ui/elmo_mixer.py) computes when
   a weight or γ slider moves: ``core.vectors_view.normalised_s(values, True)`` then
   ``core.vectors_view.mix_view(view.stacked(), s, γ, False, view.occurrence_labels, view.projection)``
   on the view the page caches, ``core.vectors_view.occurrence_layers`` of 20 labelled sentences.
@@ -18,7 +18,9 @@ from benchmarks.common import (WORD, Config, load_encoder, make_labelled_sentenc
                                skipped_result)
 
 NAMES, LIMITS = ("elmo_slider_remix_ms", "elmo_slider_forward_passes"), (20.0, 0)
-W_RANGE = (-3.0, 3.0)  # the page's weight slider in softmax mode, its default
+# ui.elmo_mixer.W_RANGE, the page's weight slider in softmax mode (not imported: ui.cache sets torch's
+# thread count for the server when it is imported, which would change every other benchmark)
+W_RANGE = (-3.0, 3.0)
 
 
 class ForwardCounter:

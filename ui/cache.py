@@ -7,6 +7,7 @@ here, keyed by the raw name, would keep every spelling of a path alive.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import streamlit as st
 import torch
@@ -14,7 +15,8 @@ import torch
 from collections.abc import Callable
 from typing import TypeVar
 
-from core import registry
+from core import experiments, registry
+from core import vectors_view as vv
 from core.encoders import Encoding
 from core.errors import LabError
 
@@ -61,3 +63,34 @@ def model_call(func: Callable[..., Result], name: str, *args, **kwargs) -> Resul
 @st.cache_data(show_spinner=False, max_entries=1024)
 def _model_call(_func: Callable, func_name: str, key: str, args: tuple, kwargs: tuple):  # noqa: ARG001 (keys)
     return _func(registry.load_encoder(key), *args, **dict(kwargs))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def occurrence_view(ctx_name: str | None, static_name: str | None, sentences: tuple[str, ...], word: str,
+                    labels: tuple[str | None, ...]) -> vv.VectorsView:
+    """Every layer's vector of every occurrence of ``word`` (``core.vectors_view.occurrence_layers``),
+    shared by the static and ELMo pages; the sentences are encoded through :func:`encode`'s cache."""
+    return vv.occurrence_layers(encoder(ctx_name) if ctx_name else None,
+                                encoder(static_name) if static_name else None, list(sentences), word, list(labels),
+                                encode=lambda texts: encode(ctx_name, tuple(texts)))
+
+
+def file_result(load: Callable[[str], Result], path: str | Path) -> Result:
+    """``load(path)``, read again only when the file changes (its modification time is part of the key)."""
+    path = Path(path)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        mtime = 0.0
+    return _file_result(load, f"{load.__module__}.{load.__qualname__}", str(path), mtime)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # noqa: ARG001 (keys)
+    return _load(path)
+
+
+def experiment_results() -> dict | None:
+    """The layer experiments' results: this session's recomputation (evidence page), else the shipped file."""
+    return (st.session_state.get(experiments.SESSION_KEY)
+            or file_result(experiments.load_results, experiments.DEFAULT_OUT))

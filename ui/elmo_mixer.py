@@ -1,0 +1,178 @@
+"""The ELMo page's mixer: one slider per layer weight (pre-softmax w or s directly), γ, presets, and the
+mix live on the occurrences of a word. It runs in an ``st.fragment`` and only calls
+``core.vectors_view.mix_view`` on the cached layer arrays, so moving a weight never re-runs the model.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import streamlit as st
+
+from core import vectors_view as vv
+from core.errors import LabError
+from core.figures import vectors as figs
+from core.mixing import PRESETS, format_vector, one_hot, pre_softmax_from_normalised, scalar_mix
+from ui.i18n import t
+from ui.page import chart, presenting
+from ui.state import url_param, sync_to_url
+
+MODES = ("softmax", "direct")
+W_RANGE = (-3.0, 3.0)
+GAMMA_RANGE = (0.1, 4.0)
+LECTURE_PRESETS = ("syntax", "semantics", "worked_example")  # defined for L + 1 = 3 layers
+S_EXERCISE, GAMMA_EXERCISE, _ = PRESETS["worked_example"]  # exercise 2 of the lecture
+ss = st.session_state
+
+
+def slider_key(kind: str, mode: str, j: int) -> str:
+    return f"elmo_w_{kind}_{mode}_{j}"
+
+
+def _set_weights(kind: str, mode: str, values) -> None:
+    ss["elmo_mode"] = mode
+    for j, v in enumerate(values):
+        ss[slider_key(kind, mode, j)] = float(v)
+
+
+def _preset(name: str, kind: str, n: int) -> None:
+    """Button callback: put the sliders where the preset says (runs before the widgets exist)."""
+    if name == "uniform":
+        weights, gamma, _ = PRESETS["uniform"]
+        _set_weights(kind, "softmax", [0.0] * n)
+    elif name == "onehot":
+        k = int(ss.get("elmo_onehot_k", n - 1))
+        gamma = 1.0
+        _set_weights(kind, "direct", one_hot(n, min(max(k, 0), n - 1)))
+    else:
+        s, gamma, _ = PRESETS[name]
+        # the softmax of these slider values is exactly s
+        _set_weights(kind, "softmax", pre_softmax_from_normalised(s))
+    ss["elmo_gamma"] = float(gamma)
+
+
+def _switch_mode(kind: str, n: int) -> None:
+    """Carry the current s over when the slider mode changes, so the mix does not jump."""
+    new = ss["elmo_mode"]
+    old = "direct" if new == "softmax" else "softmax"
+    values = [float(ss.get(slider_key(kind, old, j), 0.0 if old == "softmax" else 1.0)) for j in range(n)]
+    try:
+        s = vv.normalised_s(values, old == "softmax")
+    except LabError:
+        s = np.full(n, 1.0 / n)
+    if new == "direct":
+        _set_weights(kind, "direct", np.round(s, 2))
+    else:
+        w = np.log(np.clip(s, np.exp(W_RANGE[0]), None))
+        _set_weights(kind, "softmax", np.clip(w - w.max(), *W_RANGE))
+
+
+def _seed_sliders(kind: str, n: int) -> None:
+    """First visit: every slider from the URL's ``w`` (when it fits), else neutral."""
+    url_w = url_param("w", None, cast=list)
+    for mode in MODES:
+        for j in range(n):
+            key = slider_key(kind, mode, j)
+            if key not in ss:
+                default = 0.0 if mode == "softmax" else 1.0
+                if (mode == ss["elmo_mode"] and isinstance(url_w, list) and len(url_w) == n
+                        and all(isinstance(v, (int, float)) for v in url_w)):
+                    default = float(url_w[j])
+                lo, hi = W_RANGE if mode == "softmax" else (0.0, 1.0)
+                ss[key] = float(min(max(default, lo), hi))
+
+
+def _controls(kind: str, layer_names: list[str]) -> None:
+    n = len(layer_names)
+    st.markdown(f"**{t('elmo.controls.title')}**")
+    st.radio(t("elmo.mode"), MODES, key="elmo_mode", horizontal=True, persist_state="session",
+             format_func=lambda m: t(f"elmo.mode.{m}"), on_change=_switch_mode, args=(kind, n),
+             help=t("elmo.mode_help"))
+    # two rows: at 1280 px one row of six cuts the layer names and "只用这一层"
+    for col, name in zip(st.columns(4), ("uniform", "syntax", "semantics", "worked_example")):
+        disabled = name in LECTURE_PRESETS and n != 3
+        col.button(t(f"elmo.preset.{name}"), key=f"elmo_preset_{name}", on_click=_preset, args=(name, kind, n),
+                   disabled=disabled, help=t("elmo.preset_needs3") if disabled else t(f"elmo.preset_help.{name}"),
+                   width="stretch")
+    if ss.get("elmo_onehot_k") not in range(n):
+        ss["elmo_onehot_k"] = n - 1
+    layer_col, onehot_col, _ = st.columns([2, 1, 1])
+    layer_col.selectbox(t("elmo.onehot_layer"), list(range(n)), key="elmo_onehot_k",
+                        format_func=lambda j: f"{j} · {layer_names[j]}", label_visibility="collapsed")
+    onehot_col.button(t("elmo.preset.onehot"), key="elmo_preset_onehot", on_click=_preset, args=("onehot", kind, n),
+                      help=t("elmo.preset_help.onehot"), width="stretch")
+
+
+def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, float] | None:
+    """The sliders and what they give: (s, γ), or ``None`` after saying that the weights sum to zero."""
+    pre_softmax, large = mode == "softmax", presenting()
+    lo, hi, step = (*W_RANGE, 0.01) if pre_softmax else (0.0, 1.0, 0.05)
+    values, s_notes = [], []
+    for j, name in enumerate(layer_names):
+        label = t("elmo.slider_w" if pre_softmax else "elmo.slider_s", j=j, name=name)
+        values.append(st.slider(label, lo, hi, step=step, key=slider_key(kind, mode, j), format="%.2f",
+                                persist_state="session"))
+        s_notes.append(st.empty())  # filled below with this slider's s_j: a w or a relative size is not s
+    gamma = st.slider(t("elmo.gamma"), *GAMMA_RANGE, step=0.1, key="elmo_gamma", format="%.1f",
+                      help=t("elmo.gamma_help"), persist_state="session")
+    sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
+    try:
+        s = vv.normalised_s(values, pre_softmax)
+    except LabError:
+        st.error(t("elmo.zero_sum"))
+        return None
+    for j, note in enumerate(s_notes):
+        note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
+    st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
+    chart(figs.weights_bar(layer_names, s, None, large=large, height=380 if large else 320), "elmo_bars",
+          toolbar=False)
+    st.markdown(t("elmo.s_now", s=format_vector(s, 2), gamma=f"{gamma:.1f}"))
+    n = len(layer_names)
+    toy = scalar_mix(np.identity(n), s, gamma)
+    is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
+    if is_exercise and not ss.get("elmo_reveal"):
+        st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
+    else:
+        st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy, 2), n=n))
+    return s, gamma
+
+
+def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[str], ctx_name: str,
+          word: str) -> None:
+    large = presenting()
+    mix = vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
+    chart(figs.mix_scatter(
+        mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=view.coords,
+        layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
+        explained=view.projection.explained_variance_ratio,
+        title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(word)),
+        mixed_name=t("elmo.live.mixed"), large=large, height=620 if large else 540), "elmo_scatter")
+    st.caption(t("elmo.live.caption"))
+    if mix.accuracy is None:
+        st.caption(t("static.acc_hint"))
+        return
+    per_layer = view.accuracy.get(False, [])
+    c1, c2 = st.columns([1, 1])
+    c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
+    c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
+        f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
+    st.caption(t("elmo.live.acc_caption"))
+
+
+@st.fragment
+def mixer(view: vv.VectorsView | None, kind: str, layer_names: list[str], ctx_name: str, word: str) -> None:
+    """``kind`` ("elmo" / "bert") keeps each model's sliders apart; ``view`` is ``None`` without a model
+    or a usable sentence (the sliders and the lecture's toy vectors still work)."""
+    _seed_sliders(kind, len(layer_names))
+    _controls(kind, layer_names)
+    with st.container(key="elmo_result"):
+        col_sliders, col_live = st.columns([2, 3], gap="large")
+        with col_sliders:
+            weights = _weights(kind, ss["elmo_mode"], layer_names)
+        with col_live:
+            if weights is None:
+                return
+            if view is None or not view.num_occurrences:
+                st.info(t("elmo.live.none"))
+                return
+            _live(view, *weights, layer_names, ctx_name, word)
