@@ -2,91 +2,28 @@
 
 Reads the cached results (``assets/experiments.json``, written by ``python -m core.experiments``)
 so that it opens instantly; the last section can recompute them with the current weights.
-Sections: POS probe (Peters et al. 2018, Table 6), word-sense probe (Peters et al. 2018, Table 5;
-Coenen et al. 2019), context-specificity (Ethayarajh 2019), ELMo layer-weight presets.
+Sections (``ui.evidence_sections``): POS probe (Peters et al. 2018, Table 6), word-sense probe
+(Peters et al. 2018, Table 5; Coenen et al. 2019), context-specificity (Ethayarajh 2019), ELMo
+layer-weight presets; then recompute.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
-from pathlib import Path
 
 import streamlit as st
 
 from core.errors import LabError
-from core.experiments import DEFAULT_OUT, SESSION_KEY, load_results, probe_presets, run_all, stale_models
-from core.experiments import view
-from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
-from core.figures.style import export_html
-from core.mixing import PRESETS
+from core.experiments import SESSION_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
+from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
-from ui.i18n import error_text, t, timestamp
-from ui.page import chart, presenting, show_error
+from ui.cache import experiment_results
+from ui.evidence_sections import SECTIONS as SECTION_VIEWS
+from ui.i18n import current_lang, error_text, t, timestamp
+from ui.page import show_error
 from ui.sidebar import get_model_infos
 from ui.state import one_of, sync_to_url, url_param
 
-SECTIONS = ("pos", "senses", "context", "presets", "recompute")
-CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
-INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
-RESULTS_KEY = SESSION_KEY  # session copy of recomputed results, also read by the ELMo page
-
-large = presenting()
-lang = st.session_state.get("lang", "zh")
-
-
-def pct(value) -> str:
-    return "—" if value is None else f"{100 * float(value):.1f}%"
-
-
-def num(value) -> str:
-    return "—" if value is None else f"{float(value):.3f}"
-
-
-def layer_label(kind: str, j: int) -> str:
-    return t(f"evidence.layer0.{kind}") if j == 0 else t("evidence.layer_j", j=j)
-
-
-def to_series(rows: list[dict]) -> list[Series]:
-    return [Series(r["name"], [layer_label(r["kind"], j) for j in range(len(r["values"]))], r["values"], r["kind"])
-            for r in rows]
-
-
-def csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
-    chart(fig, f"fig_{name}")
-    with st.container(horizontal=True):  # buttons as wide as their labels, side by side
-        # made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
-        st.download_button(t("evidence.download_html"), lambda: export_html(fig), file_name=f"evidence-{name}.html",
-                           mime="text/html", on_click="ignore", key=f"dl_html_{name}")
-        if rows is not None:
-            st.download_button(t("evidence.download_csv"), lambda: csv_text(rows), file_name=f"evidence-{name}.csv",
-                               mime="text/csv", on_click="ignore", key=f"dl_csv_{name}")
-
-
-def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = "") -> None:
-    with st.expander(t("evidence.show_table")):
-        shown = [{k: (pct(v) if k in percent_cols else (num(v) if isinstance(v, float) else v)) for k, v in r.items()}
-                 for r in rows]
-        st.dataframe(shown, hide_index=True, width="stretch", key=f"table_{key}")
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def cached_results(path: str, mtime: float) -> dict | None:  # noqa: ARG001 - mtime keys the cache
-    return load_results(path)
-
-
-def file_results() -> dict | None:
-    path = Path(DEFAULT_OUT)
-    return cached_results(str(path), path.stat().st_mtime if path.exists() else 0.0)
+SECTIONS = (*SECTION_VIEWS, "recompute")
 
 
 # ---- header -----------------------------------------------------------------------------------
@@ -101,7 +38,7 @@ for info in infos or []:
         st.warning(t("evidence.model_unavailable", reason=error_text(info.problem)))
 
 try:
-    results = st.session_state.get(RESULTS_KEY) or file_results()
+    results = experiment_results()
 except LabError as err:
     show_error(err)
     results = None
@@ -125,200 +62,9 @@ if results is not None:
     if stale:
         st.info(t("evidence.stale", models=", ".join(stale)))
     for name, reason in view.skipped(results).items():
-        st.caption(t("evidence.skipped", name=name, reason=(reason or {}).get(lang, "?")))
+        st.caption(t("evidence.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
 elif section != "recompute":
     st.info(t("evidence.no_results"))
-
-
-# ---- ① POS probe --------------------------------------------------------------------------------
-@st.fragment
-def pos_section(results: dict) -> None:
-    paper = results["published"]["pos"]["layers"]
-    cfg = results["pos"]["config"]
-    st.subheader(t("evidence.pos.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.pos.paper", l1=paper["biLM layer 1"], l2=paper["biLM layer 2"]))
-    right.markdown(t("evidence.pos.method"))
-    tags = url_param("tags", "fine", cast=one_of("fine", "coarse"))
-    st.session_state.setdefault("_ev_tags", tags)
-    tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
-    with st.container(key="evidence_result"):
-        tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
-                        format_func=tag_labels.__getitem__)
-        sync_to_url(tags=tags)
-        rows = view.pos_series(results, tags)
-        base = view.pos_baselines(results, tags)
-        majority_tag = results["pos"]["baselines"]["majority"]["tag"]
-        baselines = [(t("evidence.baseline.static"), base["static"]),
-                     (t("evidence.baseline.word_identity"), base["word_identity"]),
-                     (t("evidence.baseline.majority", tag=majority_tag), base["majority"])]
-        fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
-                           yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=large)
-        show_figure(fig, f"pos-{tags}", view.pos_table(results))
-    static = results["pos"].get("static")
-    st.caption(t("evidence.pos.sample", n_train_sent=cfg["n_train_sentences"], n_test_sent=cfg["n_test_sentences"],
-                 n_train_words=cfg["n_train_words"], n_test_words=cfg["n_test_words"], n_tags=cfg["n_tags_fine"],
-                 oov=pct(static["oov_rate_test"]) if static else "—",
-                 unseen=pct(results["pos"]["baselines"]["word_identity"]["unseen_rate"])))
-    for r in rows:
-        v = r["values"]
-        if r["kind"] == "elmo" and len(v) >= 3:
-            change, margin = view.direction(v[1], v[2], cfg["n_test_words"])
-            verdict = {"lower": "same", "higher": "opposite", "tie": "tie"}[change]
-            st.markdown(t("evidence.pos.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
-                          verdict=t(f"evidence.verdict.pos_{verdict}", margin=pct(margin))))
-        else:
-            best = view.best_layer(v)
-            st.markdown(t("evidence.pos.other_result", model=r["name"], best=best, acc=pct(v[best]),
-                          first=pct(v[0]), last=pct(v[-1])))
-    below = [r["name"] for r in rows
-             if max((v for v in r["values"] if v is not None), default=1.0) < base["word_identity"]]
-    if below:  # the probe learned no more than looking the word up: say so next to the verdicts
-        st.markdown(t("evidence.pos.below_lookup", models="、".join(below) if lang == "zh" else ", ".join(below),
-                      lookup=pct(base["word_identity"])))
-    show_table(view.pos_table(results), ("fine", "coarse"), key="pos")
-    st.markdown(t("evidence.pos.note", n_train_words=cfg["n_train_words"]))
-
-
-# ---- ② word-sense probe ---------------------------------------------------------------------------
-@st.fragment
-def senses_section(results: dict) -> None:
-    paper = results["published"]
-    senses = results["senses"]
-    st.subheader(t("evidence.senses.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.senses.paper", l1=paper["wsd"]["layers"]["biLM layer 1"],
-                      l2=paper["wsd"]["layers"]["biLM layer 2"], coenen=paper["coenen"]["f1"]))
-    words = view.sense_words(results)
-    right.markdown(t("evidence.senses.method", n_words=len(words), word_list="、".join(words)))
-    options = ["__all__"] + words
-    word = url_param("word", "__all__", cast=one_of(*options))
-    st.session_state.setdefault("_ev_word", word)
-    word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
-    word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
-    sync_to_url(word=word)
-    chosen = None if word == "__all__" else word
-    rows = view.sense_series(results, chosen)
-    baselines = [(t("evidence.baseline.static_sense"), view.sense_static(results, chosen)),
-                 (t("evidence.baseline.chance"), view.sense_chance(results, chosen))]
-    title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
-    fig = layer_curves(to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
-                       yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05), large=large)
-    show_figure(fig, "senses", view.sense_table(results))
-    details = "；".join(
-        f"{w['word']} {w['n']}（" + " / ".join(f"{k} {v}" for k, v in w["senses"].items()) + "）"
-        for w in senses["words"])
-    n_sentences = sum(w["n"] for w in senses["words"])
-    st.caption(t("evidence.senses.sample", details=details))
-    if chosen is None:
-        n_scope, scope = n_sentences, t("evidence.senses.scope_all")
-    else:
-        n_scope = next(w["n"] for w in senses["words"] if w["word"] == chosen)
-        scope = t("evidence.senses.scope_word", word=chosen, n=n_scope)
-    for r in rows:
-        v = r["values"]
-        if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
-            change, margin = view.direction(v[1], v[2], n_scope)
-            verdict = {"higher": "same", "lower": "opposite", "tie": "tie"}[change]
-            st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
-                          verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
-        elif None not in v:
-            best = view.best_layer(v)
-            st.markdown(t("evidence.senses.other_result", model=r["name"], scope=scope, first=pct(v[0]), best=best,
-                          acc=pct(v[best]), last=pct(v[-1])))
-    show_table(view.sense_table(results), tuple(words) + ("mean",), key="senses")
-    st.markdown(t("evidence.senses.note", n_sentences=n_sentences, n_words=len(words)))
-
-
-# ---- ③ context-specificity ------------------------------------------------------------------------
-@st.fragment
-def intra_verdict(kind: str, first: float, last: float) -> str:
-    """Intra-sentence similarity from layer 1 to the top against Ethayarajh's finding for this family."""
-    expected = view.PAPER_INTRA_SENTENCE_TREND.get(kind)
-    if expected is None:
-        return ""
-    ours = view.trend(first, last, INTRA_FLAT)
-    agreement = "flat" if ours == "flat" else "same" if ours == expected else "opposite"
-    return t(f"evidence.verdict.intra_{agreement}", ours=t(f"evidence.trend.{ours}"), change=last - first,
-             family={"elmo": "ELMo", "bert": "BERT"}[kind], expected=t(f"evidence.trend.{expected}"),
-             threshold=INTRA_FLAT)
-
-
-def context_section(results: dict) -> None:
-    ctx = results["context"]
-    cfg = ctx["config"]
-    st.subheader(t("evidence.ctx.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.ctx.paper", pct=results["published"]["ethayarajh"]["static_variance_explained_below"]))
-    right.markdown(t("evidence.ctx.method", n_words=cfg["n_words"], max_contexts=cfg["max_contexts"],
-                     n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
-    mode = url_param("ctx", "adjusted", cast=one_of("raw", "adjusted"))
-    st.session_state.setdefault("_ev_ctx", mode)
-    mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
-    mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
-                    format_func=mode_labels.__getitem__)
-    adjusted = mode == "adjusted"
-    panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
-                                                 else ""), to_series(view.context_series(results, m, adjusted)))
-              for m in view.CONTEXT_MEASURES]
-    fig = specificity_panels(panels, title=t("evidence.ctx.chart_title"), xaxis_title=t("evidence.axis.layer_short"),
-                             large=large)
-    show_figure(fig, f"context-{mode}", view.context_table(results))
-    st.caption(t("evidence.ctx.sample", words="、".join(cfg["words"])))
-    for name in view.ordered(ctx["models"]):
-        e = ctx["models"][name]
-        v = e["self_similarity_adjusted"]
-        if len(v) >= 3:
-            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[view.trend(v[1], v[-1], CTX_FLAT)]
-            intra = e["intra_sentence_adjusted"]
-            st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
-                          intra_first=num(intra[1]), intra_last=num(intra[-1]),
-                          aniso_first=num(e["anisotropy"][1]), aniso_last=num(e["anisotropy"][-1]),
-                          verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT))
-                        + " " + intra_verdict(e["kind"], intra[1], intra[-1]))
-    names = view.context_models(results)
-    model = url_param("ctx_model", names[0], cast=one_of(*names))
-    st.session_state.setdefault("_ev_ctx_model", model)
-    if st.session_state["_ev_ctx_model"] not in names:
-        st.session_state["_ev_ctx_model"] = names[0]
-    model = st.selectbox(t("evidence.ctx.heatmap_model"), names, key="_ev_ctx_model")
-    sync_to_url(ctx=mode, ctx_model=model)
-    words, layer_names, values = view.context_per_word(results, model, adjusted)
-    kind = (ctx["models"].get(model) or ctx["static"])["kind"]
-    heat = word_heatmap(words, [layer_label(kind, j) for j in range(len(layer_names))], values,
-                        title=t("evidence.ctx.heatmap_title", model=model)
-                        + (t("evidence.ctx.adjusted_suffix") if adjusted else ""),
-                        colorbar_title=t("evidence.ctx.panel.self_similarity"),
-                        zrange=None if adjusted else (0.0, 1.0), large=large)
-    show_figure(heat, f"self-similarity-{model}")
-    show_table(view.context_table(results), key="context")
-    st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"]))
-
-
-# ---- ④ presets ------------------------------------------------------------------------------------
-def presets_section(results: dict) -> None:
-    st.subheader(t("evidence.presets.title"))
-    temperature = results.get("preset_temperature", 0.05)
-    st.markdown(t("evidence.presets.text", T=temperature, model=DEFAULT_ELMO))
-    try:
-        presets = probe_presets(results, temperature=temperature)
-    except ValueError:
-        st.info(t("evidence.presets.missing", model=DEFAULT_ELMO))
-        return
-    labels = [t("evidence.presets.s", j=j) for j in range(3)]
-    groups = [(t("evidence.presets.probe_syntax"), presets["syntax"], ""),
-              (t("evidence.presets.probe_semantics"), presets["semantics"], ""),
-              (t("evidence.presets.lecture_syntax"), PRESETS["syntax"][0], "/"),
-              (t("evidence.presets.lecture_semantics"), PRESETS["semantics"][0], "/")]
-    fig = preset_bars(labels, groups, title=t("evidence.presets.chart_title"), large=large)
-    rows = [{"preset": name, **{f"s{j}": round(float(w), 4) for j, w in enumerate(weights)}}
-            for name, weights, _ in groups]
-    show_figure(fig, "presets", rows)
-    st.markdown(t("evidence.presets.values", syntax=", ".join(f"{w:.2f}" for w in presets["syntax"]),
-                  semantics=", ".join(f"{w:.2f}" for w in presets["semantics"])))
 
 
 # ---- ⑤ recompute ----------------------------------------------------------------------------------
@@ -357,7 +103,6 @@ def recompute_section(results: dict | None) -> None:
                            file_name="experiments.json", mime="application/json", on_click="ignore", key="dl_json")
 
 
-SECTION_VIEWS = {"pos": pos_section, "senses": senses_section, "context": context_section, "presets": presets_section}
 if section == "recompute":
     recompute_section(results)
 elif results is not None:
