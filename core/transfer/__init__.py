@@ -12,7 +12,7 @@ from .data import (DATA_FILES, DATA_PACKAGE, DATA_PACKAGE_VERSION, DEFAULT_CONFI
 from .features import POOLINGS, bert_features, elmo_features, fit_logistic
 from .finetune import count_params, fine_tune
 from .results import (RESULTS_PATH, RESULTS_VERSION, curve_text, load_results, model_fingerprint,
-                      save_results, summary_lines)
+                      save_results, stale_models, summary_lines)
 from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
 
 __all__ = [
@@ -20,5 +20,5 @@ __all__ = [
     "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig", "bert_features",
     "count_params", "curve_text", "data_dir", "elmo_features", "fine_tune", "fit_logistic",
     "load_results", "load_reviews", "model_fingerprint", "run_transfer", "sample_dataset", "save_results",
-    "summary_lines",
+    "stale_models", "summary_lines",
 ]

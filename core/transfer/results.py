@@ -28,6 +28,20 @@ def model_fingerprint(encoder_or_dir) -> str | None:
     return results_store.weights_digest(path) if path.is_file() else None
 
 
+def stale_models(results: dict, models: dict[str, str | None]) -> list[str]:
+    """Of ``models`` (results key such as ``"feature_bert"`` → the model's name or directory now), those
+    whose weights differ from the ones the results were computed on."""
+    from ..registry import MODELS_DIR
+
+    stale = []
+    for key, name in models.items():
+        saved = (results.get(key) or {}).get("fingerprint")
+        now = model_fingerprint(MODELS_DIR / name) if name else None  # an absolute directory stays itself
+        if saved and now and saved != now:
+            stale.append(name)
+    return stale
+
+
 def load_results(path: Path | str = RESULTS_PATH) -> dict | None:
     """The cached results, or None when the file does not exist yet."""
     return results_store.load(path, RESULTS_VERSION, lambda results: isinstance(results.get("feature_bert"), dict)
