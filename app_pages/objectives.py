@@ -7,57 +7,30 @@ moved, per layer, for ELMo's forward half, ELMo's backward half and every layer 
 ③ One position of ①'s sentence predicted left to right (ELMo's forward LM standing in for GPT) and by
 BERT with that character masked.
 
-The model work is ``core.objectives``, cached per (model, text) below; the selectors only slice it.
+Thin page: the sentence → ``core.objectives`` through ``ui.cache.model_call`` (once per model and text) →
+the sections of ``ui.objectives_sections``, whose selectors only slice the results.
 """
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core import objectives as obj
 from core import registry
-from core.attention_view import inspect_text
-from core.figures import bert as bert_figs
-from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
-from core.figures.objectives import position_bars
-from core.safe_text import md_escape
-from ui import cache
+from ui import objectives_sections as sections
+from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, model_or_message, presenting, show_error
+from ui.page import show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
-DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
+DEFAULT_POSITION = sections.DEFAULT_POSITION
 DEFAULT_TOP_K = 5
-FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
-STRIP_COLOURS = {"seen": "#f2f2f2", "target": "#fdae6b", "hidden": "#9ca3af"}
-CONTEXT_SHOWN = 8  # characters of context quoted in a chart title
-
 ss = st.session_state
-large = presenting()
 
 
-# ---- cached model work ------------------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=128)
-def _bilm(text: str) -> obj.BiLMReading:
-    return obj.bilm_reading(cache.encoder(registry.DEFAULT_ELMO), text)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def _masked(name: str, text: str, span: tuple[int, int], token: str) -> obj.Prediction:
-    return obj.masked_reading(cache.bert_encoder(name), text, span, token)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _notes(text: str):
-    return inspect_text(cache.encoder(registry.DEFAULT_ELMO), text)
-
-
-# ---- state ------------------------------------------------------------------------------------
-
-
+# ---- state: widget keys seeded from the URL once ---------------------------------------------------
 seed_widget("obj_sentence", url_param("sentence", DEFAULT_SENTENCE))
 seed_widget("obj_top_k", url_param("top_k", DEFAULT_TOP_K, cast=in_range(1, obj.TOP_K)))
 seed_widget("obj_pos", url_param("pos", DEFAULT_POSITION, cast=in_range(0)))
@@ -68,47 +41,6 @@ seed_widget("obj_token", url_param("token", 0, cast=in_range(0)))
 seed_widget("obj_mask_pos", url_param("mask", DEFAULT_POSITION, cast=in_range(0)))
 
 bert_name = bert_model_name()
-
-
-def _in_range(key: str, n: int, default: int) -> int:
-    """Keep a position selector inside the current sentence (the URL or an old sentence may not fit)."""
-    if not isinstance(ss.get(key), int) or not 0 <= ss[key] < n:
-        ss[key] = default if 0 <= default < n else 0
-    return ss[key]
-
-
-def _pct(p: float | None) -> str:
-    return "—" if p is None else f"{p:.1%}" if p >= 0.001 else f"{p:.1e}"
-
-
-def _rank(rank: int | None) -> str:
-    return "—" if rank is None else str(rank)
-
-
-def _clip(text: str, keep_end: bool) -> str:
-    """At most CONTEXT_SHOWN characters of context: the end of a left context, the start of a right one."""
-    if len(text) <= CONTEXT_SHOWN:
-        return text
-    return "…" + text[-CONTEXT_SHOWN:] if keep_end else text[:CONTEXT_SHOWN] + "…"
-
-
-def _layer_names(kind: str, layers: int) -> list[str]:
-    return [t(f"evidence.layer0.{kind}") if j == 0 else t("evidence.layer_j", j=j) for j in range(layers)]
-
-
-def _top(prediction: obj.Prediction, k: int) -> str:
-    return " · ".join(f"{c.token} {c.score:.0%}" for c in prediction.candidates[:k])
-
-
-def _show_text_notes(text: str) -> None:
-    """What the models cannot see in ``text`` ([UNK], control characters), and a note for non-Chinese text."""
-    notes = _notes(text)
-    if notes.unknown:
-        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=registry.DEFAULT_ELMO))
-    if notes.control:
-        st.info(t("fill.control_chars", chars=", ".join(notes.control)))
-    if not obj.is_chinese(text):
-        st.info(t("obj.latin_note"))
 
 
 # ---- page -------------------------------------------------------------------------------------
@@ -139,154 +71,13 @@ sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=t
 reading: obj.BiLMReading | None = None
 try:
     text = obj.check_sentence(typed)
-    _show_text_notes(text)
-    reading = _bilm(text)
+    sections.show_text_notes(text)
+    reading = model_call(obj.bilm_reading, registry.DEFAULT_ELMO, text)
 except Exception as err:  # a LabError's message, or a generic line: never a traceback on the projector
     show_error(err)
 
 if reading is not None:
-    n = len(reading.tokens)
-    with st.container(key="obj_bilm_result"):
-        forward_ll, backward_ll = reading.log_likelihood("forward"), reading.log_likelihood("backward")
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t("obj.ll.forward"), f"{forward_ll:.2f}", help=t("obj.ll.help"))
-        m2.metric(t("obj.ll.backward"), f"{backward_ll:.2f}", help=t("obj.ll.help"))
-        m3.metric(t("obj.ll.sum"), f"{forward_ll + backward_ll:.2f}", help=t("obj.ll.help"))
-        position = _in_range("obj_pos", n, DEFAULT_POSITION)
-        st.subheader(t("obj.prob.title"))
-        chart(position_bars(
-            reading.tokens, [(t("obj.series.forward"), [p.actual for p in reading.forward], FORWARD_COLOUR),
-                             (t("obj.series.backward"), [p.actual for p in reading.backward], BACKWARD_COLOUR)],
-            yaxis_title=t("obj.prob_axis"), highlight=position, large=large), "obj_prob_chart")
-        st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos",
-                     format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
-        keep_widgets("obj_pos")
-        position = int(ss["obj_pos"])
-        sync_to_url(pos=position)
-        start, end = reading.offsets[position]
-        forward, backward = reading.forward[position], reading.backward[position]
-        left, right = reading.text[:start], reading.text[end:]
-        slots = [(t("obj.slot.forward", left=_clip(left, True) or t("obj.start")),
-                  [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
-                 (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
-                  [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-        chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
-        token = reading.tokens[position]
-        if forward.actual is None:
-            st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
-        else:
-            st.caption(t("obj.actual_note", token=md_escape(token), fp=_pct(forward.actual), fr=_rank(forward.rank),
-                         bp=_pct(backward.actual), br=_rank(backward.rank)))
-        hidden = forward.hidden + backward.hidden
-        if hidden:
-            st.caption(t("obj.hidden_note", n=hidden))
-    st.markdown(t("obj.bilm.read"))
-    st.subheader(t("obj.table.title"))
-    st.dataframe(pd.DataFrame({
-        t("obj.col.pos"): list(range(1, n + 1)),
-        t("obj.col.token"): reading.tokens,
-        t("obj.col.fwd_top"): [_top(p, top_k) for p in reading.forward],
-        t("obj.col.fwd_p"): [_pct(p.actual) for p in reading.forward],
-        t("obj.col.fwd_rank"): [_rank(p.rank) for p in reading.forward],
-        t("obj.col.bwd_top"): [_top(p, top_k) for p in reading.backward],
-        t("obj.col.bwd_p"): [_pct(p.actual) for p in reading.backward],
-        t("obj.col.bwd_rank"): [_rank(p.rank) for p in reading.backward],
-    }), hide_index=True, key="obj_table")
-
-# ---- ② shallow concatenation vs deep bidirectionality -------------------------------------------
-st.header(t("obj.deep.title"))
-st.markdown(t("obj.deep.text"))
-with st.container(border=True):
-    c1, c2 = st.columns(2)
-    c1.text_input(t("obj.text_a"), key="obj_text_a", help=t("obj.pair_help", limit=obj.MAX_CHARS))
-    c2.text_input(t("obj.text_b"), key="obj_text_b", help=t("obj.pair_help", limit=obj.MAX_CHARS))
-    st.radio(t("obj.metric"), obj.METRICS, key="obj_metric", horizontal=True,
-             format_func=lambda m: t(f"obj.metric.{m}"))
-keep_widgets("obj_text_a", "obj_text_b", "obj_metric")
-typed_a, typed_b, metric = ss["obj_text_a"] or "", ss["obj_text_b"] or "", ss["obj_metric"]
-sync_to_url(a=typed_a if len(typed_a) <= 2 * obj.MAX_CHARS else None,
-            b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
-
-moved: obj.RightContextMovement | None = None
-if model_or_message(bert_name, t("obj.no_model"), masked_lm=True) is not None:
-    try:
-        text_a, text_b = obj.check_pair(typed_a, typed_b)
-        elmo_pair = cache.encode(registry.DEFAULT_ELMO, (text_a, text_b))
-        moved = obj.right_context_movement(elmo_pair, cache.encode(bert_name, (text_a, text_b)))
-    except Exception as err:
-        show_error(err)
-
-if moved is not None:
-    fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
-    st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
-    with st.container(key="obj_deep_result"):
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t("obj.m.forward"), f"{moved.largest('elmo_forward', metric, first_layer=0):.3g}",
-                  help=t("obj.m.forward_help"))
-        m2.metric(t("obj.m.backward"), f"{moved.smallest('elmo_backward', metric):.3f}", help=t("obj.m.min_help"))
-        m3.metric(t("obj.m.bert"), f"{moved.smallest('bert', metric):.3f}", help=t("obj.m.min_help"))
-        token = _in_range("obj_token", len(moved.tokens), 0)
-        st.selectbox(t("obj.token"), list(range(len(moved.tokens))), key="obj_token",
-                     format_func=lambda i: t("obj.token_option", i=i + 1, token=moved.tokens[i]))
-        keep_widgets("obj_token")
-        token = int(ss["obj_token"])
-        sync_to_url(token=token)
-        series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
-                         fwd[:, token].tolist(), "elmo", "dash"),
-                  Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
-                         bwd[:, token].tolist(), "elmo"),
-                  Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
-        chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
-                                     xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
-                                     percent=False, large=large, height=520), "obj_move_chart")
-    st.markdown(t("obj.deep.read"))
-    columns = ([t("obj.heat.fwd", j=j) for j in range(1, len(fwd))]
-               + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
-               + [t("obj.heat.bert", j=j) for j in range(1, len(brt))])
-    values = [[*fwd[1:, i], *bwd[1:, i], *brt[1:, i]] for i in range(len(moved.tokens))]
-    st.markdown(f"**{t('obj.heat.title')}**")
-    chart(word_heatmap(moved.tokens, columns, values,
-                                 colorbar_title=t(f"obj.metric.{metric}"), zrange=None, large=large), "obj_move_heatmap")
-
-# ---- ③ left to right (GPT-style) vs masked (BERT) -------------------------------------------------
-st.header(t("obj.gpt.title"))
-st.info(t("obj.gpt.honest"), icon=":material/info:")
-st.markdown(t("obj.gpt.text"))
-if reading is None:
-    st.info(t("obj.gpt.needs_sentence"))
-elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
-    n = len(reading.tokens)
-    _in_range("obj_mask_pos", n, DEFAULT_POSITION)
-    st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos",
-                 format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
-    keep_widgets("obj_mask_pos")
-    position = int(ss["obj_mask_pos"])
-    sync_to_url(mask=position)
-    token = reading.tokens[position]
-    masked = None
-    try:
-        masked = _masked(bert_name, reading.text, reading.offsets[position], token)
-    except Exception as err:
-        show_error(err)
-    if masked is not None:
-        left = reading.forward[position]
-        before, after = reading.tokens[:position], reading.tokens[position + 1:]
-        with st.container(key="obj_gpt_result"):
-            chart(bert_figs.token_strip(
-                [before + ["？"] + after, before + [bert.mask_token] + after],
-                [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
-                 ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
-                colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large), "obj_gpt_strip")
-            slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
-                      [c.score for c in left.candidates[:top_k]]),
-                     (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
-                      [c.score for c in masked.candidates[:top_k]])]
-            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
-            st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
-                         mp=_pct(masked.actual), mr=_rank(masked.rank)))
-            if left.hidden + masked.hidden:
-                st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
-        st.markdown(t("obj.gpt.read"))
-
+    sections.bilm_section(reading, top_k)
+sections.deep_section(bert_name)
+sections.gpt_section(reading, bert_name, top_k)
 st.caption(t("obj.source"))
