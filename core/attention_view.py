@@ -47,6 +47,17 @@ class AttentionView:
     def num_heads(self) -> int:
         return int(self.att.shape[1])
 
+    def find_label(self, wanted: str | None) -> int:
+        """The row of the label ``wanted``: that label, else the first ordinary label containing it or
+        contained in it (苹 ↔ 苹果 when switching characters and words), else the first ordinary label."""
+        match = next((i for i, label in enumerate(self.labels) if label == wanted), None)
+        if match is None and wanted:
+            match = next((i for i, label in enumerate(self.labels)
+                          if (wanted in label or label in wanted) and not self.special[i]), None)
+        if match is None:
+            match = next((i for i, s in enumerate(self.special) if not s), 0)
+        return match
+
 
 def check_text(text: str | None, limit: int = MAX_CHARS) -> str:
     """The stripped sentence, or LabError empty_input / too_long."""

@@ -93,6 +93,17 @@ def test_word_level_groups_cover_the_words(tiny_bert):
     assert "包袱" in view.labels and "北京" in view.labels
 
 
+def test_find_label_follows_a_token_between_characters_and_words(tiny_bert):
+    encoding = tiny_bert.encode(["他背着包袱去北京。"], attentions=True)[0]
+    chars, words = attention_view(encoding), attention_view(encoding, word_level=True)
+    assert chars.labels[chars.find_label("袱")] == "袱"
+    assert words.labels[words.find_label("袱")] == "包袱"  # the word that contains the character
+    assert chars.labels[chars.find_label("北京")] == "北"  # the first character inside the word
+    first_ordinary = chars.special.index(False)
+    assert chars.find_label("[CLS]") == 0 and chars.find_label("不在句中") == first_ordinary
+    assert chars.find_label(None) == first_ordinary
+
+
 def test_pair_encoding(tiny_bert):
     first, second = "苹果发布了新手机。", "我吃了一个苹果。"
     encoding = encode_pair(tiny_bert, first, second)
