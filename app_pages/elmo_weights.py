@@ -16,7 +16,6 @@ from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
-from core.safe_text import md_escape
 from ui import cache, elmo_mixer as mixer, sentence_inputs
 from ui.i18n import error_text, layer_name, t
 from ui.learned_mix_section import learned_section
@@ -112,18 +111,9 @@ elif encoder is not None:
     except LabError as err:
         show_error(err)
     if view is not None:
-        word_md = md_escape(parsed.word)
         if parsed.removed_controls:
             st.info(t("static.controls_removed", n=parsed.removed_controls))
-        if view.missing and len(view.missing) < len(parsed.sentences):
-            st.info(t("static.missing_note", word=word_md, n=len(view.missing), total=len(parsed.sentences)))
-            st.dataframe({"#": [i + 1 for i in view.missing],
-                          t("static.col.sentence"): [parsed.sentences[i] for i in view.missing]},
-                         hide_index=True, height="content" if len(view.missing) <= 6 else 240)
-        if len(view.missing) == len(parsed.sentences):
-            st.info(t("static.no_occurrences", word=word_md))
-        elif not view.num_occurrences:
-            st.info(t("static.no_tokens", word=word_md))
+        sentence_inputs.show_occurrence_notes(view, parsed)
 
 
 # ---- the mixer: sliders + live charts, in a fragment that only slices the cached arrays -------------

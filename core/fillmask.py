@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .attention_view import check_text
 from .encoders import BertEncoder
 from .errors import LabError
 from .wordfilter import creates_vulgar
@@ -346,7 +347,7 @@ def _corruption_plan(size: int, rng: random.Random, rate: float, normal_count: i
 
 def _corruption_input(encoder: BertEncoder, sentence: str) -> tuple[list[str], list[int]]:
     """The sentence's tokens and the ids a random replacement may take (no special tokens)."""
-    sentence = _checked_text(sentence)
+    sentence = check_text(sentence, MAX_CHARS)
     encoder.check_length(sentence)
     tokens = encoder.tokenizer.tokenize(sentence)
     if not tokens:
@@ -386,13 +387,4 @@ def corruption_stats(encoder: BertEncoder, sentence: str, draws: int = 400, firs
 
 def next_sentence(encoder: BertEncoder, first: str, second: str) -> float:
     """P(IsNext) of sentence B after sentence A (BERT's second pre-training task)."""
-    return encoder.next_sentence_probability(_checked_text(first), _checked_text(second))
-
-
-def _checked_text(text: str) -> str:
-    text = (text or "").strip()
-    if not text:
-        raise LabError("empty_input")
-    if len(text) > MAX_CHARS:
-        raise LabError("too_long", length=len(text), limit=MAX_CHARS)
-    return text
+    return encoder.next_sentence_probability(check_text(first, MAX_CHARS), check_text(second, MAX_CHARS))

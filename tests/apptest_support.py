@@ -55,3 +55,26 @@ def assert_no_exception(at: AppTest) -> None:
 
 def zh_message(code: str, **params) -> str:
     return LabError(code, **params).message("zh")
+
+
+def type_text(at: AppTest, key: str, text: str) -> AppTest:
+    """``text`` typed into the text box ``key`` and the page rerun: no exception, the user's text kept."""
+    at.text_input(key=key).set_value(text).run()
+    assert_no_exception(at)
+    assert at.text_input(key=key).value == text
+    return at
+
+
+def assert_text_notes(at: AppTest, unknown: list[str], control: list[str]) -> None:
+    """The page warned about each character the model cannot see and noted each control character
+    (no warning when there is none), and no user ``<script>`` reached a text element unescaped."""
+    warnings = " ".join(texts(at, "warning")).replace("\\", "")
+    for char in unknown:
+        assert char in warnings
+    if not unknown:
+        assert not at.warning
+    infos = " ".join(texts(at, "info"))
+    for code in control:
+        assert code in infos
+    for kind in ("markdown", "caption", "warning", "info", "error"):
+        assert not any("<script>" in value for value in texts(at, kind))

@@ -45,6 +45,12 @@ def tiny_mlm_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny(tiny_bert_dir) -> str:
+    """The tiny BERT as a page gets it: its directory as the model name in the sidebar's box."""
+    return str(tiny_bert_dir)
+
+
+@pytest.fixture(scope="session")
 def tiny_bert(tiny_bert_dir):
     from core.registry import load_encoder
 

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
+from apptest_support import (assert_no_exception, assert_text_notes, chart, page_app, plotly_array, texts, type_text,
+                             zh_message)
 
 from core.attention_view import MAX_CHARS, attention_view, encode_pair
-from core.registry import list_models, load_encoder
+from core.registry import list_models
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention.py")
 SENTENCE = "苹果昨天发布了新手机。"
@@ -30,16 +31,6 @@ pytestmark = pytest.mark.usefixtures("skip_component_discovery")
 def _heat(spec: dict, index: int = 0) -> np.ndarray:
     heatmaps = [trace for trace in spec["data"] if trace["type"] == "heatmap"]
     return plotly_array(heatmaps[index]["z"]).astype(float)
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_bert_dir) -> str:
-    return str(tiny_bert_dir)
-
-
-@pytest.fixture(scope="module")
-def tiny_encoder(tiny):
-    return load_encoder(tiny)
 
 
 def _view(encoder, sentence=SENTENCE, pair="", hide=False, words=False):
@@ -78,14 +69,14 @@ def _assert_all_rows_sum_to_one(at: AppTest) -> None:
 
 
 # ---- default page --------------------------------------------------------------------------------
-def test_default_run(tiny, tiny_encoder):
+def test_default_run(tiny, tiny_bert):
     at = _app(tiny).run()
     assert_no_exception(at)
     assert not at.error
     assert at.title[0].value == "注意力热力图"
     honest = " ".join(texts(at, "info"))
     assert "Jain & Wallace" in honest and "Wiegreffe & Pinter" in honest and "Attention is not Explanation" in honest
-    view = _view(tiny_encoder)
+    view = _view(tiny_bert)
     spec = chart(at, "att_heatmap")
     np.testing.assert_allclose(_heat(spec), view.att[0, 0], atol=1e-6)
     assert spec["layout"]["yaxis"]["ticktext"] == view.labels
@@ -142,8 +133,8 @@ def test_mini_bert_every_option_rows_sum_to_one():
 
 
 # ---- selectors --------------------------------------------------------------------------------------
-def test_layer_and_head_sliders(tiny, tiny_encoder):
-    view = _view(tiny_encoder)
+def test_layer_and_head_sliders(tiny, tiny_bert):
+    view = _view(tiny_bert)
     at = _app(tiny).run()
     at.slider(key="att_layer").set_value(2)
     at.slider(key="att_head").set_value(2)
@@ -157,14 +148,14 @@ def test_layer_and_head_sliders(tiny, tiny_encoder):
     np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), view.att[1, 0], atol=1e-6)
 
 
-def test_url_state_is_read(tiny, tiny_encoder):
+def test_url_state_is_read(tiny, tiny_bert):
     query = {"sentence": "他背着包袱去北京。", "layer": "2", "head": "1", "hide": "1", "words": "1", "token": "包袱",
              "rows": "rollout"}
     at = _app(tiny, query=query).run()
     assert_no_exception(at)
     assert at.text_input(key="att_sentence").value == "他背着包袱去北京。"
     assert at.toggle(key="att_hide").value and at.toggle(key="att_words").value
-    view = _view(tiny_encoder, "他背着包袱去北京。", hide=True, words=True)
+    view = _view(tiny_bert, "他背着包袱去北京。", hide=True, words=True)
     token = view.labels.index("包袱")
     assert at.selectbox(key="att_token").value == token
     np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), view.att[1, 0], atol=1e-6)
@@ -180,18 +171,18 @@ def test_url_state_is_read(tiny, tiny_encoder):
     assert _open(odd, "row").radio(key="att_row_source").value == "head_avg"
 
 
-def test_hide_special_and_word_level(tiny, tiny_encoder):
+def test_hide_special_and_word_level(tiny, tiny_bert):
     at = _app(tiny).run()
     at.toggle(key="att_hide").set_value(True).run()
     assert_no_exception(at)
     labels = chart(at, "att_heatmap")["layout"]["yaxis"]["ticktext"]
     assert "[CLS]" not in labels and "[SEP]" not in labels and len(labels) == len(SENTENCE)
-    np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), _view(tiny_encoder, hide=True).att[0, 0], atol=1e-6)
+    np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), _view(tiny_bert, hide=True).att[0, 0], atol=1e-6)
     _assert_all_rows_sum_to_one(at)
     assert at.query_params["hide"] == "1"
     at.toggle(key="att_words").set_value(True).run()
     assert_no_exception(at)
-    view = _view(tiny_encoder, hide=True, words=True)
+    view = _view(tiny_bert, hide=True, words=True)
     labels = chart(at, "att_heatmap")["layout"]["yaxis"]["ticktext"]
     assert labels == view.labels and "苹果" in labels
     _assert_all_rows_sum_to_one(at)
@@ -203,11 +194,11 @@ def test_hide_special_and_word_level(tiny, tiny_encoder):
     assert "hide" not in at.query_params
 
 
-def test_sentence_pair(tiny, tiny_encoder):
+def test_sentence_pair(tiny, tiny_bert):
     at = _app(tiny).run()
     at.text_input(key="att_pair").set_value("我吃了一个苹果。").run()
     assert_no_exception(at)
-    view = _view(tiny_encoder, pair="我吃了一个苹果。")
+    view = _view(tiny_bert, pair="我吃了一个苹果。")
     labels = chart(at, "att_heatmap")["layout"]["yaxis"]["ticktext"]
     assert labels == view.labels and labels.count("[SEP]") == 2
     np.testing.assert_allclose(_heat(chart(at, "att_heatmap")), view.att[0, 0], atol=1e-6)
@@ -219,8 +210,8 @@ def test_sentence_pair(tiny, tiny_encoder):
     assert at.text_input(key="att_pair").value == "今天天气很好" * 10
 
 
-def test_token_highlight_and_row_sources(tiny, tiny_encoder):
-    view = _view(tiny_encoder)
+def test_token_highlight_and_row_sources(tiny, tiny_bert):
+    view = _view(tiny_bert)
     at = _app(tiny).run()
     assert at.selectbox(key="att_token").value == view.labels.index("苹")  # default: what 苹(果) attends to
     at.selectbox(key="att_token").set_value(3).run()
@@ -243,12 +234,12 @@ def test_token_highlight_and_row_sources(tiny, tiny_encoder):
     # switching to words keeps the chosen token by its label when it can
     at.selectbox(key="att_token").set_value(view.labels.index("苹")).run()
     at.toggle(key="att_words").set_value(True).run()
-    words = _view(tiny_encoder, words=True)
+    words = _view(tiny_bert, words=True)
     assert words.labels[at.selectbox(key="att_token").value] == "苹果"
 
 
-def test_zoom_selectbox(tiny, tiny_encoder):
-    view = _view(tiny_encoder)
+def test_zoom_selectbox(tiny, tiny_bert):
+    view = _view(tiny_bert)
     at = _open(_app(tiny).run(), "grid")
     np.testing.assert_allclose(_heat(chart(at, "att_zoomed")), view.att[0, 0], atol=1e-6)
     at.selectbox(key="att_zoom").set_value(3).run()  # layer 2, head 2
@@ -299,11 +290,8 @@ BAD = [
 
 @pytest.mark.parametrize(("text", "message"), BAD, ids=[f"bad{i}" for i in range(len(BAD))])
 def test_bad_inputs(tiny, text, message):
-    at = _app(tiny).run()
-    at.text_input(key="att_sentence").set_value(text).run()
-    assert_no_exception(at)
+    at = type_text(_app(tiny).run(), "att_sentence", text)
     assert message in texts(at, "error")
-    assert at.text_input(key="att_sentence").value == text
 
 
 ODD = [
@@ -319,26 +307,13 @@ ODD = [
 
 
 @pytest.mark.parametrize(("text", "unknown", "control"), ODD, ids=[f"odd{i}" for i in range(len(ODD))])
-def test_odd_but_valid_inputs(tiny, tiny_encoder, text, unknown, control):
-    at = _app(tiny).run()
-    at.text_input(key="att_sentence").set_value(text).run()
-    assert_no_exception(at)
+def test_odd_but_valid_inputs(tiny, tiny_bert, text, unknown, control):
+    at = type_text(_app(tiny).run(), "att_sentence", text)
     assert not at.error
-    assert at.text_input(key="att_sentence").value == text
     _assert_all_rows_sum_to_one(at)
-    warnings = " ".join(texts(at, "warning")).replace("\\", "")
-    for char in unknown:
-        assert char in warnings
-    if not unknown:
-        assert not at.warning
-    infos = " ".join(texts(at, "info"))
-    for code in control:
-        assert code in infos
-    # user text reaches plotly escaped, and markdown elements escaped
-    for key in ("att_heatmap", "att_grid", "att_rows"):
+    assert_text_notes(at, unknown, control)
+    for key in ("att_heatmap", "att_grid", "att_rows"):  # user text reaches plotly escaped
         assert "<script>" not in json.dumps(chart(at, key), ensure_ascii=False)
-    for kind in ("markdown", "caption", "warning", "info", "error"):
-        assert not any("<script>" in value for value in texts(at, kind))
 
 
 # ---- caching: selectors only slice -------------------------------------------------------------------

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
+from apptest_support import (assert_no_exception, assert_text_notes, chart, page_app, plotly_array, texts, type_text,
+                             zh_message)
 
 from core import fillmask as fm
-from core.registry import list_models, load_encoder
+from core.registry import list_models
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
 
@@ -23,25 +24,15 @@ _app = partial(page_app, PAGE)
 pytestmark = pytest.mark.usefixtures("skip_component_discovery")
 
 
-@pytest.fixture(scope="module")
-def tiny(tiny_bert_dir) -> str:
-    return str(tiny_bert_dir)
-
-
-@pytest.fixture(scope="module")
-def tiny_encoder(tiny):
-    return load_encoder(tiny)
-
-
 # ---- the default page ----------------------------------------------------------------------------
-def test_default_run_top_k_bars_match_the_model(tiny, tiny_encoder):
+def test_default_run_top_k_bars_match_the_model(tiny, tiny_bert):
     at = _app(tiny).run()
     assert_no_exception(at)
     assert not at.error
     assert at.title[0].value == "BERT 完形填空"
     assert at.text_input(key="fill_sentence").value == "我吃了一个[MASK][MASK]。"
     assert "我吃了一个[MASK][MASK]。" in texts(at, "code")
-    expected = fm.fill_mask(tiny_encoder, "我吃了一个[MASK][MASK]。", top_k=5)
+    expected = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]。", top_k=5)
     spec = chart(at, "fill_topk_chart")
     bars = [trace for trace in spec["data"] if trace["type"] == "bar"]
     assert len(bars) == 2
@@ -148,11 +139,11 @@ def test_chars_mode(tiny):
 
 
 # ---- candidates ---------------------------------------------------------------------------------------
-def test_candidate_comparison(tiny, tiny_encoder):
+def test_candidate_comparison(tiny, tiny_bert):
     at = _app(tiny).run()
     at.text_input(key="fill_cands").set_value("苹果，水果、公司,好吃的").run()
     assert_no_exception(at)
-    expected = fm.candidate_scores(tiny_encoder, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
+    expected = fm.candidate_scores(tiny_bert, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
     table = at.dataframe[0].value
     assert list(table.iloc[:, 0]) == ["苹果", "水果", "公司", "好吃的"]
     assert list(table.iloc[:, 3]) == [True, True, True, False]
@@ -167,9 +158,9 @@ def test_candidate_comparison(tiny, tiny_encoder):
 
 
 # ---- watch BERT fill --------------------------------------------------------------------------------
-def test_replay_buttons_and_slider(tiny, tiny_encoder):
+def test_replay_buttons_and_slider(tiny, tiny_bert):
     sentence = "他背着[MASK][MASK]去北[MASK]。"
-    steps = fm.iterative_fill(tiny_encoder, sentence)
+    steps = fm.iterative_fill(tiny_bert, sentence)
     at = _app(tiny, query={"sentence": sentence}).run()
     assert at.slider(key="fill_step").value == 0
     assert at.button(key="fill_prev").disabled
@@ -194,17 +185,17 @@ def test_replay_buttons_and_slider(tiny, tiny_encoder):
 
 
 # ---- the corruption panel ----------------------------------------------------------------------------
-def test_corruption_panel(tiny, tiny_encoder):
+def test_corruption_panel(tiny, tiny_bert):
     at = _app(tiny).run()
     # the default masked example is the plain example with characters masked: its plain form is used
     assert at.text_input(key="fill_corrupt_text").value == "我吃了一个苹果。"
     text = "我吃了一个苹果，苹果昨天发布了新手机。他背着包袱去北京。"
     at.text_input(key="fill_corrupt_text").set_value(text).run()
-    n = len(tiny_encoder.tokenizer.tokenize(text))
+    n = len(tiny_bert.tokenizer.tokenize(text))
     k = max(1, round(0.15 * n))
 
     def check(seed: int) -> None:
-        expected = fm.mlm_corruption(tiny_encoder, text, seed=seed)
+        expected = fm.mlm_corruption(tiny_bert, text, seed=seed)
         values = {m.label: m.value for m in at.metric}
         assert values["被选中的词符"] == f"{k} / {n}"
         for action in ("mask", "random", "unchanged"):
@@ -228,12 +219,12 @@ def test_corruption_panel(tiny, tiny_encoder):
 
 
 # ---- next-sentence prediction ------------------------------------------------------------------------
-def test_nsp(tiny, tiny_encoder):
+def test_nsp(tiny, tiny_bert):
     at = _app(tiny).run()
     at.text_input(key="fill_nsp_a").set_value("今天天气很好。").run()
     at.text_input(key="fill_nsp_b").set_value("我吃了一个苹果。").run()
     assert_no_exception(at)
-    p = tiny_encoder.next_sentence_probability("今天天气很好。", "我吃了一个苹果。")
+    p = tiny_bert.next_sentence_probability("今天天气很好。", "我吃了一个苹果。")
     values = {m.label: m.value for m in at.metric}
     assert values["P(IsNext)：B 是 A 的下一句"] == f"{p:.1%}"
     assert values["P(NotNext)：B 是随机句子"] == f"{1 - p:.1%}"
@@ -295,11 +286,8 @@ BAD = [
 
 @pytest.mark.parametrize(("text", "message"), BAD, ids=[f"bad{i}" for i in range(len(BAD))])
 def test_bad_inputs(tiny, text, message):
-    at = _app(tiny).run()
-    at.text_input(key="fill_sentence").set_value(text).run()
-    assert_no_exception(at)
+    at = type_text(_app(tiny).run(), "fill_sentence", text)
     assert message in texts(at, "error")
-    assert at.text_input(key="fill_sentence").value == text  # the user's text stays in the box
     assert at.get("plotly_chart")  # the corruption strip still renders
     for kind in ("markdown", "caption", "warning", "info", "error"):
         assert not any("<script>" in value for value in texts(at, kind))
@@ -325,21 +313,10 @@ ODD = [
 def test_odd_but_valid_inputs(tiny, text, unknown, control):
     at = _app(tiny).run()
     at.text_input(key="fill_nsp_a").set_value("")  # the NSP boxes warn about their own unseen characters
-    at.text_input(key="fill_sentence").set_value(text).run()
-    assert_no_exception(at)
+    type_text(at, "fill_sentence", text)
     assert not at.error
     assert chart(at, "fill_topk_chart") is not None
-    assert at.text_input(key="fill_sentence").value == text
-    warnings = " ".join(texts(at, "warning"))
-    for char in unknown:
-        assert char in warnings.replace("\\", "")
-    if not unknown:
-        assert not at.warning
-    infos = " ".join(texts(at, "info"))
-    for code in control:
-        assert code in infos
-    for kind in ("markdown", "caption", "warning", "info", "error"):
-        assert not any("<script>" in value for value in texts(at, kind))
+    assert_text_notes(at, unknown, control)
 
 
 # ---- caching: moving a slider never re-runs the model ----------------------------------------------

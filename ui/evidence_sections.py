@@ -60,6 +60,15 @@ def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
                                mime="text/csv", on_click="ignore", key=f"dl_csv_{name}")
 
 
+def section_head(title_key: str, paper: str, ours: str) -> None:
+    """A section's title, then the paper's finding (boxed) beside how we measured it."""
+    st.subheader(t(title_key))
+    left, right = st.columns(2)
+    with left.container(border=True):
+        st.markdown(paper)
+    right.markdown(ours)
+
+
 def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = "") -> None:
     with st.expander(t("evidence.show_table")):
         shown = [{k: (pct(v) if k in percent_cols else (num(v) if isinstance(v, float) else v)) for k, v in r.items()}
@@ -72,11 +81,8 @@ def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = 
 def pos_section(results: dict) -> None:
     paper = results["published"]["pos"]["layers"]
     cfg = results["pos"]["config"]
-    st.subheader(t("evidence.pos.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.pos.paper", l1=paper["biLM layer 1"], l2=paper["biLM layer 2"]))
-    right.markdown(t("evidence.pos.method"))
+    section_head("evidence.pos.title", t("evidence.pos.paper", l1=paper["biLM layer 1"], l2=paper["biLM layer 2"]),
+                 t("evidence.pos.method"))
     tags = url_param("tags", "fine", cast=one_of("fine", "coarse"))
     st.session_state.setdefault("_ev_tags", tags)
     tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
@@ -123,13 +129,11 @@ def pos_section(results: dict) -> None:
 def senses_section(results: dict) -> None:
     paper = results["published"]
     senses = results["senses"]
-    st.subheader(t("evidence.senses.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.senses.paper", l1=paper["wsd"]["layers"]["biLM layer 1"],
-                      l2=paper["wsd"]["layers"]["biLM layer 2"], coenen=paper["coenen"]["f1"]))
     words = view.sense_words(results)
-    right.markdown(t("evidence.senses.method", n_words=len(words), word_list="、".join(words)))
+    section_head("evidence.senses.title",
+                 t("evidence.senses.paper", l1=paper["wsd"]["layers"]["biLM layer 1"],
+                   l2=paper["wsd"]["layers"]["biLM layer 2"], coenen=paper["coenen"]["f1"]),
+                 t("evidence.senses.method", n_words=len(words), word_list="、".join(words)))
     options = ["__all__"] + words
     word = url_param("word", "__all__", cast=one_of(*options))
     st.session_state.setdefault("_ev_word", word)
@@ -186,12 +190,10 @@ def intra_verdict(kind: str, first: float, last: float) -> str:
 def context_section(results: dict) -> None:
     ctx = results["context"]
     cfg = ctx["config"]
-    st.subheader(t("evidence.ctx.title"))
-    left, right = st.columns(2)
-    with left.container(border=True):
-        st.markdown(t("evidence.ctx.paper", pct=results["published"]["ethayarajh"]["static_variance_explained_below"]))
-    right.markdown(t("evidence.ctx.method", n_words=cfg["n_words"], max_contexts=cfg["max_contexts"],
-                     n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
+    section_head("evidence.ctx.title",
+                 t("evidence.ctx.paper", pct=results["published"]["ethayarajh"]["static_variance_explained_below"]),
+                 t("evidence.ctx.method", n_words=cfg["n_words"], max_contexts=cfg["max_contexts"],
+                   n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
     mode = url_param("ctx", "adjusted", cast=one_of("raw", "adjusted"))
     st.session_state.setdefault("_ev_ctx", mode)
     mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}

@@ -1,4 +1,5 @@
-"""The sentence inputs of the two vector pages (static vs contextual, ELMo weights).
+"""The sentence inputs of the two vector pages (static vs contextual, ELMo weights), and their notes
+about where the word was not found.
 
 A ready-made scene, the sentences (typed or uploaded) and the target word. Both pages keep them
 under the same session keys (``vec_scene``, ``vec_text``, ``vec_word``), so what a student typed on
@@ -12,6 +13,7 @@ import streamlit as st
 from core import scenes
 from core import vectors_view as vv
 from core.errors import LabError
+from core.safe_text import md_escape
 from ui.i18n import current_lang, t
 from ui.page import show_error
 from ui.state import sync_to_url, url_param
@@ -99,3 +101,19 @@ def current(**more_url_params) -> tuple[str, str, scenes.Scene]:
     sync_to_url(scene=scene.id, text=None if text == scene.text or len(text) > MAX_URL_TEXT else text,
                 word=word if len(word) <= MAX_WORD else None, **more_url_params)
     return text, word, scene
+
+
+def show_occurrence_notes(view: vv.VectorsView, parsed: vv.ParsedInput, *, contextual: bool = True) -> None:
+    """Where the word was not found: the sentences without it (a table), or a note that it is nowhere, or
+    that the contextual model (``contextual``: one is loaded) split it into no token of its own."""
+    word_md = md_escape(parsed.word)
+    nowhere = len(view.missing) == len(parsed.sentences)
+    if view.missing and not nowhere:
+        st.info(t("static.missing_note", word=word_md, n=len(view.missing), total=len(parsed.sentences)))
+        st.dataframe({"#": [i + 1 for i in view.missing],
+                      t("static.col.sentence"): [parsed.sentences[i] for i in view.missing]},
+                     hide_index=True, height="content" if len(view.missing) <= 6 else 240)
+    if nowhere:
+        st.info(t("static.no_occurrences", word=word_md))
+    elif contextual and not view.num_occurrences:
+        st.info(t("static.no_tokens", word=word_md))

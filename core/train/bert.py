@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import BertConfig, BertForPreTraining, BertTokenizerFast
+from transformers import BertConfig, BertForPreTraining
 
-from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_everything
+from .common import Progress, add_run_arguments, load_checkpoint, lr_at, save_checkpoint, start_run
 from .corpus import DEFAULT_CORPUS, clean_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
@@ -314,30 +314,15 @@ def main(argv=None) -> None:
     parser.add_argument("--dropout", type=float, default=0.1,
                         help="0 suits short compute-bound runs that see the corpus about once")
     parser.add_argument("--warmup", type=int, default=500)
-    parser.add_argument("--max-minutes", type=float, default=90.0, help="training time budget")
-    parser.add_argument("--end-at", default=None,
-                        help="wall-clock end, e.g. 2026-12-02T15:25 (overrides --max-minutes; resumable sessions)")
-    parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = time only)")
-    parser.add_argument("--limit-lines", type=int, default=None)
-    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPU or CUDA)")
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    add_run_arguments(parser)
     parser.add_argument("--workers", type=int, default=0,
                         help="processes that build batches (a GPU outruns one Python sampler)")
     parser.add_argument("--log-every", type=int, default=1,
                         help="read loss and accuracy every N steps (each read waits for the GPU)")
     parser.add_argument("--export-every", type=float, default=0.0, metavar="MIN",
                         help="also export the model every MIN minutes (a run cut off still leaves weights)")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
     args = parser.parse_args(argv)
-
-    seed_everything(args.seed)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / "mini-bert-zh.pt"
-    tokenizer = BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
+    out, ckpt, tokenizer = start_run(args, "mini-bert-zh")
 
     if args.export_only:
         model = make_model(tokenizer, args)

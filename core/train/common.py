@@ -1,6 +1,8 @@
-"""Small pieces every trainer shares: seeding, time-based LR schedule, progress lines, checkpoints."""
+"""Small pieces every trainer shares: seeding, the run's arguments and setup, time-based LR schedule,
+progress lines, checkpoints."""
 from __future__ import annotations
 
+import argparse
 import math
 import random
 import sys
@@ -15,6 +17,34 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of the neural trainers (BERT, ELMo) beyond their model and data: the time and step
+    budget, precision, threads, device, seed, export-only."""
+    parser.add_argument("--max-minutes", type=float, default=90.0, help="training time budget")
+    parser.add_argument("--end-at", default=None,
+                        help="wall-clock end, e.g. 2026-12-02T15:25 (overrides --max-minutes; resumable sessions)")
+    parser.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = time only)")
+    parser.add_argument("--limit-lines", type=int, default=None)
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPU or CUDA)")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
+
+
+def start_run(args: argparse.Namespace, model_name: str):
+    """Seed and threads set; returns the output directory, the resume checkpoint (``--checkpoint``, else
+    OUT/../.ckpt/<model_name>.pt) and the character tokenizer of ``--vocab``."""
+    from transformers import BertTokenizerFast
+
+    seed_everything(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / f"{model_name}.pt"
+    return out, ckpt, BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
 
 
 def lr_at(progress: float, step: int, base_lr: float, warmup_steps: int) -> float:

@@ -12,14 +12,12 @@ from datetime import datetime
 import math
 import random
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import BertTokenizerFast
 
 from ..elmo import BiLM, BiLMConfig
-from .common import Progress, load_checkpoint, lr_at, save_checkpoint, seed_everything
+from .common import Progress, add_run_arguments, load_checkpoint, lr_at, save_checkpoint, start_run
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 
@@ -74,24 +72,9 @@ def main(argv=None) -> None:
     parser.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch")
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--max-minutes", type=float, default=90.0)
-    parser.add_argument("--end-at", default=None,
-                        help="wall-clock end, e.g. 2026-12-02T15:25 (overrides --max-minutes; resumable sessions)")
-    parser.add_argument("--max-steps", type=int, default=0)
-    parser.add_argument("--limit-lines", type=int, default=None)
-    parser.add_argument("--bf16", action="store_true")
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--export-only", action="store_true", help="export the checkpoint as it is, no training")
+    add_run_arguments(parser)
     args = parser.parse_args(argv)
-
-    seed_everything(args.seed)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / "mini-elmo-zh.pt"
-    tokenizer = BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
+    out, ckpt, tokenizer = start_run(args, "mini-elmo-zh")
     vocab = [t for t, _ in sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])]
 
     config = BiLMConfig(vocab_size=len(vocab), embed_dim=args.embed_dim, hidden_dim=args.hidden_dim,

@@ -1,0 +1,138 @@
+"""The static-vs-contextual page's explorer: word2vec's one point beside one contextual point per
+occurrence, the cosine matrix, nearest neighbours and sense accuracy per layer. A fragment: the layer
+scrubber and the centring toggle only slice the cached arrays of a ``VectorsView``.
+"""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from core import registry
+from core import vectors_view as vv
+from core.figures import vectors as figs
+from core.figures.style import export_html
+from core.safe_text import md_escape
+from ui.i18n import layer_name, t
+from ui.page import chart, presenting
+from ui.state import sync_to_url, url_param
+
+ss = st.session_state
+
+
+def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
+    """Words, coords, explained, hover, note of the left subplot."""
+    if static_dim is None:
+        return None, None, None, "", t("static.fig.static_unavailable")
+    if view.oov:
+        return None, None, None, "", t("static.fig.oov", word=html.escape(word))
+    if view.static_map is None:
+        return None, None, None, "", t("static.fig.static_none")
+    lines = [f"{i + 1}. {h}" for i, h in enumerate(view.static_hover[: vv.HOVER_MAX_SENTENCES])]
+    more = len(view.static_hover) - vv.HOVER_MAX_SENTENCES
+    if more > 0:
+        lines.append(t("static.fig.more", n=more))
+    hover = f"<b>{t('static.fig.static_point')}</b><br>" + "<br>".join(lines)
+    m = view.static_map
+    return m.words, m.coords, m.explained, hover, t("static.fig.static_caption", n=len(view.static_hover))
+
+
+@st.fragment
+def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
+             static_dim: int | None) -> None:
+    """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
+    large, word_md = presenting(), md_escape(parsed.word)
+    names = [layer_name(n) for n in view.layer_names]
+    has_points = view.num_occurrences > 0 and view.coords is not None
+    with st.container(key="static_result"):
+        j = 0
+        if names:
+            if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
+                wanted = url_param("layer", len(names) - 1, cast=int)
+                ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
+            j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
+                                 format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
+                                 disabled=not has_points, persist_state="session")
+        centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
+        sync_to_url(layer=j if names else None, centre=True if centre else None)
+        if has_points and view.num_occurrences == 2:
+            # two points: PCA always puts them at mirrored ends, so the number must carry the message
+            pair_cos = float(view.cosine[centre][j][0][1])
+            c_metric, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
+            c_metric.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
+            c_note.caption(t("static.pair_cos_note", dim=view.stacked().shape[-1]))
+
+        words, s_coords, s_explained, s_hover, s_note = _static_parts(view, parsed.word, static_dim)
+        static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_dim)
+                        if static_dim is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
+        shown_layer = names[j] if names else "—"
+        contextual_note = None
+        if not contextual:
+            contextual_note = t("static.fig.ctx_unavailable")
+        elif not has_points:
+            contextual_note = t("static.fig.ctx_none")
+        coords = view.coords[j] if has_points else None
+        axis = None
+        if has_points:
+            allc = view.coords.reshape(-1, 2)
+            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
+        ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
+                     if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
+        fig = figs.static_vs_contextual_figure(
+            static_words=words, static_coords=s_coords, static_explained=s_explained,
+            static_label=t("static.fig.static_point"), static_hover=s_hover, static_note=s_note,
+            coords=coords, ids=view.ids, labels=view.occurrence_labels, hover=view.hover,
+            explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
+            static_title=static_title, contextual_title=ctx_title,
+            contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
+            neighbour_name=t("static.fig.neighbours"), large=large, height=640 if large else 560,
+        )
+        chart(fig, "static_scatter")
+    if has_points:
+        ev = view.projection.explained_variance_ratio
+        st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
+    else:
+        st.caption(t("static.caption_spaces_short"))
+
+    if has_points and view.num_occurrences >= 2:
+        col_heat, col_table = st.columns([1, 1], gap="large")
+        with col_heat:
+            matrix = view.cosine[centre][j]
+            title = t("static.cosine_title_centred" if centre else "static.cosine_title", layer=shown_layer)
+            chart(figs.cosine_heatmap(matrix, view.ids, title, large=large,
+                                      height=560 if view.num_occurrences <= 14 else 680), "static_heatmap")
+            low, _ = figs.cosine_range(matrix)
+            st.caption(t("static.cosine_scale", low=f"{low:.2f}"))
+        with col_table:
+            st.markdown(f"**{t('static.nn_title', layer=shown_layer)}**")
+            occurrences = view.contextual.occurrences
+            rows = {"#": list(view.ids)}
+            if parsed.has_labels:  # an empty column would push the neighbours out of sight at 1280 px
+                rows[t("static.col.label")] = [occ.label or "" for occ in occurrences]
+            rows[t("static.col.sentence")] = [vv.highlight(o.sentence, o.start, o.end, escape=False)
+                                              for o in occurrences]
+            rows[t("static.col.nn")] = ["  ".join(f"#{view.ids[k]} ({sim:.2f})" for k, sim in nearest)
+                                        for nearest in view.neighbours[centre][j][:len(occurrences)]]
+            st.dataframe(rows, hide_index=True, key="static_nn",
+                         height="content" if view.num_occurrences <= 14 else 520)
+            st.caption(t("static.nn_caption"))
+        if any(a is not None for a in view.accuracy.get(centre, [])):
+            chart(figs.accuracy_chart(
+                names, view.accuracy[centre], view.static_accuracy.get(centre),
+                contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
+                title=t("static.acc_title"), large=large, current=j), "static_acc")
+            st.caption(t("static.acc_caption"))
+        elif parsed.has_labels:
+            st.caption(t("static.acc_none"))
+        else:
+            st.caption(t("static.acc_hint"))
+
+    col1, col2, col3 = st.columns(3)
+    col1.download_button(t("static.dl_html"), data=lambda: export_html(fig), file_name="static-vs-contextual.html",
+                         mime="text/html", on_click="ignore", key="static_dl_html", icon=":material/download:")
+    col2.download_button(t("static.dl_csv"), data=lambda: vv.to_csv(vv.export_rows(view)),
+                         file_name="vectors.csv", mime="text/csv", on_click="ignore", key="static_dl_csv",
+                         icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
+    col3.download_button(t("static.dl_json"), data=lambda: vv.to_json(view), file_name="vectors.json",
+                         mime="application/json", on_click="ignore", key="static_dl_json",
+                         icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
