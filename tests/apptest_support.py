@@ -1,14 +1,30 @@
 """Helpers shared by the AppTest page tests: building a page's AppTest, reading its plotly figures
-back as arrays, and checking that nothing crashed."""
+back as arrays, checking that nothing crashed, and reading a page's source with its ``ui`` modules."""
 from __future__ import annotations
 
+import ast
 import base64
 import json
+from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core.errors import LabError
+
+
+UI_DIR = Path(__file__).resolve().parents[1] / "ui"
+
+
+def page_files(page: Path) -> list[Path]:
+    """A page script and the ``ui`` modules it imports (its sections and shared inputs hold widgets too)."""
+    names = set()
+    for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "ui":
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ui."):
+            names.add(node.module.split(".")[1])
+    return [page] + [UI_DIR / f"{name}.py" for name in sorted(names) if (UI_DIR / f"{name}.py").is_file()]
 
 
 def page_app(page: str, model, lang: str = "zh", query: dict | None = None) -> AppTest:

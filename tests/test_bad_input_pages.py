@@ -28,9 +28,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import page_files
 from core import scenes
 from core.errors import MESSAGES, LabError
 from core.registry import list_models
+from core.safe_text import well_formed_model_name
+from ui.sidebar import MAX_MODEL_ID_LEN
 from ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -290,24 +293,47 @@ def test_bad_input(box: Box, case: str):
 
 
 def test_every_text_box_is_in_the_table():
-    """Every st.text_input / st.text_area with a key in app_pages/*.py is covered by BOXES."""
+    """Every st.text_input / st.text_area with a key on a page (app_pages/*.py and the ui modules it imports)
+    is covered by BOXES."""
     covered = {(b.page, b.key) for b in BOXES}
     found = set()
-    for path in sorted((ROOT / "app_pages").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("text_input", "text_area"):
-                for kw in node.keywords:
-                    if kw.arg == "key" and isinstance(kw.value, ast.Constant):
-                        found.add((path.stem, kw.value.value))
+    for page in sorted((ROOT / "app_pages").glob("*.py")):
+        # the sidebar's "other model" box is app.py's, on every page: test_sidebar_model_box_takes_bad_input
+        for path in (p for p in page_files(page) if p.stem != "sidebar"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("text_input", "text_area"):
+                    for kw in node.keywords:
+                        if kw.arg == "key" and isinstance(kw.value, ast.Constant):
+                            found.add((page.stem, kw.value.value))
     assert found - covered == set(), f"text boxes without bad-input tests: {sorted(found - covered)}"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_sidebar_model_box_takes_bad_input(case):
+    """The sidebar's "other hub id or directory" box (app.py, every page): no exception, the text kept, a
+    clear line under the box, no model chosen from a name no model has, no user HTML rendered."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.sidebar.selectbox(key="_w_model").set_value("__other__").run()
+    at.sidebar.text_input(key="_w_model_other").set_value(CASES[case]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    typed = CASES[case][:MAX_MODEL_ID_LEN]  # the box takes no more (max_chars), as in the browser
+    assert at.sidebar.text_input(key="_w_model_other").value == typed
+    if not well_formed_model_name(typed.strip()):
+        assert at.session_state["bert_model"] is None
+        line = " ".join(c.value for c in at.sidebar.caption)
+        assert lab_prefix("unknown_model") in line or zh("sidebar.model_other_empty") in line
+    for kind in ("markdown", "caption", "warning", "info", "error"):
+        assert not any(re.search(r"(?<!\\)<(script|img)", e.value) for e in getattr(at.sidebar, kind))
 
 
 # ---- uploads -----------------------------------------------------------------------------------------
 def test_pages_with_uploads_use_the_tested_parser():
-    for path in sorted((ROOT / "app_pages").glob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        if "file_uploader" in source:
-            assert "scenes.decode_upload(" in source, f"{path.name} parses uploads without core.scenes.decode_upload"
+    for page in sorted((ROOT / "app_pages").glob("*.py")):
+        for path in page_files(page):
+            source = path.read_text(encoding="utf-8")
+            if "file_uploader" in source:
+                assert "scenes.decode_upload(" in source, f"{path.name} parses uploads without core.scenes.decode_upload"
 
 
 @pytest.mark.parametrize("seed", range(5))

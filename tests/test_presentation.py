@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import page_files
 from core import presentation as pres
 from ui import PAGES
 from ui import presentation as ui_pres
@@ -23,9 +24,7 @@ def test_scenes_name_real_pages_and_parameters_the_pages_read():
     assert len({s.id for s in pres.SCENES}) == len(pres.SCENES) >= 10
     for scene in pres.SCENES:
         assert scene.url_path in PATHS, scene
-        source = (ROOT / PATHS[scene.url_path]).read_text(encoding="utf-8")
-        if "sentence_inputs" in source:  # the vector pages read scene/text/word through ui.sentence_inputs
-            source += (ROOT / "ui" / "sentence_inputs.py").read_text(encoding="utf-8")
+        source = "\n".join(f.read_text(encoding="utf-8") for f in page_files(ROOT / PATHS[scene.url_path]))
         for key, _ in scene.params:
             assert re.search(rf"""url_param\(\s*["']{re.escape(key)}["']""", source), (scene.id, key)
         if scene.params:
