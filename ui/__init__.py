@@ -3,6 +3,10 @@
 - ``ui.i18n``: ``t(key, **params)``, ``LANGS``; tables in ``assets/i18n/<lang>.json``.
 - ``ui.state``: ``url_param`` / ``sync_to_url`` for URL-shareable state.
 - ``ui.sidebar``: ``render_sidebar()`` (language, BERT model, presentation mode).
+- ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
+  figure; cached model calls, encodings and results files).
+- ``ui.<page>_sections`` (and ``ui.elmo_mixer``, ``ui.attention_tabs``, ``ui.static_explorer``,
+  ``ui.learned_mix_section``): a page's sections, each taking plain arguments and rendering them.
 
 ``PAGES`` lists the app's pages once, for ``app.py``'s navigation and the home page's links.
 

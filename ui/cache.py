@@ -1,4 +1,5 @@
-"""Process-wide caches: each model is loaded once, each (model, text) computed once.
+"""Process-wide caches: each model is loaded once, each (model, text) computed once, each results file
+read once per version.
 
 Pages call these instead of core directly so that moving a slider only slices cached arrays.
 Models are cached by ``core.registry`` alone (bounded, keyed by the normalised name): a second cache
@@ -7,13 +8,12 @@ here, keyed by the raw name, would keep every spelling of a path alive.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import streamlit as st
 import torch
-
-from collections.abc import Callable
-from typing import TypeVar
 
 from core import experiments, registry
 from core import vectors_view as vv
