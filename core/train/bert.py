@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-from datetime import datetime
 import hashlib
 import io
 import lzma
@@ -29,7 +28,7 @@ import numpy as np
 import torch
 from transformers import BertConfig, BertForPreTraining
 
-from .common import Progress, add_run_arguments, load_checkpoint, lr_at, save_checkpoint, start_run
+from .common import Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
 from .corpus import DEFAULT_CORPUS, clean_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
@@ -351,25 +350,17 @@ def main(argv=None) -> None:
         init_from_export(model, Path(args.init_from))
         print(f"initialised from {args.init_from}", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    state = {"step": 0, "elapsed": 0.0}
-    if ckpt.exists():
-        state = load_checkpoint(ckpt, model, optimizer)
-        print(f"resumed from {ckpt} at step {state['step']}", flush=True)
-        sampler.rng = random.Random(args.seed + state["step"])  # new examples, not a replay of the first ones
+    run = TrainingRun(args, ckpt, model, optimizer)
+    if run.resumed:
+        sampler.rng = random.Random(args.seed + run.step)  # new examples, not a replay of the first ones
     model.train()
     progress = Progress()
-    budget = args.max_minutes * 60
-    if args.end_at:
-        budget = state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
-    start, last_save, last_export = time.time() - state["elapsed"], time.time(), time.time()
+    last_export = time.time()
     tokens = 0
-    for batch in batch_stream(sampler, args.batch_size, args.workers, args.seed + state["step"]):
-        elapsed = time.time() - start
-        step = state["step"]
-        done = elapsed >= budget or (args.max_steps and step >= args.max_steps)
-        if done:
+    for batch in batch_stream(sampler, args.batch_size, args.workers, args.seed + run.step):
+        step, frac = run.step, run.progress()
+        if frac is None:
             break
-        frac = step / args.max_steps if args.max_steps else elapsed / budget
         for group in optimizer.param_groups:
             group["lr"] = lr_at(frac, step, args.lr, args.warmup)
         tokens += int(batch["attention_mask"].sum())
@@ -380,7 +371,6 @@ def main(argv=None) -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        state["step"] = step + 1
         if step % args.log_every == 0:
             acc = (mlm_logits.argmax(-1) == batch["mlm_targets"]).float().mean().item()
             progress.update(step, loss.item(), tokens, f"mlm-acc {acc:.3f}")
@@ -388,14 +378,10 @@ def main(argv=None) -> None:
         if args.export_every and time.time() - last_export > args.export_every * 60:
             export(model, tokenizer, out)
             last_export = time.time()
-        if time.time() - last_save > 600:
-            state["elapsed"] = time.time() - start
-            save_checkpoint(ckpt, model, optimizer, state)
-            last_save = time.time()
-    state["elapsed"] = time.time() - start
-    save_checkpoint(ckpt, model, optimizer, state)
+        run.stepped()
+    run.save()
     export(model, tokenizer, out)
-    print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+    print(f"saved {out} after {run.step} steps, {run.state['elapsed'] / 60:.1f} min", flush=True)
 
 
 class _BatchStream(torch.utils.data.IterableDataset):

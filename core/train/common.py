@@ -7,6 +7,7 @@ import math
 import random
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,43 @@ def load_checkpoint(path: Path, model, optimizer) -> dict:
     model.load_state_dict(data["model"])
     optimizer.load_state_dict(data["optimizer"])
     return data["state"]
+
+
+class TrainingRun:
+    """A run's budget and checkpoints. Resumes ``state`` (step, elapsed seconds) from ``ckpt`` when it
+    exists; the budget is ``--max-minutes`` of training, or until ``--end-at`` (counting the time already
+    spent), or ``--max-steps``; saves the checkpoint every ``save_every_s`` seconds and at the end."""
+
+    def __init__(self, args: argparse.Namespace, ckpt: Path, model, optimizer, save_every_s: float = 600.0):
+        self.args, self.ckpt, self.model, self.optimizer, self.save_every_s = args, ckpt, model, optimizer, save_every_s
+        self.state = {"step": 0, "elapsed": 0.0}
+        self.resumed = ckpt.exists()
+        if self.resumed:
+            self.state = load_checkpoint(ckpt, model, optimizer)
+            print(f"resumed from {ckpt} at step {self.state['step']}", flush=True)
+        self.budget = args.max_minutes * 60
+        if args.end_at:
+            self.budget = self.state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
+        self.start, self.last_save = time.time() - self.state["elapsed"], time.time()
+
+    @property
+    def step(self) -> int:
+        return self.state["step"]
+
+    def progress(self) -> float | None:
+        """How far through the budget (0..1, for the LR schedule), or ``None`` once it is spent."""
+        elapsed = time.time() - self.start
+        if elapsed >= self.budget or (self.args.max_steps and self.step >= self.args.max_steps):
+            return None
+        return self.step / self.args.max_steps if self.args.max_steps else elapsed / self.budget
+
+    def stepped(self) -> None:
+        """One optimizer step done: count it, and save the checkpoint when ``save_every_s`` has passed."""
+        self.state["step"] += 1
+        if time.time() - self.last_save > self.save_every_s:
+            self.save()
+
+    def save(self) -> None:
+        self.state["elapsed"] = time.time() - self.start
+        save_checkpoint(self.ckpt, self.model, self.optimizer, self.state)
+        self.last_save = time.time()

@@ -8,7 +8,6 @@ and backward next-token cross-entropies (the biLM objective maximises their sum)
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 import math
 import random
 import time
@@ -17,7 +16,7 @@ import numpy as np
 import torch
 
 from ..elmo import BiLM, BiLMConfig
-from .common import Progress, add_run_arguments, load_checkpoint, lr_at, save_checkpoint, start_run
+from .common import Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 
@@ -89,22 +88,13 @@ def main(argv=None) -> None:
     t0 = time.time()
     sequences = encode_sentences(tokenizer, list(read_lines(args.corpus, "train", args.limit_lines)), args.max_len)
     print(f"encoded {len(sequences)} sentences in {time.time() - t0:.0f}s", flush=True)
-    state = {"step": 0, "elapsed": 0.0}
-    if ckpt.exists():
-        state = load_checkpoint(ckpt, model, optimizer)
-        print(f"resumed from {ckpt} at step {state['step']}", flush=True)
+    run = TrainingRun(args, ckpt, model, optimizer)
     model.train()
     progress = Progress()
-    budget = args.max_minutes * 60
-    if args.end_at:
-        budget = state["elapsed"] + (datetime.fromisoformat(args.end_at).timestamp() - time.time())
-    start, last_save = time.time() - state["elapsed"], time.time()
-    for ids, lengths in batches(sequences, args.max_tokens, random.Random(args.seed + state["step"])):
-        elapsed = time.time() - start
-        step = state["step"]
-        if elapsed >= budget or (args.max_steps and step >= args.max_steps):
+    for ids, lengths in batches(sequences, args.max_tokens, random.Random(args.seed + run.step)):
+        step, frac = run.step, run.progress()
+        if frac is None:
             break
-        frac = step / args.max_steps if args.max_steps else elapsed / budget
         for group in optimizer.param_groups:
             group["lr"] = lr_at(frac, step, args.lr, args.warmup)
         with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16):
@@ -114,17 +104,12 @@ def main(argv=None) -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        state["step"] = step + 1
         progress.update(step, loss.item(), n_tokens,
                         f"ppl fwd {math.exp(min(fwd.item(), 20)):.0f} bwd {math.exp(min(bwd.item(), 20)):.0f}")
-        if time.time() - last_save > 600:
-            state["elapsed"] = time.time() - start
-            save_checkpoint(ckpt, model, optimizer, state)
-            last_save = time.time()
-    state["elapsed"] = time.time() - start
-    save_checkpoint(ckpt, model, optimizer, state)
+        run.stepped()
+    run.save()
     model.eval().save(out, vocab)
-    print(f"saved {out} after {state['step']} steps, {state['elapsed'] / 60:.1f} min", flush=True)
+    print(f"saved {out} after {run.step} steps, {run.state['elapsed'] / 60:.1f} min", flush=True)
 
 
 if __name__ == "__main__":
