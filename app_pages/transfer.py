@@ -38,7 +38,8 @@ def _load_results() -> tuple[dict | None, str]:
 st.title(t("transfer.title"))
 st.markdown(t("transfer.intro"))
 results, origin = _load_results()
-dim = int(((results or {}).get("feature_bert") or {}).get("dim", 256))  # the sentence vector's size
+view = transfer.read_view(results) if results is not None else None
+dim = view.bert.dim if view else 256  # the sentence vector's size
 col_a, col_b, col_c = st.columns(3, gap="medium")
 with col_a.container(border=True):
     st.markdown(f"#### :material/lock: {t('transfer.feature.title')}")
@@ -53,11 +54,11 @@ with col_c.container(border=True):
 
 # ---- task and data --------------------------------------------------------------------------------
 with st.expander(t("transfer.data.title"), expanded=not large):
-    cfg = (results or {}).get("config") or vars(transfer.DEFAULT_CONFIG)
+    cfg = view.config if view else vars(transfer.DEFAULT_CONFIG)
     st.markdown(t("transfer.data.body", train=cfg.get("n_train", 600), test=cfg.get("n_test", 400),
                   chars=cfg.get("max_chars", 64), seed=cfg.get("seed", 0),
                   package=f"{transfer.DATA_PACKAGE}=={transfer.DATA_PACKAGE_VERSION}"))
-    examples = (results or {}).get("data", {}).get("examples") or []
+    examples = view.examples if view else []
     if examples:
         st.dataframe(
             pd.DataFrame({t("transfer.data.col.label"): [t(f"transfer.label.{e['label']}") for e in examples],
@@ -66,23 +67,22 @@ with st.expander(t("transfer.data.title"), expanded=not large):
 
 # ---- results ----------------------------------------------------------------------------------------
 st.header(t("transfer.results.title"))
-if results is None:
+if view is None:
     st.info(t("transfer.results.none"))
 else:
     if origin == "session":
-        st.caption(t("transfer.results.from_session", created=timestamp(results.get("created", "?"))))
+        st.caption(t("transfer.results.from_session", created=timestamp(view.created)))
     else:
-        st.caption(t("transfer.results.from_file", created=timestamp(results.get("created", "?")),
-                     minutes=f"{results.get('timings', {}).get('total', 0) / 60:.1f}",
-                     cpu=f"{results.get('cpu_timings', {}).get('total', 0) / 60:.1f}"))
+        st.caption(t("transfer.results.from_file", created=timestamp(view.created), minutes=f"{view.minutes:.1f}",
+                     cpu=f"{view.cpu_minutes:.1f}"))
     stale = transfer.stale_models(results, {"feature_bert": transfer.BERT_MODEL, "feature_elmo": transfer.ELMO_MODEL})
     if stale:
         st.warning(t("transfer.results.stale", models=", ".join(stale)))
 
-if results is not None:
-    sections.explorer(results)
-    sections.parameters(results)
-    sections.fine_tuning_curve(results)
-sections.lora_today(results)
-with st.expander(t("transfer.recompute.title"), expanded=results is None):
+if view is not None:
+    sections.explorer(view)
+    sections.parameters(view)
+    sections.fine_tuning_curve(view)
+sections.lora_today(view)
+with st.expander(t("transfer.recompute.title"), expanded=view is None):
     sections.recompute(from_session=origin == "session")

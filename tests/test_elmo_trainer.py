@@ -10,7 +10,8 @@ from core.encoders import ElmoEncoder
 from core.train.elmo import main
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
-LINES = ["我吃了一个苹果。苹果昨天发布了新手机。", "他每天早上都喝一杯牛奶。今天天气很好。", "老师在黑板上写字。下雨了，出门记得带伞。"]
+LINES = ["我吃了一个苹果。苹果昨天发布了新手机。", "他每天早上都喝一杯牛奶。今天天气很好。",
+         "老师在黑板上写字。下雨了，出门记得带伞。"]
 TINY = ["--embed-dim", "16", "--hidden-dim", "16", "--max-tokens", "64", "--warmup", "1", "--threads", "1"]
 
 

@@ -175,6 +175,20 @@ def test_cli_writes_json(tiny_bert_dir, tmp_path, capsys):
     assert json.loads(out.read_text(encoding="utf-8"))["fine_tune"]["trained_params"] > 0
 
 
+def test_read_view_types_the_results_and_reads_old_files(results):
+    clean = {k: v for k, v in results.items() if not k.startswith("_")}
+    view = transfer.read_view(clean)
+    bert, top = clean["feature_bert"], len(clean["feature_bert"]["layers"]) - 1
+    assert view.bert.accuracy == bert["accuracy"]["cls"][top] and view.bert.at("mean", 0) == bert["accuracy"]["mean"][0]
+    assert view.finetune.curve_steps == [p["step"] for p in clean["fine_tune"]["curve"]]
+    assert view.lora.settings["r"] == clean["lora"]["settings"]["r"] and view.n_test == TINY.n_test
+    assert view.lora_share() == pytest.approx(clean["lora"]["trained_params"] / clean["fine_tune"]["trained_params"])
+    old = {k: v for k, v in clean.items() if k != "lora"}
+    old["feature_bert"] = {k: v for k, v in bert.items() if k not in ("seconds", "cpu_seconds")}
+    before_lora = transfer.read_view(old)
+    assert before_lora.lora is None and before_lora.lora_share() is None and before_lora.bert.seconds is None
+
+
 # ---- the page ----------------------------------------------------------------------------------------------
 @pytest.fixture
 def page(monkeypatch, results_file, tiny_bert_dir):

@@ -24,15 +24,9 @@ LR_CHOICES = (5e-5, 1e-4)
 ss = st.session_state
 
 
-def _entries(results: dict) -> tuple[dict | None, dict, dict, dict | None]:
-    """ELMo features (None when skipped), BERT features, fine-tuning, LoRA (None in files from before LoRA)."""
-    return results.get("feature_elmo"), results["feature_bert"], results["fine_tune"], results.get("lora")
-
-
-def lora_share(results: dict) -> str | None:
-    """LoRA's trained parameters as a share of full fine-tuning's."""
-    _, _, ft_res, lora_res = _entries(results)
-    return f"{100 * lora_res['trained_params'] / max(ft_res['trained_params'], 1):.2f}%" if lora_res else None
+def _lora_share(view: transfer.TransferView) -> str | None:
+    share = view.lora_share()
+    return None if share is None else f"{100 * share:.2f}%"
 
 
 def _layer_name(j: int) -> str:
@@ -43,19 +37,16 @@ def _fmt_acc(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def _fmt_time(res: dict) -> str:
+def _fmt_time(approach: transfer.Approach) -> str:
     """Wall clock / CPU seconds; "—" for result files written before the features were timed."""
-    if "seconds" not in res:
+    if approach.seconds is None:
         return "—"
-    return t("transfer.params.time", seconds=f"{res['seconds']:.0f}", cpu=f"{res.get('cpu_seconds', 0):.0f}")
+    return t("transfer.params.time", seconds=f"{approach.seconds:.0f}", cpu=f"{approach.cpu_seconds or 0:.0f}")
 
 
 @st.fragment
-def explorer(results: dict) -> None:
-    elmo_res, bert_res, ft_res, lora_res = _entries(results)
-    large = presenting()
-    layers = list(bert_res["layers"])
-    n = len(layers)
+def explorer(view: transfer.TransferView) -> None:
+    large, n = presenting(), len(view.bert.layers)
     if ss.get("transfer_layer") not in range(n):
         ss["transfer_layer"] = min(max(url_param("layer", n - 1, cast=int), 0), n - 1)
     if ss.get("transfer_pool") not in transfer.POOLINGS:
@@ -72,13 +63,12 @@ def explorer(results: dict) -> None:
         layer, pool = int(ss["transfer_layer"]), ss["transfer_pool"]
         sync_to_url(layer=layer, pool=pool)
 
-        bert_acc = bert_res["accuracy"][pool][layer]
-        steps = results["config"]["steps"]
+        steps = view.config["steps"]
         labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                   t("transfer.method.finetune", steps=steps), t("transfer.method.lora", steps=steps)]
-        accs = [elmo_res["accuracy"] if elmo_res else None, bert_acc, ft_res["accuracy"],
-                lora_res["accuracy"] if lora_res else None]
-        n_test = results["config"]["n_test"]
+        accs = [view.elmo.accuracy if view.elmo else None, view.bert.at(pool, layer), view.finetune.accuracy,
+                view.lora.accuracy if view.lora else None]
+        n_test = view.n_test
         for col, key, acc in zip(st.columns(4), ("elmo", "bert", "finetune", "lora"), accs):
             col.metric(t(f"transfer.metric.{key}"), _fmt_acc(acc))
             if acc is not None:
@@ -88,53 +78,53 @@ def explorer(results: dict) -> None:
         verdict = "transfer.gain.unclear" if low <= 0 <= high else "transfer.gain.clear"
         st.markdown(t(verdict, gain=f"{100 * gain:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
                       n=n_test))
-        if elmo_res is None:
+        if view.elmo is None:
             st.caption(t("transfer.elmo_skipped"))
-        if lora_res is None:
+        if view.lora is None:
             st.caption(t("transfer.lora.missing"))
         bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                 t("transfer.bar.finetune"), t("transfer.bar.lora")]
         fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune", "lora"], hover=labels,
-                                 baseline=results.get("majority_baseline"),
+                                 baseline=view.majority_baseline,
                                  baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
                                  title=t("transfer.fig.acc"), large=large)
         chart(fig, "transfer_acc")
 
-    refs = [(t("transfer.ref.finetune"), ft_res["accuracy"], figs.FINETUNE_COLOUR)]
-    if elmo_res:
-        refs.append((t("transfer.ref.elmo"), elmo_res["accuracy"], "#8C564B"))
-    curve = figs.layer_curve([_layer_name(j) for j in range(n)], {pool_labels[p]: bert_res["accuracy"][p] for p in transfer.POOLINGS},
-                             selected=layer, references=refs, baseline=results.get("majority_baseline"),
-                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                             layer_axis_title=t("transfer.layer_axis"), title=t("transfer.fig.layers"), large=large)
+    refs = [(t("transfer.ref.finetune"), view.finetune.accuracy, figs.FINETUNE_COLOUR)]
+    if view.elmo:
+        refs.append((t("transfer.ref.elmo"), view.elmo.accuracy, "#8C564B"))
+    curve = figs.layer_curve([_layer_name(j) for j in range(n)],
+                             {pool_labels[p]: view.bert.per_layer[p] for p in transfer.POOLINGS}, selected=layer,
+                             references=refs, baseline=view.majority_baseline, baseline_label=t("transfer.baseline"),
+                             axis_title=t("transfer.acc_axis"), layer_axis_title=t("transfer.layer_axis"),
+                             title=t("transfer.fig.layers"), large=large)
     chart(curve, "transfer_layers")
     st.caption(t("transfer.layers_caption"))
     d1, d2 = st.columns(2)
     d1.download_button(t("transfer.dl_html"), data=lambda: export_html(fig), file_name="feature-vs-finetune.html",
                        mime="text/html", key="transfer_dl_html")
-    d2.download_button(t("transfer.dl_json"), data=lambda: json.dumps(results, ensure_ascii=False, indent=1),
+    d2.download_button(t("transfer.dl_json"), data=lambda: json.dumps(view.raw, ensure_ascii=False, indent=1),
                        file_name="transfer_results.json", mime="application/json", key="transfer_dl_json")
 
 
 # ---- what was updated ----------------------------------------------------------------------------------
-def parameters(results: dict) -> None:
-    elmo_res, bert_res, ft_res, lora_res = _entries(results)
-    large = presenting()
+def parameters(view: transfer.TransferView) -> None:
+    large, elmo, bert, ft, lora = presenting(), view.elmo, view.bert, view.finetune, view.lora
     st.header(t("transfer.params.title"))
     rows = []  # (approach, trained, frozen, what, time)
-    if elmo_res:
-        rows.append((t("transfer.method.elmo_short"), elmo_res["trained_params"], elmo_res["frozen_params"],
-                     t("transfer.params.what.feature", model=elmo_res["model"]), _fmt_time(elmo_res)))
-    rows.append((t("transfer.method.bert_short"), bert_res["trained_params"], bert_res["frozen_params"],
-                 t("transfer.params.what.feature", model=bert_res["model"]), _fmt_time(bert_res)))
-    rows.append((t("transfer.method.finetune_short"), ft_res["trained_params"], ft_res["frozen_params"],
-                 t("transfer.params.what.finetune", model=ft_res["model"], encoder=f"{ft_res['encoder_params']:,}",
-                   head=f"{ft_res['head_params']:,}"), _fmt_time(ft_res)))
-    if lora_res:
-        rows.append((t("transfer.method.lora_short"), lora_res["trained_params"], lora_res["frozen_params"],
-                     t("transfer.params.what.lora", model=lora_res["model"], encoder=f"{lora_res['frozen_params']:,}",
-                       adapters=f"{lora_res['adapter_params']:,}", r=lora_res["settings"]["r"],
-                       head=f"{lora_res['head_params']:,}"), _fmt_time(lora_res)))
+    if elmo:
+        rows.append((t("transfer.method.elmo_short"), elmo.trained_params, elmo.frozen_params,
+                     t("transfer.params.what.feature", model=elmo.model), _fmt_time(elmo)))
+    rows.append((t("transfer.method.bert_short"), bert.trained_params, bert.frozen_params,
+                 t("transfer.params.what.feature", model=bert.model), _fmt_time(bert)))
+    rows.append((t("transfer.method.finetune_short"), ft.trained_params, ft.frozen_params,
+                 t("transfer.params.what.finetune", model=ft.model, encoder=f"{ft.encoder_params:,}",
+                   head=f"{ft.head_params:,}"), _fmt_time(ft)))
+    if lora:
+        rows.append((t("transfer.method.lora_short"), lora.trained_params, lora.frozen_params,
+                     t("transfer.params.what.lora", model=lora.model, encoder=f"{lora.frozen_params:,}",
+                       adapters=f"{lora.adapter_params:,}", r=lora.settings["r"], head=f"{lora.head_params:,}"),
+                     _fmt_time(lora)))
     # st.table, not st.dataframe: the long "what" cells wrap instead of being cut off
     st.table(pd.DataFrame({
         t("transfer.params.col.method"): [r[0] for r in rows],
@@ -143,12 +133,12 @@ def parameters(results: dict) -> None:
         t("transfer.params.col.time"): [r[4] for r in rows],
         t("transfer.params.col.what"): [r[3] for r in rows],
     }), hide_index=True)
-    share = bert_res["trained_params"] / max(ft_res["trained_params"], 1)
-    st.markdown(t("transfer.params.note", feature=f"{bert_res['trained_params']:,}",
-                  finetune=f"{ft_res['trained_params']:,}", share=f"{100 * share:.3f}%"))
-    if lora_res:
-        st.markdown(t("transfer.params.note_lora", lora=f"{lora_res['trained_params']:,}", share=lora_share(results)))
-    st.caption(t("transfer.params.time_caption", threads=results.get("torch_threads", 1)))
+    share = bert.trained_params / max(ft.trained_params, 1)
+    st.markdown(t("transfer.params.note", feature=f"{bert.trained_params:,}",
+                  finetune=f"{ft.trained_params:,}", share=f"{100 * share:.3f}%"))
+    if lora:
+        st.markdown(t("transfer.params.note_lora", lora=f"{lora.trained_params:,}", share=_lora_share(view)))
+    st.caption(t("transfer.params.time_caption", threads=view.threads))
     chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                               trained_name=t("transfer.params.trained"), frozen_name=t("transfer.params.frozen"),
                               axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"), large=large),
@@ -156,65 +146,59 @@ def parameters(results: dict) -> None:
 
 
 # ---- fine-tuning over time ---------------------------------------------------------------------------
-def fine_tuning_curve(results: dict) -> None:
-    _, _, ft_res, lora_res = _entries(results)
-    large = presenting()
+def fine_tuning_curve(view: transfer.TransferView) -> None:
+    large, ft, lora = presenting(), view.finetune, view.lora
     st.header(t("transfer.curve.title"))
-    runs = [figs.CurveRun(t("transfer.bar.finetune"), [p["step"] for p in ft_res["curve"]],
-                          [p["accuracy"] for p in ft_res["curve"]], ft_res.get("losses", []), figs.FINETUNE_COLOUR)]
-    if lora_res:
-        runs.append(figs.CurveRun(t("transfer.bar.lora"), [p["step"] for p in lora_res["curve"]],
-                                  [p["accuracy"] for p in lora_res["curve"]], lora_res["losses"], figs.LORA_COLOUR))
+    runs = [figs.CurveRun(t("transfer.bar.finetune"), ft.curve_steps, ft.curve_accuracy, ft.losses, figs.FINETUNE_COLOUR)]
+    if lora:
+        runs.append(figs.CurveRun(t("transfer.bar.lora"), lora.curve_steps, lora.curve_accuracy, lora.losses,
+                                  figs.LORA_COLOUR))
     chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
                               loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
                               acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
                               title=t("transfer.fig.curve"), large=large), "transfer_curve")
-    cfg = results["config"]
+    cfg = view.config
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
-                 seconds=f"{ft_res.get('seconds', 0):.0f}", cpu=f"{ft_res.get('cpu_seconds', 0):.0f}",
-                 threads=results.get("torch_threads", 1)))
-    if lora_res:
-        st.caption(t("transfer.curve.caption_lora", lr=f"{lora_res['settings']['lr']:g}",
-                     seconds=f"{lora_res['seconds']:.0f}", cpu=f"{lora_res['cpu_seconds']:.0f}"))
+                 seconds=f"{ft.seconds or 0:.0f}", cpu=f"{ft.cpu_seconds or 0:.0f}", threads=view.threads))
+    if lora:
+        st.caption(t("transfer.curve.caption_lora", lr=f"{lora.settings['lr']:g}",
+                     seconds=f"{lora.seconds or 0:.0f}", cpu=f"{lora.cpu_seconds or 0:.0f}"))
     st.info(t("transfer.takeaway"), icon=":material/school:")
 
 
 # ---- today: parameter-efficient fine-tuning and prompting (lecture: 今天怎么做) ---------------------------
-def lora_today(results: dict | None) -> None:
+def lora_today(view: transfer.TransferView | None) -> None:
     st.header(t("transfer.lora.title"))
-    if results is not None:
-        _, bert_res, ft_res, lora_res = _entries(results)
-        if lora_res is not None:
-            settings = lora_res["settings"]
+    if view is not None:
+        if view.lora is not None:
+            settings = view.lora.settings
             st.markdown(t("transfer.lora.body", r=settings["r"], alpha=settings["alpha"],
-                          targets=", ".join(settings["targets"]), adapters=f"{lora_res['adapter_params']:,}",
-                          head=f"{lora_res['head_params']:,}", lr=f"{settings['lr']:g}"))
+                          targets=", ".join(settings["targets"]), adapters=f"{view.lora.adapter_params:,}",
+                          head=f"{view.lora.head_params:,}", lr=f"{settings['lr']:g}"))
         with st.container(key="transfer_lora"):  # the presentation scene "lora" scrolls here
-            if lora_res is None:
+            if view.lora is None:
                 st.info(t("transfer.lora.missing"))
             else:
-                _lora_summary(results, bert_res, ft_res, lora_res)
+                _lora_summary(view)
     st.subheader(t("transfer.prompting.title"))
     st.markdown(t("transfer.prompting.body"))
 
 
-def _lora_summary(results: dict, bert_res: dict, ft_res: dict, lora_res: dict) -> None:
-    n_test = results["config"]["n_test"]
-    top = len(bert_res["layers"]) - 1  # the top layer's [CLS] vector: what the fine-tuned models classify
-    approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t("transfer.pool.cls")), "feature",
-                   bert_res["accuracy"]["cls"][top], bert_res),
-                  (t("transfer.bar.finetune"), "finetune", ft_res["accuracy"], ft_res),
-                  (t("transfer.bar.lora"), "lora", lora_res["accuracy"], lora_res)]
+def _lora_summary(view: transfer.TransferView) -> None:
+    n_test, top = view.n_test, len(view.bert.layers) - 1
+    # the top layer's [CLS] vector (BertFeatures.accuracy): what the fine-tuned models classify
+    approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t("transfer.pool.cls")), "feature", view.bert),
+                  (t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
     chart(figs.approach_summary(
-        [a[0] for a in approaches], [a[1] for a in approaches], [a[2] for a in approaches],
-        [wilson_interval(a[2], n_test) for a in approaches], [a[3]["trained_params"] for a in approaches],
-        [a[3].get("cpu_seconds", 0.0) for a in approaches],
+        [name for name, _, _ in approaches], [kind for _, kind, _ in approaches], [a.accuracy for _, _, a in approaches],
+        [wilson_interval(a.accuracy, n_test) for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
+        [a.cpu_seconds or 0.0 for _, _, a in approaches],
         panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"), t("transfer.lora.panel.time")],
         title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
-    diff, low, high = difference_interval(lora_res["accuracy"], ft_res["accuracy"], n_test, n_test)
+    diff, low, high = difference_interval(view.lora.accuracy, view.finetune.accuracy, n_test, n_test)
     verdict = "transfer.lora.verdict.unclear" if low <= 0 <= high else "transfer.lora.verdict.clear"
     st.markdown(t(verdict, diff=f"{100 * diff:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
-                  n=n_test, share=lora_share(results)))
+                  n=n_test, share=_lora_share(view)))
 
 
 # ---- recompute: models load here, on the click, never when the page is only viewed ---------------------

@@ -5,7 +5,8 @@ a FROZEN mini-elmo-zh or mini-bert-zh turns each review into a vector for a logi
 (``features``); (b) fine-tuning, a copy of mini-bert-zh plus a new head, every parameter trained
 (``finetune``); (c) LoRA (``core.lora``), the same loop training only low-rank adapters and the head.
 ``run`` runs the whole experiment; ``python -m core.transfer`` writes it to ``assets/transfer_results.json``
-(``results``), which the page shows instantly in class. Pure package: no Streamlit.
+(``results``), which the page shows instantly in class, read through ``view.read_view``. Pure package: no
+Streamlit.
 """
 from .data import (DATA_FILES, DATA_PACKAGE, DATA_PACKAGE_VERSION, DEFAULT_CONFIG, LABELS, Dataset, TransferConfig,
                    data_dir, load_reviews, sample_dataset)
@@ -14,8 +15,10 @@ from .finetune import count_params, fine_tune
 from .results import (RESULTS_PATH, RESULTS_VERSION, curve_text, load_results, model_fingerprint,
                       save_results, stale_models, summary_lines)
 from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
+from .view import Approach, BertFeatures, Trained, TransferView, read_view
 
 __all__ = [
+    "Approach", "BertFeatures", "Trained", "TransferView", "read_view",
     "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",
     "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig", "bert_features",
     "count_params", "curve_text", "data_dir", "elmo_features", "fine_tune", "fit_logistic",
