@@ -2,13 +2,16 @@
 exports while training."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from transformers import BertForPreTraining, BertTokenizerFast
 
 from core.train.bert import export, load_tokens, main, tokenize_corpus
+from core.train.corpus import corpus_spec, join_lines, split_sentences
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 LINES = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。",
@@ -60,3 +63,41 @@ def test_export_leaves_the_training_weights_in_full_precision(tmp_path):
     assert model.dtype == torch.float32
     assert model.bert.embeddings.word_embeddings.weight[5, 0].item() == torch.tensor(1.0 + 1e-5).item()
     assert before.keys() == model.state_dict().keys()
+
+
+def test_corpus_spec_reads_a_repeat_count():
+    assert corpus_spec("/data/a.txt") == (Path("/data/a.txt"), 1)
+    assert corpus_spec("/data/a.txt:3") == (Path("/data/a.txt"), 3)
+    assert corpus_spec("c:/data/a.txt") == (Path("c:/data/a.txt"), 1)  # a colon not followed by digits stays
+    with pytest.raises(ValueError, match="at least 1"):
+        corpus_spec("/data/a.txt:0")
+
+
+def test_join_lines_turns_one_sentence_turns_into_next_sentence_pairs():
+    turns = ["你吃饭了吗？", "吃了", "吃的什么", "面条。", "好吃吗？"]
+    joined = join_lines(turns, per_paragraph=3)
+    assert joined == ["你吃饭了吗？吃了。吃的什么。", "面条。好吃吗？"]
+    assert [len(split_sentences(p)) for p in joined] == [3, 2]  # each paragraph now gives IsNext pairs
+
+
+def test_two_corpora_mix_and_the_learning_curve(tmp_path, capsys):
+    news = tmp_path / "news.txt"
+    talk = tmp_path / "talk.txt"
+    news.write_text("\n".join(["这一行留作评估。它有两句。"] + LINES * 3) + "\n", encoding="utf-8")
+    talk.write_text("\n".join(["这两句留作评估。你好吗？", "你好吗？", "我很好。", "今天去哪儿？", "去公园。", "好啊。"] * 2) + "\n",
+                    encoding="utf-8")
+    out, curve = tmp_path / "model", tmp_path / "curve.jsonl"
+    main(["--vocab", str(VOCAB), "--corpus", str(news), f"{talk}:2", "--join-lines", "talk", "--out", str(out),
+          "--checkpoint", str(tmp_path / "ckpt" / "b.pt"), "--whole-word", "0.3", "--max-steps", "2",
+          "--threads", "1", "--eval-every", "60", "--eval-pairs", "8", "--curve", str(curve), *TINY])
+    printed = capsys.readouterr().out
+    assert "mix (tokens per pass): news" in printed and "talk" in printed
+    points = [json.loads(line) for line in curve.read_text(encoding="utf-8").splitlines()]
+    assert [p["step"] for p in points] == [0, 2]  # the starting point and the end
+    assert points[1]["tokens"] > 0
+    for point in points:
+        assert set(point["heldout"]) == {"news", "talk"}
+        assert 0 <= point["heldout"]["news"]["masked_top1"] <= point["heldout"]["news"]["masked_top5"] <= 1
+        for name in ("demo_set", "words_check", "everyday_check"):
+            assert 0 <= point[name]["hits"] <= point[name]["sentences"]
+    assert points[0]["everyday_check"]["sentences"] == 30

@@ -2,12 +2,12 @@
 import pytest
 
 from core.fillmask import mask_runs
-from core.train.evaluate import DEMO_FILE, WORDS_CHECK_FILE, demo_set, evaluate_demo_set
+from core.train.evaluate import DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, demo_set, evaluate_demo_set
 
 MASK = "[MASK]"
 
 
-@pytest.mark.parametrize("path", [DEMO_FILE, WORDS_CHECK_FILE], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [DEMO_FILE, WORDS_CHECK_FILE, EVERYDAY_CHECK_FILE], ids=lambda p: p.name)
 def test_every_answer_fits_its_masks(path):
     rows = demo_set(path)
     assert len(rows) >= 20
@@ -19,10 +19,11 @@ def test_every_answer_fits_its_masks(path):
         assert answers and all(len(a) == width for a in answers), sentence
 
 
-def test_the_check_set_is_new_whole_word_sentences():
-    demo = {s for s, _ in demo_set(DEMO_FILE)}
-    check = demo_set(WORDS_CHECK_FILE)
-    assert not demo & {s for s, _ in check}
+@pytest.mark.parametrize("path", [WORDS_CHECK_FILE, EVERYDAY_CHECK_FILE], ids=lambda p: p.name)
+def test_the_check_sets_are_new_whole_word_sentences(path):
+    check = demo_set(path)
+    earlier = ({s for s, _ in demo_set(DEMO_FILE)} | {s for s, _ in demo_set(WORDS_CHECK_FILE)}) - {s for s, _ in check}
+    assert not earlier & {s for s, _ in check}
     assert all(mask_runs(s, MASK) for s, _ in check)
 
 

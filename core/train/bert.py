@@ -19,6 +19,7 @@ import argparse
 import copy
 import hashlib
 import io
+import json
 import lzma
 import random
 import time
@@ -29,7 +30,7 @@ import torch
 from transformers import BertConfig, BertForPreTraining
 
 from .common import Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, clean_lines, read_lines, split_sentences
+from .corpus import DEFAULT_CORPUS, clean_lines, corpus_spec, join_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
 NO_PAIR = -100  # next_sentence_label of a one-segment example: cross_entropy's ignore_index, no NSP loss
@@ -289,7 +290,8 @@ def make_model(tokenizer, args) -> BertForPreTraining:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--corpus", nargs="+", default=[str(DEFAULT_CORPUS)], metavar="PATH[:N]",
+                        help="corpus files; PATH:N puts a file's paragraphs N times into the mix (oversampling)")
     parser.add_argument("--tokens", default=None,
                         help="train on a token file (--save-tokens) instead of the corpus: for a GPU machine "
                              "that has neither the corpus nor jieba")
@@ -320,6 +322,14 @@ def main(argv=None) -> None:
                         help="read loss and accuracy every N steps (each read waits for the GPU)")
     parser.add_argument("--export-every", type=float, default=0.0, metavar="MIN",
                         help="also export the model every MIN minutes (a run cut off still leaves weights)")
+    parser.add_argument("--eval-every", type=float, default=0.0, metavar="MIN",
+                        help="every MIN minutes (and at the start and end) export, evaluate on the corpora's "
+                             "held-out splits and the whole-word check sets, and append the point to --curve")
+    parser.add_argument("--join-lines", nargs="*", default=[], metavar="STEM",
+                        help="corpora (file stems) whose consecutive lines are dialogue turns: join them into "
+                             "paragraphs so that NSP sees true next turns")
+    parser.add_argument("--curve", default=None, metavar="FILE", help="learning-curve file (JSON lines)")
+    parser.add_argument("--eval-pairs", type=int, default=1000, help="held-out sentence pairs per corpus and point")
     args = parser.parse_args(argv)
     out, ckpt, tokenizer = start_run(args, "mini-bert-zh")
 
@@ -332,8 +342,8 @@ def main(argv=None) -> None:
     if args.tokens:
         paragraphs = load_tokens(Path(args.tokens))
     else:
-        lines = list(clean_lines(read_lines(args.corpus, "train", args.limit_lines)))
-        paragraphs = cached_tokenize(tokenizer, lines, args.whole_word > 0, ckpt.parent / "corpus-tokens.xz")
+        paragraphs = training_mix(tokenizer, args.corpus, args.whole_word > 0, ckpt.parent, args.limit_lines,
+                                  tuple(args.join_lines))
     print(f"{len(paragraphs)} tokenized paragraphs in {time.time() - t0:.0f}s", flush=True)
     if args.whole_word and paragraphs[0][0].ndim != 2:
         raise SystemExit(f"--whole-word needs word starts, and {args.tokens} was saved without them")
@@ -353,6 +363,9 @@ def main(argv=None) -> None:
     run = TrainingRun(args, ckpt, model, optimizer)
     if run.resumed:
         sampler.rng = random.Random(args.seed + run.step)  # new examples, not a replay of the first ones
+    curve = LearningCurve(args, tokenizer, out, run) if args.eval_every else None
+    if curve and not run.resumed:
+        curve.record(model)  # the starting point
     model.train()
     progress = Progress()
     last_export = time.time()
@@ -361,9 +374,13 @@ def main(argv=None) -> None:
         step, frac = run.step, run.progress()
         if frac is None:
             break
+        if curve and curve.due():
+            curve.record(model)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(frac, step, args.lr, args.warmup)
-        tokens += int(batch["attention_mask"].sum())
+        seen = int(batch["attention_mask"].sum())
+        tokens += seen
+        run.state["tokens"] = run.state.get("tokens", 0) + seen
         batch = {k: v.to(args.device, non_blocking=True) for k, v in batch.items()}
         with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16):
             loss, mlm_logits, _ = pretraining_loss(model, batch)
@@ -381,7 +398,61 @@ def main(argv=None) -> None:
         run.stepped()
     run.save()
     export(model, tokenizer, out)
+    if curve:
+        curve.record(model)
     print(f"saved {out} after {run.step} steps, {run.state['elapsed'] / 60:.1f} min", flush=True)
+
+
+def training_mix(tokenizer, specs: list[str], segment: bool, cache_dir: Path, limit: int | None = None,
+                 joined: tuple[str, ...] = ()):
+    """The training paragraphs of every ``PATH[:N]`` corpus, each file's N times (references, not copies);
+    the lines of the corpora named (by file stem) in ``joined`` are first joined into paragraphs
+    (:func:`join_lines`). Prints each file's share of the mix in tokens."""
+    mix, shares = [], {}
+    for spec in specs:
+        path, times = corpus_spec(spec)
+        lines = list(clean_lines(read_lines(path, "train", limit)))
+        if path.stem in joined:
+            lines = join_lines(lines)
+        paragraphs = cached_tokenize(tokenizer, lines, segment, cache_dir / f"corpus-tokens-{path.stem}.xz")
+        mix.extend(paragraphs * times)
+        shares[path.stem] = times * sum(s.shape[-1] for p in paragraphs for s in p)
+    total = sum(shares.values())
+    print("mix (tokens per pass): " + ", ".join(f"{k} {v / 1e6:.1f} M ({v / total:.0%})" for k, v in shares.items()),
+          flush=True)
+    return mix
+
+
+class LearningCurve:
+    """Every ``--eval-every`` minutes of training: export, load the export as the app would, evaluate it
+    (:func:`core.train.evaluate.evaluate_snapshot`) and append one JSON line to ``--curve``."""
+
+    def __init__(self, args, tokenizer, out: Path, run: TrainingRun):
+        self.args, self.tokenizer, self.out, self.run = args, tokenizer, out, run
+        self.path = Path(args.curve) if args.curve else out / "curve.jsonl"
+        self.corpora = [corpus_spec(spec)[0] for spec in args.corpus]
+        self.last = time.time()
+
+    def due(self) -> bool:
+        return time.time() - self.last >= self.args.eval_every * 60
+
+    def record(self, model) -> None:
+        from ..registry import load_bert
+        from .evaluate import evaluate_snapshot
+
+        started = time.time()
+        export(model, self.tokenizer, self.out)
+        point = {"step": self.run.step, "tokens": self.run.state.get("tokens", 0),
+                 "minutes": round((time.time() - self.run.start) / 60, 1),
+                 "lr": self.run.optimizer.param_groups[0]["lr"],
+                 **evaluate_snapshot(load_bert(str(self.out)), self.corpora, self.args.eval_pairs)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(point, ensure_ascii=False) + "\n")
+        summary = ", ".join(f"{k} {v['hits']}/{v['sentences']}" for k, v in point.items() if isinstance(v, dict) and "hits" in v)
+        print(f"curve point at step {self.run.step}: {summary} ({time.time() - started:.0f}s)", flush=True)
+        self.last = time.time()
+        model.train()
 
 
 class _BatchStream(torch.utils.data.IterableDataset):

@@ -12,9 +12,11 @@ from typing import Iterator
 from ..wordfilter import contains_vulgar
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zh_mixed_v1.txt"
+EVERYDAY_CORPUS = DEFAULT_CORPUS.with_name("zh_everyday_v1.txt")
 HELDOUT_EVERY = 100  # line i is held out when i % 100 == 0: 1% of lines, never trained on
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;…])")
+SENTENCE_FINAL = "。！？!?；;…"
+_SENTENCE_END = re.compile(f"(?<=[{SENTENCE_FINAL}])")
 
 
 def read_lines(path: Path | str = DEFAULT_CORPUS, split: str = "train", limit: int | None = None) -> Iterator[str]:
@@ -34,6 +36,14 @@ def read_lines(path: Path | str = DEFAULT_CORPUS, split: str = "train", limit: i
             count += 1
             if limit is not None and count >= limit:
                 return
+
+
+def corpus_spec(spec: str) -> tuple[Path, int]:
+    """``PATH`` or ``PATH:N``: a corpus file and how many times its paragraphs enter the training mix."""
+    path, _, times = spec.rpartition(":") if spec.rpartition(":")[2].isdigit() else (spec, "", "1")
+    if int(times) < 1:
+        raise ValueError(f"{spec}: the repeat count must be at least 1")
+    return Path(path), int(times)
 
 
 def clean_lines(lines) -> Iterator[str]:
@@ -57,6 +67,15 @@ def split_sentences(line: str, max_chars: int = 120) -> list[str]:
     for piece in pieces:
         out.extend(piece[i:i + max_chars] for i in range(0, len(piece), max_chars))
     return out
+
+
+def join_lines(lines: list[str], per_paragraph: int = 6) -> list[str]:
+    """Consecutive lines as paragraphs of ``per_paragraph`` lines. In a file of dialogue turns and short
+    messages most lines are one sentence, and a one-sentence paragraph never gives a true next sentence
+    (it is only ever drawn as a random one): NSP would learn that everyday sentences do not follow each
+    other. Joined, a turn and the turn after it make an IsNext pair."""
+    return ["".join(line if line[-1] in SENTENCE_FINAL else line + "。" for line in lines[i:i + per_paragraph])
+            for i in range(0, len(lines), per_paragraph)]
 
 
 def char_counts(lines) -> collections.Counter:

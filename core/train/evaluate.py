@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..encoders import BertEncoder
 from ..geometry import loo_nn_accuracy
 from ..occurrences import parse_labelled, word_vectors
 from ..registry import MODELS_DIR, load_encoder
@@ -39,6 +40,8 @@ SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_s
 DEMO_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "fill_mask_demo.tsv"
 # Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
 WORDS_CHECK_FILE = DEMO_FILE.with_name("fill_mask_words_check.tsv")
+# Everyday sentences written before the continued pre-training on everyday text, never tuned on (#31).
+EVERYDAY_CHECK_FILE = DEMO_FILE.with_name("fill_mask_everyday_check.tsv")
 DEMO_TOP = 3
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
 _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
@@ -84,10 +87,10 @@ def sense_accuracy(model: str, sentences: list[str], labels: list[str]) -> dict:
 
 
 @torch.inference_mode()
-def evaluate_bert(corpus: str, examples: int, seed: int) -> dict:
+def evaluate_bert(corpus: str, examples: int, seed: int, encoder: BertEncoder | None = None) -> dict:
     from .bert import PairSampler, tokenize_corpus
 
-    encoder = load_encoder("mini-bert-zh")
+    encoder = encoder or load_encoder("mini-bert-zh")
     model, tokenizer = encoder.model, encoder.tokenizer
     paragraphs = tokenize_corpus(tokenizer, list(read_lines(corpus, "heldout")))
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
@@ -119,11 +122,11 @@ def demo_set(path: Path = DEMO_FILE) -> list[tuple[str, list[str]]]:
     return [(sentence, answers.split("|")) for sentence, answers in rows]
 
 
-def evaluate_demo_set(model: str = "mini-bert-zh", top: int = DEMO_TOP, path: Path = DEMO_FILE) -> dict:
+def evaluate_demo_set(model: str | BertEncoder = "mini-bert-zh", top: int = DEMO_TOP, path: Path = DEMO_FILE) -> dict:
     """Top-``top`` hits on the demo set (or another set in its format), with what the model proposed."""
     from ..fillmask import fill_mask, word_candidates
 
-    encoder = load_encoder(model)
+    encoder = load_encoder(model) if isinstance(model, str) else model
     rows = []
     for sentence, answers in demo_set(path):
         runs = word_candidates(encoder, sentence, top_n=top)
@@ -135,6 +138,20 @@ def evaluate_demo_set(model: str = "mini-bert-zh", top: int = DEMO_TOP, path: Pa
                      "hit": any(p in answers for p in proposed)})
     hits = sum(r["hit"] for r in rows)
     return {"top": top, "hits": hits, "sentences": len(rows), "hit_rate": hits / len(rows), "rows": rows}
+
+
+CHECK_SETS = {"demo_set": DEMO_FILE, "words_check": WORDS_CHECK_FILE, "everyday_check": EVERYDAY_CHECK_FILE}
+
+
+def evaluate_snapshot(encoder: BertEncoder, corpora: list[Path], pairs: int, seed: int = 0) -> dict:
+    """One point of a training run's learning curve: masked-character and NSP accuracy on each corpus's
+    held-out split, and the hits (sentences, not rows) on every whole-word check set."""
+    torch.manual_seed(seed)
+    point = {"heldout": {Path(c).stem: evaluate_bert(str(c), pairs, seed, encoder) for c in corpora}}
+    for name, path in CHECK_SETS.items():
+        result = evaluate_demo_set(encoder, path=path)
+        point[name] = {"hits": result["hits"], "sentences": result["sentences"]}
+    return point
 
 
 @torch.inference_mode()
@@ -196,6 +213,7 @@ def main(argv=None) -> None:
         report["mini-bert-zh"] = evaluate_bert(args.corpus, args.bert_pairs, args.seed)
         report["mini-bert-zh"]["demo_set"] = evaluate_demo_set()
         report["mini-bert-zh"]["words_check"] = evaluate_demo_set(path=WORDS_CHECK_FILE)
+        report["mini-bert-zh"]["everyday_check"] = evaluate_demo_set(path=EVERYDAY_CHECK_FILE)
     if "mini-elmo-zh" in args.models:
         report["mini-elmo-zh"] = evaluate_elmo(args.corpus, args.elmo_sentences)
     if "word2vec-zh" in args.models:
