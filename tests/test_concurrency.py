@@ -22,6 +22,8 @@ from e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, URL_PATHS, VIEWPORT, alerts, 
                           open_page, page_url, start_server, wait_idle)
 from core.registry import list_models
 
+pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
+
 SESSIONS = 10
 RSS_SANITY_MB = 6 * 1024
 

@@ -51,7 +51,7 @@ def browser_missing_reason() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "playwright is not installed (pip install -r requirements.txt)"
+        return "playwright is not installed (pip install -r requirements-dev.txt)"
     return None
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from e2e.conftest import URL_PATHS, VIEWPORT, body_text, check_healthy, open_page, page_url, wait_idle
 
+pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
+
 PAYLOAD = "![i](http://evil.example/md.png)"
 VARIANTS = [(path, {}) for path in URL_PATHS] + [(path, {"model": PAYLOAD}) for path in URL_PATHS] + [
     ("static-vs-contextual", {"model": PAYLOAD, "ctx": "bert"}),

@@ -18,6 +18,8 @@ from e2e.conftest import (DEFAULT_PAGE, ROOT, TIMEOUT_S, SCREENSHOTS, URL_PATHS,
 from ui import PAGES
 from ui.i18n import translate
 
+pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
+
 TRANSFER_RESULTS = ROOT / "assets" / "transfer_results.json"
 EXPERIMENT_RESULTS = ROOT / "assets" / "experiments.json"
 

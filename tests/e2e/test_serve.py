@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from core.registry import list_models
 from e2e.conftest import VIEWPORT, body_text, check_healthy, open_page, page_url, start_server
+
+pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
 READY_TIMEOUT_S = 300
 READY_LINE = "embedded models ready"  # serve.READY_LINE (importing serve.py would build an st.App here)
