@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -26,7 +27,21 @@ MAX_JSON_CHARS = 1_000_000  # --layers / --weights (one argv string is at most 1
 
 
 def _emit(payload) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    _write(json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def _write(text: str | None = None) -> None:
+    """``text`` to stdout (None: flush it). A full disk or a closed pipe is the one-line ``output_failed``;
+    the unwritten rest is dropped (stdout then points at /dev/null), else Python's exit-time flush of it
+    would add a second error."""
+    try:
+        if text is None:
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise LabError("output_failed", error=errno.errorcode.get(exc.errno, "?")) from exc
 
 
 # --input is read as a stream with two caps (both overridable): a line longer than the longest
@@ -332,7 +347,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except LabError as err:
+        _write()
+    except Exception as exc:  # a LabError's message, else one generic line: never a traceback
+        err = exc if isinstance(exc, LabError) else LabError("unexpected", kind=type(exc).__name__)
         print(f"error: {err.message(LANG, markdown=False)}", file=sys.stderr)
         return 2
     return 0

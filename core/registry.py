@@ -13,12 +13,16 @@ import socket
 import threading
 import time
 import urllib.parse
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.encoders).
+from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
 from transformers.utils import logging as hf_logging
 
@@ -26,6 +30,11 @@ from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .errors import LabError
 from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from .safe_text import well_formed_model_name
+
+# transformers logs a table of missing / unexpected weights ("LOAD REPORT") before any error; load_bert's own
+# check of the loading info says what matters, in one line. A filter, not a level: at level ERROR
+# transformers logs another table (its tensor-parallel plan check runs when the level is WARNING or above).
+hf_logging.get_logger("transformers.modeling_utils").addFilter(lambda record: "LOAD REPORT" not in record.getMessage())
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 EMBEDDED = {
@@ -83,9 +92,11 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?")
 MAX_OTHER_MODELS = 2  # hub / directory models kept loaded (least recently used goes); embedded ones stay
 FAILURE_TTL_S = 60.0  # a failed hub / directory load is answered from memory this long, not retried per rerun
 
+MAX_FAILURES = 256  # failed loads remembered at once (a class typing many wrong names); the oldest go first
+
 _cache: OrderedDict[str, Encoder] = OrderedDict()  # key (see model_key) -> encoder, most recent last
-_failures: dict[str, tuple[float, LabError]] = {}  # key -> (monotonic time, the error)
-_load_locks: dict[str, threading.Lock] = {}  # one per key: a slow load blocks only its own model
+_failures: OrderedDict[str, tuple[float, LabError]] = OrderedDict()  # key -> (monotonic time, the error), oldest first
+_load_locks: dict[str, tuple[threading.Lock, int]] = {}  # key -> (its lock, loads waiting on it); gone when 0
 _state_lock = threading.Lock()  # guards the dicts above, never held while loading
 load_counts: dict[str, int] = {}  # how often each model was really loaded (tests assert once per process)
 
@@ -131,27 +142,83 @@ def load_encoder(name: str) -> Encoder:
         encoder = _cached(key)
         if encoder is not None:
             return encoder
-        lock = _load_locks.setdefault(key, threading.Lock())
-    with lock:  # concurrent first visits of one model wait for a single load
-        with _state_lock:
-            encoder = _cached(key)
-            if encoder is not None:
-                return encoder
-        try:
-            encoder = _load(key)
-        except LabError as err:
-            if key not in EMBEDDED:  # embedded checks are instant and may pass after retraining
-                with _state_lock:
-                    _failures[key] = (time.monotonic(), err)
-            raise
-        with _state_lock:
-            _cache[key] = encoder
-            _failures.pop(key, None)
-            load_counts[key] = load_counts.get(key, 0) + 1
-            others = [k for k in _cache if k not in EMBEDDED]
-            for old in others[:-MAX_OTHER_MODELS]:
-                del _cache[old]
+        lock, waiting = _load_locks.get(key) or (threading.Lock(), 0)
+        _load_locks[key] = (lock, waiting + 1)
+    try:
+        with lock:  # concurrent first visits of one model wait for a single load
+            return _load_once(key)
+    finally:
+        with _state_lock:  # the last one out removes it: one lock per model being loaded, not per name ever tried
+            lock, waiting = _load_locks[key]
+            if waiting > 1:
+                _load_locks[key] = (lock, waiting - 1)
+            else:
+                del _load_locks[key]
+
+
+def _load_once(key: str) -> Encoder:
+    """The cached encoder, or ``_load(key)`` cached; the caller holds the key's load lock."""
+    with _state_lock:
+        encoder = _cached(key)
+        if encoder is not None:
+            return encoder
+    try:
+        encoder = _load(key)
+    except LabError as err:
+        if key not in EMBEDDED:  # embedded checks are instant and may pass after retraining
+            _remember_failure(key, err)
+        raise
+    with _state_lock:
+        _cache[key] = encoder
+        _failures.pop(key, None)
+        load_counts[key] = load_counts.get(key, 0) + 1
+        others = [k for k in _cache if k not in EMBEDDED]
+        for old in others[:-MAX_OTHER_MODELS]:
+            del _cache[old]
+    return encoder
+
+
+def _remember_failure(key: str, err: LabError) -> None:
+    """Cache a failed load for FAILURE_TTL_S; expired entries, and the oldest beyond MAX_FAILURES, go."""
+    now = time.monotonic()
+    with _state_lock:
+        _failures.pop(key, None)
+        _failures[key] = (now, err)
+        while _failures:
+            oldest, (when, _) = next(iter(_failures.items()))
+            if now - when < FAILURE_TTL_S and len(_failures) <= MAX_FAILURES:
+                break
+            del _failures[oldest]
+
+
+def load_private(name: str) -> Encoder:
+    """A new encoder of ``name``, outside the cache: for a job that runs for minutes (training from the page)
+    and would otherwise hold the shared model's lock between every other session's forward passes."""
+    return _load(model_key(name))
+
+
+class ModelRef:
+    """A loaded model as something long-lived keeps it (a page's globals outlive its run: the page's widget
+    callbacks reach them, so every open session would keep the model of its last run alive after the cache
+    dropped it). It holds the registry's encoder weakly: each attribute comes from the live encoder, loaded
+    again if the cache dropped it meanwhile; a method call in progress keeps its encoder until it returns.
+    A type check needs ``ref.encoder()``."""
+
+    __slots__ = ("_name", "_ref")
+
+    def __init__(self, name: str, encoder: Encoder):
+        self._name = name
+        self._ref = weakref.ref(encoder)
+
+    def encoder(self) -> Encoder:
+        encoder = self._ref()
+        if encoder is None:
+            encoder = load_encoder(self._name)
+            self._ref = weakref.ref(encoder)
         return encoder
+
+    def __getattr__(self, attribute: str):
+        return getattr(self.encoder(), attribute)
 
 
 WARM_SENTENCE = "我吃了一个苹果。"
@@ -204,40 +271,156 @@ def _refuse_pickle_only(directory: Path, name: str) -> None:
             raise LabError("unsafe_weights", name=name, files=", ".join(sorted(pickles)))
 
 
+def _env_number(name: str, default: float) -> float:
+    """A positive number from the environment (``1e9`` and ``1000000000`` alike); unset or unusable: ``default``."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+Result = TypeVar("Result")
+
+
+def _within(seconds: float, call: Callable[[], Result]) -> tuple[bool, Result | None]:
+    """``(True, call())``, or ``(False, None)`` when it has not returned after ``seconds``: it runs in a daemon
+    thread that is then given up on (a socket read without a timeout cannot be interrupted). Its exception
+    is raised here."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, daemon=True, name="hub-call")
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        return False, None
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return True, value
+
+
 HUB_PROBE_TIMEOUT_S = 3.0
 _hub_probe: list[tuple[float, bool]] = []  # (monotonic time, result) of the last probe
 
 
 def hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
     """Whether a TCP connection to the hub endpoint (``HF_ENDPOINT``, default huggingface.co) opens
-    within ``timeout_s``. Name resolution has no timeout of its own, so the probe runs in a daemon
-    thread that is given up on. The answer is remembered for ``FAILURE_TTL_S``."""
+    within ``timeout_s`` (name resolution has no timeout of its own, hence the deadline around the
+    whole probe). The answer is remembered for ``FAILURE_TTL_S``."""
     if _hub_probe and time.monotonic() - _hub_probe[0][0] < FAILURE_TTL_S:
         return _hub_probe[0][1]
     endpoint = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
-    result: list[bool] = []
 
-    def probe() -> None:
+    def probe() -> bool:
         try:
             socket.create_connection((endpoint.hostname or "", port), timeout=timeout_s).close()
-            result.append(True)
+            return True
         except (OSError, ValueError):
-            result.append(False)
+            return False
 
-    thread = threading.Thread(target=probe, daemon=True, name="hub-probe")
-    thread.start()
-    thread.join(timeout_s + 0.5)
-    reachable = bool(result and result[0])
-    _hub_probe[:] = [(time.monotonic(), reachable)]
-    return reachable
+    done, reachable = _within(timeout_s + 0.5, probe)
+    _hub_probe[:] = [(time.monotonic(), bool(done and reachable))]
+    return bool(done and reachable)
+
+
+# Every call that may reach the hub gets a wall-clock deadline: huggingface_hub's metadata requests have no
+# timeout, so a hub that accepts the connection and never answers would hang the load, and every later
+# visitor of that model would wait on its lock. The failure is then cached like any other (FAILURE_TTL_S).
+HUB_TIMEOUT_ENV = "LAB_HUB_TIMEOUT_S"
+HUB_TIMEOUT_S = 60.0
+
+
+def _from_hub(name: str, call: Callable[[], Result]) -> Result:
+    seconds = _env_number(HUB_TIMEOUT_ENV, HUB_TIMEOUT_S)
+    done, value = _within(seconds, call)
+    if not done:
+        raise LabError("hub_timeout", name=name, seconds=f"{seconds:g}")
+    return value
+
+
+# A model directory's config decides how much memory the model takes: refuse, before building it, one larger
+# than a presenter's server should hold (bert-base-chinese: 102 million parameters, 0.4 GB as float32).
+MAX_PARAMS_ENV = "LAB_MAX_MODEL_PARAMS"
+MAX_MODEL_PARAMS = 150_000_000
+# Heads a checkpoint may lack: a masked LM saved without next-sentence prediction has neither (then the
+# model is loaded as a plain masked LM, without them). Any other weight missing would be random.
+OPTIONAL_HEADS = re.compile(r"(^|\.)(pooler|seq_relationship)\.")
+
+
+def estimated_parameters(config) -> int:
+    """The parameters of a BERT-family masked LM with next-sentence head, from its config alone (BERT, RoBERTa,
+    ELECTRA, ALBERT, DistilBERT attribute names): embeddings, layers, MLM head (output tied to the input
+    embeddings unless the config says otherwise), pooler. ALBERT counts its shared layer groups once."""
+    def size(*names: str, default: int = 0) -> int:
+        return next((int(getattr(config, n)) for n in names if getattr(config, n, None) is not None), default)
+
+    hidden = size("hidden_size", "dim")
+    embed = size("embedding_size", default=hidden)
+    inner = size("intermediate_size", "hidden_dim", default=4 * hidden)
+    vocab, positions, types = size("vocab_size"), size("max_position_embeddings"), size("type_vocab_size")
+    layers = size("num_hidden_layers", "n_layers")
+    if config.model_type == "albert":
+        layers = size("num_hidden_groups", default=1) * size("inner_group_num", default=1)
+    embeddings = (vocab + positions + types) * embed + 2 * embed + (embed * hidden + hidden if embed != hidden else 0)
+    layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
+    head = hidden * embed + 3 * embed + vocab + (0 if getattr(config, "tie_word_embeddings", True) else vocab * embed)
+    return embeddings + layers * layer + head + hidden * hidden + 3 * hidden + 2
+
+
+def _check_size(config, name: str) -> None:
+    limit = int(_env_number(MAX_PARAMS_ENV, MAX_MODEL_PARAMS))
+    params = estimated_parameters(config)
+    if params > limit:
+        raise LabError("model_too_large", name=name, params=f"{params / 1e6:,.0f}", gb=f"{4 * params / 1e9:.1f}",
+                       limit=f"{limit / 1e6:,.0f}", env=MAX_PARAMS_ENV)
+
+
+def _check_vocabulary(tokenizer, config, name: str) -> None:
+    """A token id beyond the embeddings crashes the forward pass; an embedding row without a token is a
+    prediction nothing can show."""
+    if len(tokenizer) != config.vocab_size:
+        raise LabError("vocab_mismatch", name=name, tokens=len(tokenizer), vocab=config.vocab_size)
+
+
+def _check_weights(info: dict, name: str) -> None:
+    """Every weight of the model came from the checkpoint (transformers initialises missing or mis-sized ones
+    at random, with a warning on the console only)."""
+    bad = [key for key in info["missing_keys"] if not OPTIONAL_HEADS.search(key)]
+    bad += [entry[0] for entry in info["mismatched_keys"]]
+    if bad:
+        raise LabError("weights_incomplete", name=name, count=len(bad), keys=", ".join(sorted(bad)[:3]))
+
+
+def _masked_lm(source: str, kwargs: dict, name: str, *, bert: bool):
+    """``(model, NSP head or None)``: BERT with its next-sentence head when the weights have it, else the
+    checkpoint's masked LM; refused unless the weights cover the model."""
+    kwargs = {**kwargs, "output_loading_info": True, "ignore_mismatched_sizes": True}  # reported, then refused
+    if bert:
+        model, info = BertForPreTraining.from_pretrained(source, **kwargs)
+        if not any(OPTIONAL_HEADS.search(key) for key in info["missing_keys"]):
+            _check_weights(info, name)
+            return model, model.cls.seq_relationship
+    model, info = AutoModelForMaskedLM.from_pretrained(source, **kwargs)
+    _check_weights(info, name)
+    return model, None
 
 
 def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder:
     """A BERT-family masked LM from a local directory or the hub, with eager attention.
 
     Weights are read through safetensors only (``use_safetensors=True``); remote code is never
-    trusted. A hub id that is not cached and cannot be downloaded raises ``hub_offline``.
+    trusted. Refused before the weights are read: a config larger than ``LAB_MAX_MODEL_PARAMS`` allows, a
+    tokenizer whose size is not the config's ``vocab_size``; after: weights that do not cover the model. A
+    hub id that is not cached and cannot be downloaded raises ``hub_offline``, a hub that does not answer
+    within ``LAB_HUB_TIMEOUT_S`` ``hub_timeout``.
     """
     hf_logging.disable_progress_bar()  # progress bars belong to downloads, not to a CLI's JSON stream
 
@@ -260,21 +443,17 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
                 raise
             if not hub_reachable():  # else huggingface_hub retries for half a minute before failing
                 raise LabError("hub_offline", name=display_name) from None
-            config = AutoConfig.from_pretrained(source, **common)
+            config = _from_hub(display_name, lambda: AutoConfig.from_pretrained(source, **common))
             offline_ok = False
+        fetch = (lambda call: call()) if offline_ok else (lambda call: _from_hub(display_name, call))
         if config.model_type not in MASKED_LM_TYPES:
             raise LabError("not_masked_lm", name=display_name, model_type=config.model_type)
+        _check_size(config, display_name)
+        tokenizer = fetch(lambda: AutoTokenizer.from_pretrained(source, local_files_only=offline_ok,
+                                                                trust_remote_code=False))
+        _check_vocabulary(tokenizer, config, display_name)
         kwargs = {**common, "use_safetensors": True, "attn_implementation": "eager", "local_files_only": offline_ok}
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline_ok, trust_remote_code=False)
-        nsp_head = None
-        if config.model_type == "bert":
-            model, info = BertForPreTraining.from_pretrained(source, output_loading_info=True, **kwargs)
-            if any(k.startswith("cls.seq_relationship") for k in info["missing_keys"]):
-                model = AutoModelForMaskedLM.from_pretrained(source, **kwargs)
-            else:
-                nsp_head = model.cls.seq_relationship
-        else:
-            model = AutoModelForMaskedLM.from_pretrained(source, **kwargs)
+        model, nsp_head = fetch(lambda: _masked_lm(source, kwargs, display_name, bert=config.model_type == "bert"))
     except LabError:
         raise
     except OSError as exc:
@@ -284,7 +463,7 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
         if local is not None:
             raise LabError("load_failed", name=display_name, detail=text.splitlines()[0][:300]) from exc
         raise LabError("hub_offline", name=display_name) from exc
-    except (ValueError, KeyError, RuntimeError) as exc:
+    except (ValueError, KeyError, RuntimeError, TypeError, SafetensorError) as exc:  # SafetensorError: a bad header
         raise LabError("load_failed", name=display_name, detail=str(exc).splitlines()[0][:300]) from exc
     model.float().eval()
     return BertEncoder(display_name, model, tokenizer, nsp_head)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from .errors import LabError
 
-MAX_UPLOAD_BYTES = 1_000_000  # below .streamlit/config.toml server.maxUploadSize (4 MB), so a file of 1-4 MB
-# gets the app's own translated message instead of Streamlit's English one
+MAX_UPLOAD_BYTES = 1_000_000  # = .streamlit/config.toml server.maxUploadSize (1 MB): the browser refuses larger
+# files (ui.sentence_inputs translates its note); this check covers a Windows browser's 1 MiB and direct calls
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core.errors import LabError
+from core.safe_text import GFM_AUTOLINKS
 
 
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
@@ -63,6 +65,24 @@ def texts(at: AppTest, kind: str) -> list[str]:
 def messages(at: AppTest) -> str:
     """The st.error, st.warning and st.info texts, one per line."""
     return "\n".join([e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info])
+
+
+def gfm_links(markdown: str) -> list[str]:
+    """What Streamlit's Markdown (remark-gfm) makes a link of by itself in ``markdown``: the autolink literals
+    of the text outside code spans, found after the backslash escapes are resolved (as remark does)."""
+    text = re.sub(r"\\(.)", r"\1", re.sub(r"(`+).*?\1", " ", markdown))
+    return [m.group(0) for pattern in GFM_AUTOLINKS for m in pattern.finditer(text)]
+
+
+MARKDOWN_ELEMENTS = ("markdown", "caption", "error", "warning", "info", "success", "title", "header", "subheader")
+LABELLED_WIDGETS = ("text_input", "text_area", "selectbox", "radio", "toggle", "checkbox", "button", "select_slider",
+                    "slider", "multiselect")
+
+
+def markdown_texts(at: AppTest) -> list[str]:
+    """Every text the page renders as Markdown: the Markdown-bearing elements and the widgets' labels."""
+    texts = [e.value for kind in MARKDOWN_ELEMENTS for e in at.get(kind)]
+    return texts + [w.label for kind in LABELLED_WIDGETS for w in at.get(kind)]
 
 
 def assert_no_exception(at: AppTest) -> None:

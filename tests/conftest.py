@@ -134,3 +134,43 @@ def encode_calls(monkeypatch):
 
         monkeypatch.setattr(cls, "encode", counting)
     return calls
+
+
+# ---- a hub that never answers (issue #28) ------------------------------------------------------------
+@pytest.fixture
+def silent_hub(monkeypatch):
+    """A "hub" on 127.0.0.1 that accepts connections and never answers, as the endpoint of this process's
+    hub calls. It stops by itself after 60 s (or at the end of the test) and closes what it accepted."""
+    import socket
+    import threading
+    import time
+
+    import huggingface_hub.constants
+
+    from core import registry
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop, accepted = threading.Event(), []
+
+    def serve():
+        deadline = time.monotonic() + 60
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                accepted.append(server.accept()[0])
+            except TimeoutError:
+                pass
+        for connection in accepted:
+            connection.close()
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True, name="silent-hub")
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(registry, "_hub_probe", [])
+    yield url, accepted
+    stop.set()
+    thread.join(5)

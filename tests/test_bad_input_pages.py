@@ -327,6 +327,23 @@ def test_sidebar_model_box_takes_bad_input(case):
         assert not any(re.search(r"(?<!\\)<(script|img)", e.value) for e in getattr(at.sidebar, kind))
 
 
+@pytest.mark.parametrize("typed", ["www.evil.example", "user@evil.example", "![i](http://evil.example/x.png)"])
+def test_sidebar_model_box_makes_no_link(typed):
+    """What is typed into the "other model" box is shown (the unknown-model line), never as a link."""
+    from apptest_support import gfm_links, markdown_texts
+    from core.safe_text import WORD_JOINER
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.sidebar.selectbox(key="_w_model").set_value("__other__").run()
+    at.sidebar.text_input(key="_w_model_other").set_value(typed).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["bert_model"] is None  # no model of that name is even tried
+    texts = markdown_texts(at)
+    assert any("evil.example" in t.replace(WORD_JOINER, "").replace("\\", "") for t in texts)
+    assert [link for t in texts for link in gfm_links(t)] == []
+
+
 # ---- uploads -----------------------------------------------------------------------------------------
 def test_pages_with_uploads_use_the_tested_parser():
     for page in sorted((ROOT / "app_pages").glob("*.py")):
@@ -365,4 +382,24 @@ def test_upload_of_text_is_read_and_size_limited():
         scenes.decode_upload(b"a" * 2_250_000)
     assert info.value.code == "file_too_large" and "2.2 MB" in info.value.message("zh", markdown=False)
     server_limit_mb = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
-    assert server_limit_mb * 1_000_000 > 2_250_000 > scenes.MAX_UPLOAD_BYTES  # such a file reaches this message
+    assert server_limit_mb * 1_000_000 == scenes.MAX_UPLOAD_BYTES  # the browser refuses what the app would
+
+
+def test_a_refused_upload_is_explained_in_the_ui_language():
+    """Above the limit (or not .txt) the browser refuses the file: a red chip, its reason in an English tooltip.
+    The upload box's stylesheets show the translated reason in the tooltip and under the chip, on elements the
+    installed Streamlit really has."""
+    import streamlit
+
+    from ui.sentence_inputs import UPLOADER_CSS_EN, UPLOADER_CSS_ZH
+
+    bundles = (Path(streamlit.__file__).parent / "static" / "static" / "js").glob("*.js")
+    frontend = "".join(b.read_text(encoding="utf-8") for b in bundles)
+    for css, lang in ((UPLOADER_CSS_ZH, "zh"), (UPLOADER_CSS_EN, "en")):
+        refused = translate(lang, "static.upload_refused")
+        for selector in ('[data-testid="stTooltipErrorContent"]::after', '[data-testid="stFileChips"]:has('):
+            rule = css[css.index(selector):]
+            assert rule[:rule.index("}")].count(f'content: "{refused}"') == 1, (lang, selector)
+        for test_id in ("stTooltipErrorContent", "stFileChips", "stFileChip"):
+            assert f"`{test_id}`" in frontend, test_id
+    assert "aria-invalid" in frontend and "File must be" in frontend

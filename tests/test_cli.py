@@ -204,3 +204,70 @@ def test_unreachable_hub_fails_fast_with_one_line(tmp_path):
     elapsed = time.monotonic() - started
     assert "Hugging Face is not reachable" in one_error_line(done)
     assert elapsed < 60, f"{elapsed:.0f} s"  # mostly the interpreter and torch import on a busy machine
+
+
+# ---- issue #28: crafted model directories, a full disk, a hub that never answers ---------------------------
+def crafted_copy(tiny_bert_dir, tmp_path, name):
+    import shutil
+
+    return shutil.copytree(tiny_bert_dir, tmp_path / name)
+
+
+@pytest.mark.parametrize("weights, fragment", [
+    (b"0123456789", "header"),  # garbage: the first 8 bytes read as a huge header length
+    ((10**12).to_bytes(8, "little") + b"{}", "header too large"),
+    (b"\x08\x00\x00\x00\x00\x00\x00\x00not json", "header"),
+])
+def test_bad_safetensors_headers_are_one_line(tiny_bert_dir, tmp_path, weights, fragment):
+    directory = crafted_copy(tiny_bert_dir, tmp_path, "bad-header")
+    (directory / "model.safetensors").write_bytes(weights)
+    line = one_error_line(run_cli("fill-mask", "--model", str(directory), "我[MASK]"))
+    assert "failed" in line and fragment in line
+
+
+def test_a_vocabulary_larger_than_the_tokenizer_is_one_line(tiny_bert_dir, tmp_path):
+    from transformers import BertConfig, BertForPreTraining
+
+    directory = crafted_copy(tiny_bert_dir, tmp_path, "big-vocab")
+    config = BertConfig.from_pretrained(str(directory))
+    config.vocab_size += 50
+    BertForPreTraining(config).save_pretrained(directory)
+    line = one_error_line(run_cli("fill-mask", "--model", str(directory), "我吃了一个[MASK]"))
+    assert f"vocab_size = {config.vocab_size}" in line
+
+
+def test_missing_weights_are_one_line_without_transformers_report(tiny_bert_dir, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    directory = crafted_copy(tiny_bert_dir, tmp_path, "missing")
+    weights = load_file(str(directory / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if ".layer.1." not in k}, str(directory / "model.safetensors"),
+              metadata={"format": "pt"})
+    line = one_error_line(run_cli("fill-mask", "--model", str(directory), "我[MASK]"))  # one line: no LOAD REPORT
+    assert "do not cover the model (16 tensors" in line
+
+
+@pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]"],
+                                  ["embed", "--word", "苹果", "我吃了一个苹果"]])
+def test_a_full_disk_is_one_line(tiny_bert_dir, argv):
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "core", argv[0], "--model", str(tiny_bert_dir), *argv[1:]],
+                              stdout=full, stderr=subprocess.PIPE, timeout=120)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in err and "Exception ignored" not in err, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "ENOSPC" in lines[0], err
+
+
+def test_a_hub_that_never_answers_is_one_line(silent_hub, tmp_path):
+    """The hub accepts the connection and sends nothing: the CLI gives up after LAB_HUB_TIMEOUT_S."""
+    import time
+
+    url, accepted = silent_hub
+    env = {"HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "empty-cache"), "HF_ENDPOINT": url,
+           "LAB_HUB_TIMEOUT_S": "3"}
+    started = time.monotonic()
+    done = run_cli("fill-mask", "--model", "silent-org/silent-model", "我[MASK]", env=env)
+    elapsed = time.monotonic() - started
+    assert "did not answer within 3 s" in one_error_line(done) and accepted
+    assert elapsed < 60, f"{elapsed:.0f} s"  # mostly the interpreter and torch import on a busy machine

@@ -1,16 +1,20 @@
 """The model registry's cache (issue #17): one entry per model whatever the spelling, a bound on the
 hub / directory models kept, a lock per model (a slow load blocks only its own model) and failed loads
-remembered for a while instead of retried on every rerun."""
+remembered for a while instead of retried on every rerun. Issue #28: open sessions do not keep evicted
+models in memory, a hub that never answers fails after a deadline, the failure bookkeeping is bounded."""
 from __future__ import annotations
 
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from core import registry
 from core.errors import LabError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -93,3 +97,93 @@ def test_hub_probe_gives_up_quickly(monkeypatch):
     t0 = time.monotonic()
     assert registry.hub_reachable(timeout_s=1.0) is False
     assert time.monotonic() - t0 < 2.0
+
+
+# ---- issue #28: bounded memory, hub deadlines, bounded bookkeeping ------------------------------------------
+def live_directory_encoders() -> list[str]:
+    """The names of the encoder objects alive in this process, other than the embedded models (after a
+    collection; names only: a list of the objects would keep them alive)."""
+    import gc
+
+    from core.encoders import Encoder
+
+    gc.collect()
+    return sorted(o.name for o in gc.get_objects()
+                  if issubclass(type(o), Encoder) and o.name not in registry.EMBEDDED)
+
+
+def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_bert_dir, tmp_path,
+                                                        skip_component_discovery):
+    """Every session keeps its last run's page globals (its widget callbacks reach them): the model it used
+    must not stay in memory once the cache has dropped it."""
+    from apptest_support import assert_no_exception, page_app
+
+    directories = [shutil.copytree(tiny_bert_dir, tmp_path / f"m{i}") for i in range(registry.MAX_OTHER_MODELS + 3)]
+    sessions = []
+    for directory in directories:
+        at = page_app(str(ROOT / "app_pages" / "fill_mask.py"), str(directory))
+        at.run()
+        assert_no_exception(at)
+        assert at.session_state["fill_sentence"]  # the page ran with its model
+        sessions.append(at)  # the tab stays open
+    mine = {str(d.resolve()) for d in directories}  # (a session-wide fixture may hold the tiny BERT itself)
+    live = [name for name in live_directory_encoders() if name in mine]
+    assert len(live) <= registry.MAX_OTHER_MODELS, live
+    assert set(live) == set(registry._cache)
+    sessions[0].run()  # an old session runs again: its model is loaded again, nothing breaks
+    assert_no_exception(sessions[0])
+    assert len([name for name in live_directory_encoders() if name in mine]) <= registry.MAX_OTHER_MODELS
+
+
+def test_model_ref_follows_the_cache(clean_registry, tiny_bert_dir, tmp_path):
+    first, *others = [shutil.copytree(tiny_bert_dir, tmp_path / f"r{i}") for i in range(registry.MAX_OTHER_MODELS + 1)]
+    ref = registry.ModelRef(str(first), registry.load_encoder(str(first)))
+    layers = ref.layer_names
+    for directory in others:  # first is evicted and, held by nobody but the ref, freed
+        registry.load_encoder(str(directory))
+    assert str(first.resolve()) not in live_directory_encoders()
+    assert ref.layer_names == layers and ref.encode(["我吃了一个苹果"])[0].layers.shape[0] == len(layers)
+    assert registry.load_counts[str(first.resolve())] == 2  # loaded again on use
+
+
+def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):
+    """A class typing one wrong name after another: the locks go when their load is over, the failures are
+    bounded and expire."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # each load fails at once: not in the local cache
+    monkeypatch.setattr(registry, "MAX_FAILURES", 20)
+    for i in range(60):
+        with pytest.raises(LabError):
+            registry.load_encoder(f"no-org/no-model-{i}")
+    assert registry._load_locks == {}
+    assert list(registry._failures) == [f"no-org/no-model-{i}" for i in range(40, 60)]  # the newest 20
+    monkeypatch.setattr(registry, "FAILURE_TTL_S", 0.5)
+    time.sleep(0.6)
+    with pytest.raises(LabError):
+        registry.load_encoder("no-org/one-more")
+    assert list(registry._failures) == ["no-org/one-more"]  # the expired ones went
+
+
+def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silent_hub, monkeypatch):
+    _, accepted = silent_hub
+    monkeypatch.setenv(registry.HUB_TIMEOUT_ENV, "2")
+    failures, waited = [], []
+
+    def visitor():
+        t0 = time.monotonic()
+        with pytest.raises(LabError) as info:
+            registry.load_encoder("silent-org/silent-model")
+        failures.append(info.value.code)
+        waited.append(time.monotonic() - t0)
+
+    visitors = [threading.Thread(target=visitor) for _ in range(3)]  # the first loads, the others wait on its lock
+    for thread in visitors:
+        thread.start()
+    for thread in visitors:
+        thread.join(30)
+    assert failures == ["hub_timeout"] * 3 and accepted, (failures, len(accepted))
+    assert max(waited) < 15, waited  # the 2 s deadline plus the probe and imports on a busy machine, not forever
+    t0 = time.monotonic()
+    with pytest.raises(LabError) as info:  # the failure is cached: no new attempt, no wait
+        registry.load_encoder("silent-org/silent-model")
+    assert info.value.code == "hub_timeout" and time.monotonic() - t0 < 0.5
+    assert "2" in info.value.message("zh") and registry._load_locks == {}

@@ -8,7 +8,9 @@
     training checkpoints in core/train/common.py with ``weights_only=True``, and a model directory with
     pickle weights only is refused (``LabError("unsafe_weights")``) without unpickling anything.
 (c) ``trust_remote_code`` is never true.
-(d) Uploads are size-limited (.streamlit/config.toml ``server.maxUploadSize`` ≤ 5 MB).
+(d) Uploads are size-limited (.streamlit/config.toml ``server.maxUploadSize``: what the app accepts).
+(e) Issue #28: training from the browser only when the presenter turned it on, one run at a time; a model
+    directory's config and weights checked before they cost memory; user text never becomes a link.
 """
 from __future__ import annotations
 
@@ -292,7 +294,7 @@ def test_upload_size_is_limited():
     assert 0 < server["maxUploadSize"] <= 5
     from core.scenes import MAX_UPLOAD_BYTES
 
-    assert MAX_UPLOAD_BYTES <= server["maxUploadSize"] * 1_000_000
+    assert MAX_UPLOAD_BYTES == server["maxUploadSize"] * 1_000_000  # the server takes what the app takes (#28)
     # the protections Streamlit has on by default stay on
     assert server.get("enableXsrfProtection", True) is True
     assert server.get("enableCORS", True) is True
@@ -426,3 +428,225 @@ def test_app_makes_no_remote_icon_request():
         if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "set_page_config":
             icon = next(kw.value for kw in call.keywords if kw.arg == "page_icon")
             assert isinstance(icon, ast.Constant) and not icon.value.startswith(":material/"), ast.unparse(icon)
+
+
+# ---- (f) issue #28: training switch, model directories that cost memory, autolinks ------------------------
+def transfer_page(monkeypatch, tiny_bert_dir, tmp_path):
+    """The transfer page without results (its recompute box open) on the tiny BERT, run once."""
+    from streamlit.testing.v1 import AppTest
+
+    from core import transfer
+
+    monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "none.json")
+    monkeypatch.setattr(transfer, "BERT_MODEL", str(tiny_bert_dir))
+    monkeypatch.setattr(transfer, "ELMO_MODEL", None)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "transfer.py"), default_timeout=300)
+    at.session_state["lang"] = "en"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_training_from_the_browser_is_off_by_default(monkeypatch, tiny_bert_dir, tmp_path, skip_component_discovery):
+    from ui import training_gate
+
+    monkeypatch.delenv(training_gate.SWITCH, raising=False)
+    at = transfer_page(monkeypatch, tiny_bert_dir, tmp_path)
+    assert at.button(key="transfer_run").disabled
+    assert any(training_gate.SWITCH in i.value for i in at.info)
+    # a click on the disabled button (what a crafted request could send) starts nothing either: AppTest clicks
+    # enabled buttons only, so the button is enabled for the click and the switch is off when it arrives
+    monkeypatch.setenv(training_gate.SWITCH, "1")
+    at.run()
+    monkeypatch.delenv(training_gate.SWITCH)
+    at.button(key="transfer_run").click().run()
+    assert not at.exception and "transfer_results" not in at.session_state and not at.get("progress")
+    assert training_gate.start() == "transfer.recompute.off"
+
+
+def test_one_training_run_at_a_time(monkeypatch, tiny_bert_dir, tmp_path, skip_component_discovery):
+    from ui import training_gate
+
+    monkeypatch.setenv(training_gate.SWITCH, "1")
+    at = transfer_page(monkeypatch, tiny_bert_dir, tmp_path)
+    assert not at.button(key="transfer_run").disabled
+    assert training_gate.start() is None  # another session's run holds the server's one slot
+    try:
+        at.button(key="transfer_run").click().run()
+    finally:
+        training_gate.finish()
+    assert not at.exception and "transfer_results" not in at.session_state
+    assert any("one at a time" in w.value for w in at.warning)
+    assert training_gate.start() is None  # the refused click left the slot as it was
+    training_gate.finish()
+
+
+def test_a_training_run_gets_its_own_copy_of_the_model(tiny_bert_dir):
+    from core.registry import load_encoder, load_private, model_key
+
+    shared = load_encoder(str(tiny_bert_dir))
+    own = load_private(str(tiny_bert_dir))
+    assert own is not shared and own.model is not shared.model and own._lock is not shared._lock
+    assert load_encoder(str(tiny_bert_dir)) is shared and model_key(str(tiny_bert_dir)) == own.name
+
+
+def crafted(tmp_path, name, tiny_bert_dir, **config_changes) -> Path:
+    """A copy of the tiny BERT with its config.json changed."""
+    import json
+    import shutil
+
+    directory = Path(shutil.copytree(tiny_bert_dir, tmp_path / name))
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    (directory / "config.json").write_text(json.dumps({**config, **config_changes}), encoding="utf-8")
+    return directory
+
+
+def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_bert_dir):
+    """vocab 200,000 x hidden 2,048 with a 10-byte weights file once took 58 s and 4 GB before it crashed."""
+    import time
+
+    from core.registry import MAX_MODEL_PARAMS, load_encoder
+
+    directory = crafted(tmp_path, "huge", tiny_bert_dir, vocab_size=200_000, hidden_size=2048,
+                        num_attention_heads=16, intermediate_size=8192)
+    (directory / "model.safetensors").write_bytes(b"0123456789")
+    started = time.monotonic()
+    with pytest.raises(LabError) as info:
+        load_encoder(str(directory))
+    assert info.value.code == "model_too_large" and time.monotonic() - started < 5
+    message = info.value.message("en", markdown=False)
+    assert "519 million" in message and f"{MAX_MODEL_PARAMS / 1e6:,.0f} million" in message
+    assert "LAB_MAX_MODEL_PARAMS" in message
+
+
+def test_the_presenter_sets_the_size_limit(monkeypatch, tmp_path, tiny_bert_dir):
+    from core.registry import MAX_PARAMS_ENV, load_encoder
+
+    directory = crafted(tmp_path, "same", tiny_bert_dir)
+    monkeypatch.setenv(MAX_PARAMS_ENV, "1e4")  # below the tiny model's 44,000 parameters
+    with pytest.raises(LabError) as info:
+        load_encoder(str(directory))
+    assert info.value.code == "model_too_large"
+    monkeypatch.setenv(MAX_PARAMS_ENV, "1e5")
+    assert load_encoder(str(crafted(tmp_path, "again", tiny_bert_dir))).kind == "bert"
+
+
+@pytest.mark.parametrize("model_type, changes", [
+    ("bert", {}), ("roberta", {"type_vocab_size": 1}), ("electra", {"embedding_size": 16}),
+    ("albert", {"embedding_size": 16, "num_hidden_layers": 4}), ("distilbert", {}), ("xlm-roberta", {})])
+def test_the_parameter_estimate_bounds_the_real_count(model_type, changes):
+    """From the config alone: exact for BERT (with its NSP head), at most 10% above for the others."""
+    from transformers import AutoConfig, AutoModelForMaskedLM, BertForPreTraining
+
+    from core.registry import estimated_parameters
+
+    sizes = {"vocab_size": 300, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+             "intermediate_size": 64, "max_position_embeddings": 64}
+    if model_type == "distilbert":
+        sizes = {"vocab_size": 300, "dim": 32, "n_layers": 2, "n_heads": 2, "hidden_dim": 64,
+                 "max_position_embeddings": 64}
+    config = AutoConfig.for_model(model_type, **{**sizes, **changes})
+    model = BertForPreTraining(config) if model_type == "bert" else AutoModelForMaskedLM.from_config(config)
+    real = sum(p.numel() for p in model.parameters())
+    estimate = estimated_parameters(config)
+    assert estimate == real if model_type == "bert" else real <= estimate <= 1.1 * real, (estimate, real)
+
+
+@pytest.mark.parametrize("delta", [50, -20])
+def test_a_tokenizer_that_does_not_fit_the_vocabulary_is_refused(tmp_path, tiny_bert_dir, delta):
+    """Model and weights of vocab_size = tokenizer ± delta: a token id past the embeddings crashes the forward
+    pass; rows without a token made fill-mask fail with an AttributeError."""
+    from transformers import BertConfig, BertForPreTraining
+
+    from core.registry import load_encoder
+
+    directory = crafted(tmp_path, f"vocab{delta}", tiny_bert_dir)
+    config = BertConfig.from_pretrained(str(directory))
+    config.vocab_size += delta
+    BertForPreTraining(config).save_pretrained(directory)
+    with pytest.raises(LabError) as info:
+        load_encoder(str(directory))
+    assert info.value.code == "vocab_mismatch"
+    assert f"vocab_size = {config.vocab_size}" in info.value.message("en", markdown=False)
+
+
+def without_tensors(tmp_path, tiny_bert_dir, name, drop) -> Path:
+    from safetensors.torch import load_file, save_file
+
+    directory = crafted(tmp_path, name, tiny_bert_dir)
+    weights = load_file(str(directory / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if not drop(k)}, str(directory / "model.safetensors"),
+              metadata={"format": "pt"})
+    return directory
+
+
+def test_weights_that_do_not_cover_the_model_are_refused(tmp_path, tiny_bert_dir):
+    from core.registry import load_encoder
+
+    for name, drop in (("layer", lambda k: ".layer.1." in k), ("mlm-head", lambda k: k.startswith("cls.predictions"))):
+        with pytest.raises(LabError) as info:
+            load_encoder(str(without_tensors(tmp_path, tiny_bert_dir, name, drop)))
+        assert info.value.code == "weights_incomplete", name
+    # the next-sentence head and the pooler are optional: a plain masked LM, no NSP
+    plain = load_encoder(str(without_tensors(tmp_path, tiny_bert_dir, "no-nsp",
+                                             lambda k: "seq_relationship" in k or "pooler" in k)))
+    assert plain.kind == "bert" and not plain.has_nsp
+
+
+# what Markdown must never make a link of: typed, in the URL, in a file, in a model name
+LINK_PAYLOADS = ["www.evil.example", "WWW.Evil.Example/x", "user@evil.example", "![i](http://evil.example/x.png)",
+                 "see https://evil.example/a.", "苹果www.evil.example", "a@b.co"]
+
+
+def test_the_link_patterns_are_streamlits():
+    """core.safe_text.GFM_AUTOLINKS are the patterns of the installed Streamlit's Markdown renderer."""
+    import streamlit
+
+    from core.safe_text import GFM_AUTOLINKS
+
+    bundles = list((Path(streamlit.__file__).parent / "static" / "static" / "js").glob("StreamlitMarkdown*.js"))
+    source = "".join(b.read_text(encoding="utf-8") for b in bundles)
+    for pattern in GFM_AUTOLINKS:
+        assert pattern.pattern.replace("/", "\\/") in source, pattern.pattern
+
+
+@pytest.mark.parametrize("payload", LINK_PAYLOADS)
+def test_escaped_user_text_makes_no_link(payload):
+    from apptest_support import gfm_links
+    from core.errors import MESSAGES
+    from core.safe_text import WORD_JOINER, md_escape
+
+    assert gfm_links(payload) and gfm_links("x " + payload.replace(".", "\\."))  # escapes alone do not stop them
+    shown = md_escape(payload)
+    assert gfm_links(shown) == [] and shown.replace("\\", "").replace(WORD_JOINER, "") == payload.replace("\\", "")
+    for code, templates in MESSAGES.items():
+        params = {name: payload for name in re.findall(r"{(\w+)}", templates["en"])}
+        for lang in ("zh", "en"):
+            assert gfm_links(LabError(code, **params).message(lang)) == [], (code, lang)
+
+
+@pytest.mark.parametrize("name", ["www.evil.example", "org/www.evil.example", "user@evil.example",
+                                  "/models/a@evil.example"])
+def test_model_names_that_would_be_links_are_refused(name):
+    from core.registry import model_key
+    from ui.sidebar import clean_model_id
+
+    assert clean_model_id(name) is None
+    with pytest.raises(LabError) as info:
+        model_key(name)
+    assert info.value.code == "unknown_model"
+
+
+def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
+    """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
+    from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app
+    from core.safe_text import WORD_JOINER
+
+    text = "我在 www.evil.example 看到苹果。\n请写信给 user@evil.example 。"
+    at = page_app(str(ROOT / "app_pages" / "static_vs_contextual.py"), "mini-bert-zh",
+                  query={"word": "www.evil.example", "text": text})
+    at.run()
+    assert_no_exception(at)
+    texts = markdown_texts(at)
+    assert any("evil" in t.replace(WORD_JOINER, "") for t in texts)  # the word is shown
+    assert [link for t in texts for link in gfm_links(t)] == []

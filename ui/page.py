@@ -5,14 +5,25 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from core import registry
 from core.figures.style import plot_config
 from ui import cache
-from ui.i18n import error_text
+from ui.i18n import error_text, t
 
 
 def presenting() -> bool:
     """Presentation mode is on: pages draw their figures at projector size."""
     return bool(st.session_state.get("present"))
+
+
+def how_computed(*texts: str) -> None:
+    """How a result is computed (module names, files, commands) for whoever wants to check it, collapsed;
+    presentation mode leaves it out: developer names mean nothing to a class on a projector."""
+    if presenting():
+        return
+    with st.expander(t("page.how_computed"), icon=":material/build:"):
+        for text in texts:
+            st.caption(text)
 
 
 def show_error(err: BaseException) -> None:
@@ -23,13 +34,18 @@ def show_error(err: BaseException) -> None:
 def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     """``(encoder, None)``, or ``(None, why not)``: ``missing`` when no model is chosen, else the registry's
     own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
-    and caches loads and failures, so a page asks nothing else before it uses the model."""
+    and caches loads and failures, so a page asks nothing else before it uses the model.
+
+    The encoder comes as a ``core.registry.ModelRef``: a page keeps it in its globals, which its widget
+    callbacks keep alive after the run, and a plain reference there would keep every evicted model in
+    memory once per open session."""
     if not name:
         return None, missing
     try:
-        return (cache.bert_encoder(name) if masked_lm else cache.encoder(name)), None
+        encoder = cache.bert_encoder(name) if masked_lm else cache.encoder(name)
     except Exception as err:  # never a traceback on the projector
         return None, error_text(err)
+    return registry.ModelRef(name, encoder), None
 
 
 def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False):
