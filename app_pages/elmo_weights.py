@@ -1,10 +1,10 @@
 """ELMo 层权重: ELMo_k = γ Σ_j s_j h_{k,j}, the lecture's example and exercise 2, the mix live on real sentences,
-and s and γ as two tasks learned them.
+s and γ as two tasks learned them, and ELMo used as the lecture says: [x; ELMo] feeding a task model.
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word)
 (ui.cache.occurrence_view); the sliders live in ``ui.elmo_mixer``'s fragment and only call
 core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
-The learned s and γ come from the experiments' results (``ui.learned_mix_section``).
+The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``ui.learned_mix_section``).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, elmo_mixer as mixer, sentence_inputs
 from ui.i18n import error_text, layer_name, t
-from ui.learned_mix_section import learned_section
-from ui.page import chart, load_model, presenting, show_error
+from ui.learned_mix_section import concat_section, learned_section
+from ui.page import chart, how_computed, load_model, presenting, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, url_param
 
@@ -61,6 +61,7 @@ with col_a.container(border=True):
                     f"**{format_vector(scalar_mix(H, s_p, g_p))}** |")
     st.markdown("\n".join(rows))
     st.caption(t("elmo.example.caption"))
+    how_computed(t("elmo.example.computed_by"))
 with col_b.container(border=True, key="elmo_exercise"):
     # "predict, then reveal", as in the lecture: the answer stays hidden until the class has computed it
     st.subheader(t("elmo.exercise.title"))
@@ -68,8 +69,9 @@ with col_b.container(border=True, key="elmo_exercise"):
     revealed = st.toggle(t("elmo.exercise.reveal"), key="elmo_reveal")
     if revealed:
         out = format_vector(scalar_mix(H, S_EXERCISE, GAMMA_EXERCISE))
-        st.latex(r"\begin{aligned}\mathrm{ELMo}_k &= \gamma\,(s_0 h_0 + s_1 h_1 + s_2 h_2)\\"
-                 r"&= 2\times(0.2\,h_0 + 0.3\,h_1 + 0.5\,h_2)\\ &= 2\times[0.2,\ 0.3,\ 0.5] = "
+        # one step a line, aligned left: half a projector's width is narrow
+        st.latex(r"\begin{aligned}&\mathrm{ELMo}_k = \gamma\,(s_0 h_0 + s_1 h_1 + s_2 h_2)\\"
+                 r"&= 2\times(0.2\,h_0 + 0.3\,h_1 + 0.5\,h_2)\\ &= 2\times[0.2,\ 0.3,\ 0.5]\\ &= "
                  + out.replace(", ", r",\ ") + r"\end{aligned}")
         st.markdown(t("elmo.example.result", vec=out))
     else:
@@ -123,3 +125,8 @@ mixer.mixer(view, kind, layer_names, ctx_name or "", parsed.word if parsed else 
 st.divider()
 with st.container(key="elmo_learned"):  # the scene "learned" scrolls here
     learned_section()
+
+# ---- the lecture's use of ELMo: [x; ELMo] feeding a task model ------------------------------------------
+st.divider()
+with st.container(key="elmo_concat"):
+    concat_section()

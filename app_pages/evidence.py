@@ -16,6 +16,7 @@ from core.errors import LabError
 from core.experiments import SESSION_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from ui.budget_note import budget_note
 from ui.cache import experiment_results
 from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
@@ -61,6 +62,7 @@ if results is not None:
     stale = stale_models(results)
     if stale:
         st.info(t("evidence.stale", models=", ".join(stale)))
+    budget_note(*(m for m in results.get("requested_models", []) if m != DEFAULT_STATIC))
     for name, reason in view.skipped(results).items():
         st.caption(t("evidence.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
 elif section != "recompute":

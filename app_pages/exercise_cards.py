@@ -11,7 +11,7 @@ from core import exercises as ex
 from core.errors import LabError
 from core.mixing import format_vector
 from ui.i18n import t
-from ui.page import show_error
+from ui.page import how_computed, show_error
 from ui.presentation import scene_link
 from ui.state import one_of, sync_to_url, url_param
 
@@ -149,5 +149,5 @@ with st.container(border=True):
             st.latex(rf"\gamma \sum_j s_j h_j = {gamma:g} \times " + w_tex + " = "
                      + _vec(expected).replace(", ", ",\\ "))
             st.markdown(t("ex.formula.conclusion", vec=_vec(expected)))
-            st.caption(t("ex.formula.computed_by"))
+            how_computed(t("ex.formula.computed_by"))
         scene_link(VARIANT_SCENES[variant], t("ex.formula.link"), ":material/tune:")

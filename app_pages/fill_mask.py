@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import fill_examples as fx
 from core import fillmask as fm
 from core.figures import bert as figs
 from ui import fill_mask_sections as sections
@@ -21,31 +22,23 @@ from ui.page import model_or_message, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
-DEFAULT_SENTENCE = "我吃了一个[MASK][MASK]。"
-DEFAULT_CANDIDATES = "苹果,水果,公司"
-# Lecture examples: (plain sentence, word to mask); the masked forms are the lecture's sentences.
-EXAMPLES = (
-    ("我吃了一个苹果。", "苹果"),
-    ("苹果昨天发布了新手机。", "手"),
-    ("他背着包袱去北京。", "包袱"),
-    ("今天天气很好。", "好"),
-    ("他终于放下了心里的包袱。", "包袱"),
-    ("相声演员在台上抖包袱。", "包袱"),
-)
+EXAMPLES = fx.EXAMPLES  # with the answers each one teaches (data, checked on the shipped weights)
+DEFAULT_SENTENCE = EXAMPLES[0].masked
+DEFAULT_CANDIDATES = ",".join(fx.DEFAULT_CANDIDATES)
 ss = st.session_state
 
 # ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
 seed_widget("fill_mode", url_param("mode", "masked", cast=one_of(*fm.INPUT_MODES)))
 seed_widget("fill_sentence", url_param("sentence", DEFAULT_SENTENCE))
-seed_widget("fill_plain", url_param("plain", EXAMPLES[0][0]))
-seed_widget("fill_word", url_param("word", EXAMPLES[0][1]))
+seed_widget("fill_plain", url_param("plain", EXAMPLES[0].plain))
+seed_widget("fill_word", url_param("word", EXAMPLES[0].word))
 seed_widget("fill_chars", [i for i in url_param("chars", [], cast=list) if isinstance(i, int)])
 seed_widget("fill_top_k", url_param("top_k", 5, cast=in_range(1, sections.TOP_K_MAX)))
 seed_widget("fill_cands", DEFAULT_CANDIDATES)
 seed_widget("fill_seed", 0)
 seed_widget("fill_show_all", False)
-seed_widget("fill_nsp_a", "今天天气很好。")
-seed_widget("fill_nsp_b", "我们去公园散步吧。")
+seed_widget("fill_nsp_a", fx.NSP_EXAMPLES[0].first)
+seed_widget("fill_nsp_b", fx.NSP_EXAMPLES[0].second)
 
 model_name = bert_model_name()
 
@@ -54,9 +47,9 @@ def _use_example() -> None:
     choice = ss.get("fill_example")
     if choice is None:
         return
-    plain, word = EXAMPLES[choice]
+    plain, word = EXAMPLES[choice].plain, EXAMPLES[choice].word
     ss["fill_plain"], ss["fill_word"] = plain, word
-    ss["fill_sentence"] = plain.replace(word, "[MASK]" * len(word))
+    ss["fill_sentence"] = EXAMPLES[choice].masked
     ss["fill_chars"] = sorted({j for i in range(len(plain)) if plain.startswith(word, i)
                                for j in range(i, i + len(word))})
     ss["fill_example"] = None
@@ -72,8 +65,8 @@ st.markdown(t("fill.intro"))
 
 with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
-                 placeholder=t("fill.example_placeholder"), on_change=_use_example,
-                 format_func=lambda i: EXAMPLES[i][0].replace(EXAMPLES[i][1], "[MASK]" * len(EXAMPLES[i][1])))
+                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=t("fill.example_help"),
+                 format_func=lambda i: EXAMPLES[i].masked)
     st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", horizontal=True,
              format_func=lambda m: t(f"fill.mode.{m}"))
     mode = ss["fill_mode"]
@@ -111,6 +104,7 @@ if encoder is not None:
     if typed.strip():
         sections.show_text_notes(model_name, typed[: fm.MAX_CHARS])
 
+known = fx.lookup(masked, encoder.mask_token) if masked else None  # accepted answers and true sentence
 typed_sentence = ss.get("fill_sentence") or ""
 sync_to_url(
     mode=None if mode == "masked" else mode,
@@ -135,13 +129,14 @@ def _computed(func, **kwargs):
 with st.container(key="fill_result"):
     st.header(t("fill.sec.predict"))
     if fill is not None:
-        sections.predictions(fill, _computed(fm.word_candidates, top_n=sections.TOP_K_MAX) or [])
+        runs = _computed(fm.word_candidates, top_n=sections.TOP_K_MAX) or []
+        sections.predictions(fill, runs)
+        sections.answer_check(known, fm.proposals(fill, runs))
 if fill is not None:
     sections.compare_candidates(model_name, masked, len(fill.masks))
 else:
     st.info(t("fill.predict_waiting"))
 
-steps = None
 with st.container(key="fill_replay_result"):
     st.header(t("fill.sec.replay"))
     st.markdown(t("fill.replay_intro"))
@@ -150,18 +145,19 @@ with st.container(key="fill_replay_result"):
     elif steps := _computed(fm.iterative_fill, top_k=sections.TOP_K_MAX):
         sections.replay(masked, encoder.mask_token, steps)
 
-# ---- ③ corruption: of the user's plain sentence, or of the masked sentence as BERT filled it --------
+# ---- ③ corruption of a true sentence: the user's plain sentence, or the one the data knows -----------
 st.header(t("fill.sec.corrupt"))
 st.markdown(t("fill.corrupt_intro"))
+sections.whole_word_note(model_name)
 plain_now = (ss.get("fill_plain") or "").strip()
 if mode != "masked" or (masked and figs.masks_plain(masked, encoder.mask_token, plain_now)):
-    source = plain_now  # in masked mode: the masked sentence is this plain sentence, masked (examples)
-elif steps:
-    source = steps[-1].text_after
-else:
-    source = (ss.get("fill_sentence") or "").replace("[MASK]", "").strip()
+    source, origin = plain_now, "plain"  # in masked mode: this plain sentence, masked (examples)
+elif known:
+    source, origin = known.sentence, "answer"
+else:  # never the model's guess: a masked sentence the data does not know leaves the box as it is
+    source, origin = None, "unknown" if masked else None
 if encoder is not None:
-    sections.corruption(model_name, source, from_fill=mode == "masked" and bool(steps) and source == steps[-1].text_after)
+    sections.corruption(model_name, source, plain_now, origin)
 
 # ---- ④ next-sentence prediction --------------------------------------------------------------------
 st.header(t("fill.sec.nsp"))

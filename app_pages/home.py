@@ -22,6 +22,10 @@ THREAD_CSS = """
 [class*="st-key-thread_elmo"] { background: #FFF1E6; border-color: #C2410C !important; }
 [class*="st-key-thread_gpt"] { background: #F5EDFC; border-color: #7E22CE !important; }
 [class*="st-key-thread_bert"] { background: #E8F0FE; border-color: #0B57D0 !important; }
+/* the demo links wrap instead of ending in "…"; a lane's name breaks between words, never inside one */
+[class*="st-key-thread_"] [data-testid="stPageLink-NavLink"] span:has(> [data-testid="stMarkdownContainer"]) {
+  white-space: normal; overflow: visible; }
+[class*="st-key-lane_label"] p { overflow-wrap: normal; word-break: keep-all; }
 </style>
 """
 
@@ -77,8 +81,8 @@ FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "b
 TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
 ICONS = {spec.path: spec.icon for spec in PAGES}
 for lane, (label_key, stages) in enumerate(LANES):
-    cols = st.columns([1.25, 3, 0.45, 3, 0.45, 3], vertical_alignment="center", gap="small")
-    cols[0].markdown(f"**{t(label_key)}**")
+    cols = st.columns([2.2, 3, 0.4, 3, 0.4, 3], vertical_alignment="center", gap="small")
+    cols[0].container(key=f"lane_label_{lane}").markdown(f"**{t(label_key)}**")
     first = 3 - len(stages)  # right-align: two-stage lanes fill the ELMo and BERT columns
     for i, (text_key, family, demo) in enumerate(stages):
         slot = first + i

@@ -19,7 +19,7 @@ from core import registry
 from ui import objectives_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import show_error
+from ui.page import how_computed, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
 
@@ -81,3 +81,4 @@ if reading is not None:
 sections.deep_section(bert_name)
 sections.gpt_section(reading, bert_name, top_k)
 st.caption(t("obj.source"))
+how_computed(t("obj.reproduce"))

@@ -15,7 +15,7 @@ from core import lora, transfer
 from core.errors import LabError
 from ui import cache, transfer_sections as sections
 from ui.i18n import error_text, t, timestamp
-from ui.page import presenting
+from ui.page import how_computed, presenting
 
 ss = st.session_state
 large = presenting()
@@ -73,8 +73,8 @@ else:
     if origin == "session":
         st.caption(t("transfer.results.from_session", created=timestamp(view.created)))
     else:
-        st.caption(t("transfer.results.from_file", created=timestamp(view.created), minutes=f"{view.minutes:.1f}",
-                     cpu=f"{view.cpu_minutes:.1f}"))
+        how_computed(t("transfer.results.from_file", created=timestamp(view.created), minutes=f"{view.minutes:.1f}",
+                       cpu=f"{view.cpu_minutes:.1f}"))
     stale = transfer.stale_models(results, {"feature_bert": transfer.BERT_MODEL, "feature_elmo": transfer.ELMO_MODEL})
     if stale:
         st.warning(t("transfer.results.stale", models=", ".join(stale)))

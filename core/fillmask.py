@@ -49,7 +49,7 @@ class FillMaskResult:
 @dataclass
 class WordCandidate:
     word: str
-    score: float  # joint probability of the whole word: the chain of its tokens' probabilities
+    score: float  # left-to-right chain score: P(c1 | context) · P(c2 | context, c1) · …
     per_token: list[float]
 
 
@@ -189,8 +189,10 @@ def word_candidates(encoder: BertEncoder, sentence: str, top_n: int = 5, beam: i
     """Ranked whole words for every run of adjacent masks (我吃了一个[MASK][MASK]。 → 苹果, 包子, …).
 
     Beam search over the run, left to right: each hypothesis fills the run's next mask and the
-    model is run again, so a word's score is the chain P(c1 | context) · P(c2 | context, c1) · …,
-    a joint probability (the words' scores over all words sum to at most 1). Punctuation and
+    model is run again, so a word's score is the chain P(c1 | context) · P(c2 | context, c1) · …
+    (the scores over all words sum to at most 1). It is a score of this left-to-right decoding, not a
+    probability the MLM gives the word: an MLM defines no joint distribution, and chaining the same
+    conditionals right to left gives another number. Punctuation and
     symbols are not word characters and are skipped. Masks outside the run stay masked. One
     batched forward pass per position in the run.
     """
@@ -232,6 +234,12 @@ def word_candidates(encoder: BertEncoder, sentence: str, top_n: int = 5, beam: i
             words.append(WordCandidate(word, score, per_token))
         runs.append(MaskRun(first, length, words[:top_n], hidden))
     return runs
+
+
+def proposals(result: FillMaskResult, runs: list[MaskRun]) -> list[str]:
+    """What the model proposes for a sentence with one gap, best first: the whole words of its first run
+    of masks, else the characters of its first mask (the form of the evaluation sets' answers)."""
+    return [w.word for w in runs[0].words] if runs else [c.token for c in result.masks[0].candidates]
 
 
 def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str], first_mask: int = 0

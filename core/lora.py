@@ -8,8 +8,9 @@ matrices are the attention's query and value projections; the new classification
 Built with the ``peft`` library the way its documentation does (``LoraConfig(task_type=SEQ_CLS)``,
 ``get_peft_model``) and trained by ``core.transfer.fine_tune``, the loop of full fine-tuning: the same
 copy of mini-bert-zh, the same seeded head, batches and number of steps. Only what is trained and the
-learning rate differ. ``python -m core.lora`` chooses that learning rate on a validation split of the
-training reviews (the test reviews stay unseen); ``python -m core.transfer`` reports the chosen one.
+learning rate differ. ``python -m core.transfer`` chooses each one's learning rate on the same validation
+split of the training reviews (the test reviews stay unseen); ``python -m core.lora`` makes that choice
+alone, e.g. for another rank.
 
 Pure module: no Streamlit; nothing is written to disk (the adapters live only in memory).
 """
@@ -23,7 +24,7 @@ from dataclasses import asdict, dataclass, replace
 
 from .errors import LabError
 from .model_names import DEFAULT_BERT
-from .transfer import DEFAULT_CONFIG, Dataset, TransferConfig, curve_text, fine_tune, sample_dataset
+from .transfer import DEFAULT_CONFIG, LORA_LRS, Dataset, TransferConfig, fine_tune, sample_dataset, tune_lr
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class LoraSettings:
     r: int = 8  # rank of the update B A
     alpha: int = 16  # the update is scaled by alpha / r
     dropout: float = 0.1  # on the adapters' input
-    lr: float = 5e-3  # the best validation accuracy of `python -m core.lora` (README: Precomputed transfer results)
+    lr: float = 5e-3  # chosen on the validation split by `python -m core.transfer` (test: the shipped results)
     targets: tuple[str, ...] = ("query", "value")  # BERT's attention projections (module names)
 
     def peft_config(self):
@@ -72,30 +73,19 @@ def lora_fine_tune(encoder, data: Dataset, config: TransferConfig, settings: Lor
 
 
 # ---- choosing the learning rate -------------------------------------------------------------------------
-def validation_split(data: Dataset, share: float = 0.25) -> Dataset:
-    """The last ``share`` of the (shuffled) training reviews as the held-out set: tuning on it leaves the
-    test reviews unseen."""
-    cut = len(data.train_texts) - int(len(data.train_texts) * share)
-    return Dataset(data.train_texts[:cut], data.train_labels[:cut], data.train_texts[cut:], data.train_labels[cut:],
-                   data.source)
-
-
 def sweep(encoder, lrs: Sequence[float], config: TransferConfig = DEFAULT_CONFIG,
-          settings: LoraSettings = DEFAULT_LORA, log: Callable[[str], None] = print) -> None:
-    """Full fine-tuning (``config.lr``) and LoRA at each learning rate on the validation split, one line each."""
+          settings: LoraSettings = DEFAULT_LORA, log: Callable[[str], None] = print) -> dict:
+    """LoRA with ``settings`` at each learning rate on the validation split, one line each; the choice
+    (``core.transfer.tune_lr``, the same as ``python -m core.transfer`` makes for the default settings)."""
     import torch
 
-    data = validation_split(sample_dataset(config))
     old_threads = torch.get_num_threads()
     if config.threads:
         torch.set_num_threads(int(config.threads))
     try:
-        runs = [("full", config.lr, None)] + [("lora", lr, replace(settings, lr=lr)) for lr in lrs]
-        for kind, lr, lora in runs:
-            out = fine_tune(encoder, data, config) if lora is None else lora_fine_tune(encoder, data, config, lora)
-            log(f"{kind:<5} lr {lr:g}  validation accuracy {out['accuracy']:.3f} on {len(data.test_texts)}  "
-                f"(by step: {curve_text(out['curve'])})  "
-                f"trained {out['trained_params']:,}  {out['cpu_seconds']:.0f} s CPU")
+        return tune_lr(lambda split, lr, progress: lora_fine_tune(encoder, split, config, replace(settings, lr=lr),
+                                                                  progress),
+                       sample_dataset(config), lrs, config.val_share, log=log)
     finally:
         if config.threads:
             torch.set_num_threads(old_threads)
@@ -104,9 +94,9 @@ def sweep(encoder, lrs: Sequence[float], config: TransferConfig = DEFAULT_CONFIG
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.lora", description=(
         "Choose LoRA's learning rate on a validation split of the training reviews (the test reviews "
-        "stay unseen); full fine-tuning with its own learning rate for comparison."))
+        "stay unseen), e.g. for another rank; python -m core.transfer makes this choice for the default."))
     parser.add_argument("--bert", default=DEFAULT_BERT, help="BERT-family model (default: %(default)s)")
-    parser.add_argument("--lr", type=float, nargs="+", default=[3e-4, 1e-3, 3e-3, 5e-3, 1e-2],
+    parser.add_argument("--lr", type=float, nargs="+", default=list(LORA_LRS),
                         help="LoRA learning rates to try (default: %(default)s)")
     parser.add_argument("--r", type=int, default=DEFAULT_LORA.r, help="rank (default: %(default)s)")
     parser.add_argument("--alpha", type=int, default=DEFAULT_LORA.alpha, help="alpha (default: %(default)s)")
@@ -117,11 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         encoder = load_encoder(args.bert)
-        sweep(encoder, args.lr, settings=replace(DEFAULT_LORA, r=args.r, alpha=args.alpha))
+        choice = sweep(encoder, args.lr, settings=replace(DEFAULT_LORA, r=args.r, alpha=args.alpha))
     except LabError as err:
         print(f"error: {err.message('en', markdown=False)}", file=sys.stderr)
         return 2
-    print(f"done in {time.perf_counter() - started:.0f} s")
+    print(f"chosen lr {choice['chosen']:g}; done in {time.perf_counter() - started:.0f} s")
     return 0
 
 

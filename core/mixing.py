@@ -6,6 +6,11 @@ For token k with layer representations h_{k,0}, ..., h_{k,L}:
 
 The task learns the L+1 pre-softmax weights w and the scale γ. In the lecture the weights are
 also written directly in normalised form s; both forms are accepted here.
+
+The layers need not be on one scale (mini-elmo-zh's token layer is several times longer than its
+biLSTM layers), so equal s is not an equal contribution. ``do_layer_norm=True`` first standardises each
+layer, as AllenNLP's ``ScalarMix(do_layer_norm=True)`` does: minus the layer's mean, divided by its
+standard deviation, both over all of that layer's numbers (every position and dimension, not per token).
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 _SUM_TOLERANCE = 1e-6
+_LAYER_NORM_EPS = 1e-12  # AllenNLP's: a constant layer becomes zeros instead of 0 / 0
 
 # name -> (weights, gamma, pre_softmax) for three layers (L = 2), as used in the lecture.
 PRESETS: dict[str, tuple[list[float], float, bool]] = {
@@ -60,17 +66,44 @@ def normalise_weights(weights: ArrayLike, *, pre_softmax: bool) -> np.ndarray:
     return s
 
 
+def _as_layers(layers: ArrayLike) -> np.ndarray:
+    h = np.asarray(layers, dtype=np.float64)
+    if h.ndim < 2:
+        raise ValueError(f"layers must have shape (L+1, ..., dim), got shape {h.shape}")
+    return h
+
+
+def layer_normalise(layers: ArrayLike) -> np.ndarray:
+    """Each layer of (L+1, ..., dim) standardised over all of its numbers: (h_j − mean_j) / √(var_j + ε),
+    AllenNLP's ``do_layer_norm`` (without padding: every position counts). One mean and one variance per
+    layer, not per token, so the positions of a layer keep their relative lengths."""
+    h = _as_layers(layers)
+    if h[0].size == 0:  # no positions: nothing to standardise (and no 0 / 0 mean)
+        return h.copy()
+    axes = tuple(range(1, h.ndim))
+    centred = h - h.mean(axis=axes, keepdims=True)
+    return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + _LAYER_NORM_EPS)
+
+
+def mean_norms(layers: ArrayLike) -> np.ndarray:
+    """The mean Euclidean length of each layer's vectors, (L+1,): how much each layer weighs in the mix
+    at equal s."""
+    h = _as_layers(layers)
+    norms = np.linalg.norm(h, axis=-1).reshape(h.shape[0], -1)
+    return norms.mean(axis=1) if norms.shape[1] else np.zeros(h.shape[0])
+
+
 def scalar_mix(
     layers: ArrayLike,
     weights: ArrayLike,
     gamma: float = 1.0,
     *,
     pre_softmax: bool = False,
+    do_layer_norm: bool = False,
 ) -> np.ndarray:
-    """γ · Σ_j s_j · layers[j] for layers of shape (L+1, ..., dim); float64 of shape (..., dim)."""
-    h = np.asarray(layers, dtype=np.float64)
-    if h.ndim < 2:
-        raise ValueError(f"layers must have shape (L+1, ..., dim), got shape {h.shape}")
+    """γ · Σ_j s_j · layers[j] for layers of shape (L+1, ..., dim); float64 of shape (..., dim).
+    ``do_layer_norm``: each layer :func:`layer_normalise`-d first."""
+    h = _as_layers(layers)
     s = normalise_weights(weights, pre_softmax=pre_softmax)
     if s.shape[0] != h.shape[0]:
         raise ValueError(
@@ -78,7 +111,7 @@ def scalar_mix(
         )
     if not np.isfinite(gamma):
         raise ValueError(f"gamma must be finite, got {gamma}")
-    return float(gamma) * np.tensordot(s, h, axes=1)
+    return float(gamma) * np.tensordot(s, layer_normalise(h) if do_layer_norm else h, axes=1)
 
 
 def one_hot(n_layers: int, k: int) -> np.ndarray:

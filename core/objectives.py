@@ -6,7 +6,8 @@
   probability and rank of the real token); the two log-likelihoods the biLM maximises are their sums.
 - :func:`masked_reading`: BERT's masked-LM prediction of the same token (the sentence with that token
   replaced by [MASK]), to set against the forward LM's left-to-right prediction (the forward LM stands in
-  for GPT: the same left-to-right objective, with an LSTM instead of a Transformer decoder).
+  for GPT, Radford et al. 2018: the same left-to-right objective, with an LSTM instead of a Transformer
+  decoder); :func:`masked_readings` for every token, and :func:`surer_positions` counts where each is surer.
 - :func:`right_context_movement`: two sentences with a shared beginning and different right-hand parts.
   How far each shared token's vector moved, per layer, for ELMo's forward half, ELMo's backward half and
   every BERT layer. The forward LSTM never reads to the right, so its half does not move at all; the
@@ -121,6 +122,22 @@ def masked_reading(encoder: BertEncoder, text: str, span: tuple[int, int], token
     if actual_id == encoder.tokenizer.unk_token_id:
         actual_id = None
     return _prediction(slot.candidates, slot.hidden, slot.probabilities, actual_id)
+
+
+def masked_readings(encoder: BertEncoder, text: str, spans: tuple[tuple[int, int], ...], tokens: tuple[str, ...],
+                    top_k: int = TOP_K, hide_vulgar: bool = True) -> list[Prediction]:
+    """:func:`masked_reading` of every token (``spans`` and ``tokens`` as in a :class:`BiLMReading`), one
+    [MASK] at a time."""
+    return [masked_reading(encoder, text, span, token, top_k, hide_vulgar) for span, token in zip(spans, tokens)]
+
+
+def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[list[int], list[int]]:
+    """(the positions where the masked prediction gives the real token a higher probability than the
+    left-to-right one, the other positions): a token outside either vocabulary has no probability and is
+    in neither list."""
+    scored = [k for k, (a, b) in enumerate(zip(left, masked)) if a.actual is not None and b.actual is not None]
+    surer = [k for k in scored if masked[k].actual > left[k].actual]
+    return surer, [k for k in scored if k not in surer]
 
 
 # ---- shallow concatenation vs deep bidirectionality --------------------------------------------------

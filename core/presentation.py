@@ -72,7 +72,7 @@ SCENES: tuple[Scene, ...] = (
     # masked vs left-to-right prediction, self-attention
     _scene("deep", "pretraining-objectives", "obj_deep_result", a="苹果昨天发布了新手机", b="苹果昨天掉在了地上", token=0),
     _scene("fill", "fill-mask", "fill_result", sentence="我吃了一个[MASK][MASK]。"),
-    _scene("iterative", "fill-mask", "fill_replay_result", sentence="苹果公司发布了新款[MASK][MASK]。"),
+    _scene("iterative", "fill-mask", "fill_replay_result", sentence="他去[MASK][MASK]馆借了三本书。"),
     _scene("objective", "pretraining-objectives", "obj_gpt_result", sentence="我吃了一个苹果", mask=5),
     _scene("attention", "attention-heatmap", "att_result", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, today's parameter-efficient fine-tuning, the lecture's exercises

@@ -7,6 +7,8 @@ shows intervals next to such figures instead of bare percentages.
 - :func:`difference_interval`: the normal-approximation interval of p₁ − p₂ for two accuracies,
   treating the two as independent samples. Both methods here are scored on the same test set, which
   makes the true interval narrower; the independent one errs on the cautious side.
+- :func:`paired_difference_interval`: the interval of p₁ − p₂ when both were scored on the same items and
+  each item's outcome is known: only the items where the two disagree vary the difference.
 """
 from __future__ import annotations
 
@@ -32,4 +34,19 @@ def difference_interval(p1: float, p2: float, n1: int, n2: int, z: float = Z_95)
         raise ValueError("n must be positive")
     diff = p1 - p2
     half = z * math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
+    return diff, diff - half, diff + half
+
+
+def paired_difference_interval(correct_1, correct_2, z: float = Z_95) -> tuple[float, float, float]:
+    """(p₁ − p₂, lower, upper) from two per-item 0/1 outcome sequences on the same items: the normal
+    (Wald) interval of the mean of the per-item differences, whose variance comes from the disagreements."""
+    a = [int(x) for x in correct_1]
+    b = [int(x) for x in correct_2]
+    if not a or len(a) != len(b):
+        raise ValueError("need two outcome sequences of the same, positive length")
+    n = len(a)
+    diffs = [x - y for x, y in zip(a, b)]
+    diff = sum(diffs) / n
+    variance = max(sum(d * d for d in diffs) / n - diff * diff, 0.0) / n
+    half = z * math.sqrt(variance)
     return diff, diff - half, diff + half

@@ -25,7 +25,7 @@ import numpy as np
 from . import geometry
 from .encoders import Encoder, Encoding, StaticEncoder
 from .errors import LabError
-from .mixing import normalise_weights, scalar_mix
+from .mixing import layer_normalise, normalise_weights, scalar_mix
 from .safe_text import csv_safe
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 
@@ -132,6 +132,12 @@ class VectorsView:
     @property
     def num_occurrences(self) -> int:
         return len(self.contextual.occurrences) if self.contextual else 0
+
+    @property
+    def can_centre(self) -> bool:
+        """Whether mean-centring says anything: two points centred on their mean are exact opposites
+        (cosine −1) whatever they were, so it takes three or more occurrences."""
+        return self.num_occurrences >= 3
 
     @property
     def occurrence_labels(self) -> list[str | None]:
@@ -267,6 +273,9 @@ class MixView:
     mixed: np.ndarray  # (n, dim)
     coords: np.ndarray  # (n, 2) in the given projection's frame
     accuracy: float | None  # leave-one-out nearest-neighbour sense accuracy (cosine)
+    layer_coords: np.ndarray | None = None  # (L+1, n, 2): the layers as mixed (normalised or not), same frame
+    explained: np.ndarray | None = None  # that frame's explained variance ratio (2,)
+    layer_accuracy: list[float | None] | None = None  # each layer alone, as mixed (standardised or not)
 
 
 def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
@@ -292,8 +301,13 @@ def mix_view(
     pre_softmax: bool,
     labels: Sequence[str | None],
     projection: geometry.Projection | None = None,
+    layer_norm: bool = False,
 ) -> MixView:
     """ELMo_k = γ · Σ_j s_j h_{k,j} for every occurrence of ``layer_stack`` (L+1, n, dim).
+
+    ``layer_norm``: each layer standardised first (``core.mixing.layer_normalise``, AllenNLP's
+    ``do_layer_norm``, over these n occurrences); ``projection`` must then have been fitted on the
+    standardised layers (default: fitted here).
 
     The mix is centred on its own mean and projected with ``projection`` (default:
     :func:`joint_projection` of the layers, as in :func:`occurrence_layers`), so moving a weight
@@ -309,6 +323,8 @@ def mix_view(
         raise LabError("weights_count", given=s.shape[0], layers=stack.shape[0])
     if not np.isfinite(gamma):
         raise LabError("bad_gamma")
+    if layer_norm:
+        stack = layer_normalise(stack)
     mixed = scalar_mix(stack, s, float(gamma), pre_softmax=False)
     num_layers, n, dim = stack.shape
     if n == 0:
@@ -319,7 +335,10 @@ def mix_view(
         raise ValueError(f"projection fitted on dimension {projection.components.shape[1]}, layers have {dim}")
     coords = project_layers(projection, mixed)
     accuracy = geometry.loo_nn_accuracy(mixed, list(labels), centre=False) if n >= 2 else None
-    return MixView(s, mixed, coords, accuracy)
+    # standardising shifts a layer by its mean, which moves its cosines: score the layers as they are mixed
+    alone = [geometry.loo_nn_accuracy(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
+    return MixView(s, mixed, coords, accuracy, project_layers(projection, stack), projection.explained_variance_ratio,
+                   alone)
 
 
 def export_rows(view: VectorsView) -> list[dict]:

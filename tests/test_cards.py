@@ -1,4 +1,6 @@
 """core.train.cards: the word-sense table says per set whether the 90% target is met."""
+import pytest
+
 from core.train.cards import _senses_table
 
 
@@ -50,3 +52,82 @@ def test_bert_card_lists_demo_set_misses():
     check = {"words_check": {**result["demo_set"], "hits": 0, "hit_rate": 0.0}}
     assert "fill_mask_words_check.tsv" in _demo_row(check, "words_check")
     assert "| 0.0% (0/2) | none (a check) |" in _demo_row(check, "words_check")
+
+
+# ---- training budgets (core.budgets, from training.json) --------------------------------------------------
+def _record() -> dict:
+    return {"budgets": {
+        "big": {"tokens": 1.2e9, "stages": [
+            {"device": "cpu", "cores": 2, "minutes": 240, "whole_word": 0},
+            {"device": "gpu", "gpu": "NVIDIA H200", "minutes": 10.8, "whole_word": 0.3},
+            {"device": "gpu", "gpu": "NVIDIA H200", "minutes": 10.8, "whole_word": 0.3}]},
+        "small": {"tokens": 1.24e8, "stages": [{"device": "cpu", "cores": 2, "minutes": 475}]}}}
+
+
+def test_budgets_sum_the_stages_and_compare_tokens():
+    from core.budgets import budgets_from, format_minutes, format_tokens, token_ratio
+
+    budgets = budgets_from(_record())
+    big, small = budgets["big"], budgets["small"]
+    assert (big.cpu_minutes, big.cpu_cores, big.gpu, big.whole_word) == (240, 2, "NVIDIA H200", 0.3)
+    assert big.gpu_minutes == pytest.approx(21.6)
+    assert (small.gpu, small.gpu_minutes, small.whole_word) == (None, 0.0, 0.0)
+    assert token_ratio(budgets, "big", "small") == pytest.approx(1.2e9 / 1.24e8)
+    assert token_ratio(budgets, "big", "unrecorded") is None and budgets_from({}) == {}
+    assert [format_tokens(1.2e9), format_tokens(1.24e8), format_tokens(1.2e9, "zh"), format_tokens(1.24e8, "zh")] \
+        == ["1.2 B", "124 M", "12 亿", "1.24 亿"]
+    assert [format_minutes(469.9), format_minutes(21.6)] == ["470", "21.6"]
+
+
+def test_card_budget_section_names_hardware_whole_word_masking_and_the_gap():
+    from core.budgets import budgets_from
+    from core.train.cards import _budget_section
+
+    budgets = budgets_from(_record())
+    big = _budget_section("big", budgets)
+    assert "About 1.2 B tokens seen in training: 240 min on 2 CPU cores, then 21.6 min on one NVIDIA H200 GPU." in big
+    assert "30% of the examples used whole-word masking" in big and "Cui et al., 2019" in big
+    assert "a technique from after the BERT paper" in big
+    assert "big saw about 10× as many tokens as small" in big
+    small = _budget_section("small", budgets)
+    assert "About 124 M tokens seen in training: 475 min on 2 CPU cores." in small and "whole-word" not in small
+    assert "big saw about 10× as many tokens as small" in small
+    assert _budget_section("word2vec-zh", budgets) is None
+
+
+def test_shipped_budget_record_agrees_with_the_training_notes_and_the_cards():
+    """The figures the pages compute from are the ones the training notes report, and the cards carry them."""
+    import json
+
+    from core.budgets import TRAINING_FILE, load_budgets
+    from core.registry import MODELS_DIR
+    from core.train.cards import _budget_section
+
+    notes = json.loads(TRAINING_FILE.read_text(encoding="utf-8"))
+    budgets = load_budgets()
+    assert "about 1.2 billion tokens" in notes["mini-bert-zh"] and budgets["mini-bert-zh"].tokens == 1.2e9
+    assert "about 124 M tokens" in notes["mini-elmo-zh"] and budgets["mini-elmo-zh"].tokens == 124e6
+    assert f"{budgets['mini-elmo-zh'].cpu_minutes:.0f} min of training in total" in notes["mini-elmo-zh"]
+    assert "229.9 min" in notes["mini-bert-zh"] and "10.8 minutes of one H200" in notes["mini-bert-zh"]
+    assert "30% whole-word examples" in notes["mini-bert-zh"] and budgets["mini-bert-zh"].whole_word == 0.3
+    for name in ("mini-bert-zh", "mini-elmo-zh"):
+        card = (MODELS_DIR / name / "README.md").read_text(encoding="utf-8")
+        assert _budget_section(name, budgets) in card  # regenerate with python -m core.train.cards
+    bert_card = (MODELS_DIR / "mini-bert-zh" / "README.md").read_text(encoding="utf-8")
+    assert "AutoModelForMaskedLM.from_pretrained(dir, dtype=torch.float32)" in bert_card
+
+
+def test_the_cards_loading_example_is_needed_for_float32():
+    """The card's from_pretrained example passes dtype=torch.float32 because without it the fp16 weights are
+    computed in float16."""
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    from core.registry import MODELS_DIR
+
+    directory = MODELS_DIR / "mini-bert-zh"
+    if not (directory / "model.safetensors").exists():
+        pytest.skip("mini-bert-zh is not trained yet")
+    assert next(AutoModelForMaskedLM.from_pretrained(directory).parameters()).dtype == torch.float16
+    as_shown = AutoModelForMaskedLM.from_pretrained(directory, dtype=torch.float32)
+    assert next(as_shown.parameters()).dtype == torch.float32

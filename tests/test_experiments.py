@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.experiments import context_specificity as cs
-from core.experiments import pos_probe, probe_presets, sense_probe
+from core.experiments import STAGES, pos_probe, probe_presets, sense_probe
 from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.encoders import StaticEncoder
 from core.occurrences import find_spans
@@ -170,23 +170,48 @@ def test_context_specificity_on_tiny_bert_and_static(tiny_bert):
 
 
 # ---- presets -------------------------------------------------------------------------------------
-def fake_results(pos, senses, model="mini-elmo-zh"):
-    return {"pos": {"models": {model: {"fine": pos}}}, "senses": {"models": {model: {"mean": senses}}}}
+def fake_results(pos, senses, model="mini-elmo-zh", n_pos=10_000, n_senses=(40, 40)):
+    return {"pos": {"models": {model: {"fine": pos}}, "config": {"n_test_words": n_pos}},
+            "senses": {"models": {model: {"mean": senses}}, "words": [{"n": n} for n in n_senses]}}
 
 
-def test_probe_presets_sum_to_one_and_follow_the_probes():
+def test_probe_presets_keep_only_differences_beyond_sampling_error():
     presets = probe_presets(fake_results([0.80, 0.88, 0.86], [0.50, 0.70, 0.80]))
-    for key in ("syntax", "semantics"):
-        assert len(presets[key]) == 3 and sum(presets[key]) == pytest.approx(1.0)
-        assert all(w > 0 for w in presets[key])
-    assert int(np.argmax(presets["syntax"])) == 1 and int(np.argmax(presets["semantics"])) == 2
-    # documented formula: softmax((acc - max) / 0.05)
-    e = np.exp((np.array([0.80, 0.88, 0.86]) - 0.88) / 0.05)
-    assert presets["syntax"] == pytest.approx(list(e / e.sum()))
-    flat = probe_presets(fake_results([0.9, 0.9, 0.9], [0.5, 0.5, 0.5]))
-    assert flat["syntax"] == pytest.approx([1 / 3] * 3)
+    # 10,000 test words: 0.88 vs 0.86 is beyond error (±0.9 points), 0.80 far behind -> all weight on layer 1
+    assert presets["syntax"]["s"] == [0.0, 1.0, 0.0] and presets["syntax"]["tied"] == [1]
+    # 80 sentences: 0.80 vs 0.70 is within error (about ±14 points), 0.50 is not -> layers 1 and 2 share s
+    assert presets["semantics"]["s"] == [0.0, 0.5, 0.5] and presets["semantics"]["tied"] == [1, 2]
+    assert presets["semantics"]["best"] == 2 and presets["semantics"]["n"] == 80
+    assert presets["semantics"]["margin"] == pytest.approx(1.96 * np.sqrt(2 * 0.75 * 0.25 / 80))
+    for preset in presets.values():
+        assert sum(preset["s"]) == pytest.approx(1.0)
+    # a gap that a temperature-0.05 softmax would turn into s2 = 0.84 gives no preference on 40 sentences
+    noisy = probe_presets(fake_results([0.9, 0.9, 0.9], [0.46, 0.70, 0.79], n_senses=(20, 20)))
+    assert noisy["semantics"]["s"] == [0.0, 0.5, 0.5] and noisy["syntax"]["s"] == pytest.approx([1 / 3] * 3)
     with pytest.raises(ValueError):
         probe_presets(fake_results([0.8, 0.9, 0.9], [0.5, 0.5, 0.5], model="other"))
+
+
+def test_context_specificity_errors_and_paired_change():
+    """Standard errors over words, sentences and pairs; the change from layer 1 to the top is paired."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(1, 12, 16))
+    # layer 0 = layer 1 = the same vectors, layer 2 = noisier copies: self-similarity falls at the top
+    occurrences = {f"w{i}": np.concatenate([np.repeat(base[:, i:i + 1], 6, axis=1)] * 2
+                                           + [np.repeat(base[:, i:i + 1], 6, axis=1) + rng.normal(size=(1, 6, 16))])
+                   for i in range(12)}
+    sentences = [rng.normal(size=(3, 5, 16)) for _ in range(20)]
+    m = cs.specificity_measures(occurrences, sentences, n_pairs=300)
+    per_word = np.array(list(m["per_word"].values()))
+    assert m["se"]["self_similarity"][2] == pytest.approx(per_word[:, 2].std(ddof=1) / np.sqrt(12))
+    assert m["se"]["self_similarity"][1] == pytest.approx(0.0)  # every word identical in every context
+    assert all(v > 0 for v in m["se"]["intra_sentence"] + m["se"]["anisotropy"])
+    change = m["change"]["self_similarity_adjusted"]
+    adjusted = m["self_similarity_adjusted"]
+    assert (change["from"], change["to"]) == (1, 2) and change["value"] == pytest.approx(adjusted[2] - adjusted[1])
+    assert change["value"] < -10 * change["se"]  # a clear fall, far beyond its error
+    two = cs.specificity_measures({w: v[:2] for w, v in occurrences.items()}, [s[:2] for s in sentences], n_pairs=50)
+    assert two["change"] == {"self_similarity_adjusted": None, "intra_sentence_adjusted": None}  # needs 3 layers
 
 
 def test_cli_quick_end_to_end(tiny_bert_dir, tmp_path):
@@ -207,10 +232,23 @@ def test_cli_quick_end_to_end(tiny_bert_dir, tmp_path):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["quick"] is True and data["pos"]["config"]["n_train_sentences"] == 300
     assert data["published"]["pos"]["layers"] == {"biLM layer 1": 97.3, "biLM layer 2": 96.8}
-    assert set(data["timing_seconds"]) == {"pos", "senses", "context", "learned_mix", "total"}
+    assert set(data["timing_seconds"]) == {"pos", "senses", "context", "learned_mix", "concat", "total"}
     assert data["presets"] is None  # no ELMo in this run
     assert data["learned_mix"]["model"] is None and data["learned_mix"]["tasks"] == {}  # nor a learned mix
+    assert data["concat"]["inputs"] == {}  # nor a concatenation
     assert len(data["senses"]["words"]) == len(sense_probe.SENSE_SETS)
+
+    # --only reruns the named stages and keeps the others of the file, with their timings
+    args = ["--models", str(tiny_bert_dir), "--static", "none", "--quick", "--corpus", str(corpus), "--out", str(out)]
+    assert main(args + ["--only", "senses"]) == 0
+    again = json.loads(out.read_text(encoding="utf-8"))
+    assert again["stages_rerun"] == ["senses"]
+    for stage in ("pos", "context", "learned_mix", "concat"):
+        assert again[stage] == data[stage] and again["timing_seconds"][stage] == data["timing_seconds"][stage]
+    assert again["timing_seconds"]["total"] == pytest.approx(sum(again["timing_seconds"][k] for k in STAGES), abs=0.2)
+    assert main(args[:-1] + [str(tmp_path / "none.json"), "--only", "senses"]) == 2  # nothing to keep
+    assert main([a for a in args if a != "--quick"] + ["--only", "senses"]) == 2  # other mode: refused
+    assert json.loads(out.read_text(encoding="utf-8")) == again  # a refused run writes nothing
 
 
 def test_stale_models_follow_the_weight_file_content(tmp_path, monkeypatch):

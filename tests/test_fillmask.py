@@ -263,3 +263,12 @@ def test_word_candidates_second_character_sees_the_first(tiny_bert):
 
 def test_word_candidates_without_runs_is_empty(tiny_bert):
     assert fm.word_candidates(tiny_bert, "我吃了一个[MASK]。") == []
+
+
+def test_proposals_are_whole_words_of_a_run_else_characters(tiny_bert):
+    run = "我吃了一个[MASK][MASK]。"
+    assert fm.proposals(fm.fill_mask(tiny_bert, run), fm.word_candidates(tiny_bert, run, top_n=4)) == \
+        [w.word for w in fm.word_candidates(tiny_bert, run, top_n=4)[0].words]
+    single = "今天天气很[MASK]。"
+    result = fm.fill_mask(tiny_bert, single, top_k=4)
+    assert fm.proposals(result, fm.word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]

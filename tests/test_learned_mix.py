@@ -32,7 +32,7 @@ def test_the_head_mixes_with_the_formula_of_core_mixing():
     assert fixed.s().tolist() == pytest.approx(PRESETS["syntax"][0])
 
 
-def test_fixed_settings_and_the_lecture_verdict():
+def test_fixed_settings_and_the_ordering():
     settings = lm.fixed_settings(3)
     assert settings["uniform"] == pytest.approx([1 / 3] * 3)
     assert settings["layer_2"] == one_hot(3, 2).tolist()
@@ -43,10 +43,63 @@ def test_fixed_settings_and_the_lecture_verdict():
     def task(*seeds):
         return {"seeds": [{"s": s} for s in seeds]}
     low, high = task([0.6, 0.3, 0.1], [0.5, 0.4, 0.1]), task([0.1, 0.3, 0.6], [0.2, 0.2, 0.6])
-    assert lm.lecture_verdict({"pos": low, "sentiment": high}) == "same"
-    assert lm.lecture_verdict({"pos": high, "sentiment": low}) == "opposite"
-    assert lm.lecture_verdict({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}) == "unclear"
+    assert lm.ordering({"pos": low, "sentiment": high}) == "same"
+    assert lm.ordering({"pos": high, "sentiment": low}) == "opposite"
+    assert lm.ordering({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}) == "unclear"
     assert lm.s_range(low) == ([0.5, 0.3, 0.1], [0.6, 0.4, 0.1])
+
+
+def numbers_task(seeds, learned: float, uniform: float, n: int) -> dict:
+    """A task entry as run_task stores it: the seeds' s (the first is the reported one) and two accuracies."""
+    entries = [{"s": s, "accuracy": learned + 0.001 * k} for k, s in enumerate(seeds)]
+    return {"n_test": n, "learned": {**entries[0], "accuracy": learned}, "seeds": entries,
+            "fixed": {"uniform": {"accuracy": uniform}}}
+
+
+LOW_SEEDS = ([0.02, 0.77, 0.21], [0.03, 0.76, 0.21], [0.02, 0.78, 0.20])
+HIGH_SEEDS = ([0.03, 0.61, 0.36], [0.02, 0.63, 0.35], [0.07, 0.08, 0.85])
+
+
+@pytest.mark.parametrize(("pos", "sentiment", "headline"), [
+    ((0.810, 0.807, 4775), (0.748, 0.772, 400), "weak"),  # the shipped numbers' shape: no gain from learning s
+    ((0.840, 0.800, 4775), (0.748, 0.772, 400), "same"),  # POS gains 4 points on 4775 words: beyond error
+    ((0.800, 0.840, 4775), (0.748, 0.772, 400), "weak"),  # a loss is not a gain
+])
+def test_the_verdict_follows_the_accuracies(pos, sentiment, headline):
+    tasks = {"pos": numbers_task(LOW_SEEDS, *pos), "sentiment": numbers_task(HIGH_SEEDS, *sentiment)}
+    verdict = lm.verdict(tasks)
+    assert verdict.ordering == "same" and verdict.headline == headline
+    expected = {"pos": "tie" if pos[0] - pos[1] == pytest.approx(0.003) else "better" if pos[0] > pos[1] else "worse",
+                "sentiment": "tie"}  # 2.4 points on 400 reviews: within error
+    assert {task: v.vs_uniform for task, v in verdict.tasks.items()} == expected
+    assert verdict.tasks["pos"].top_layer == 1 and verdict.tasks["sentiment"].top_layer is None  # a seed picks layer 2
+    assert verdict.paper_layer == ("pos",)
+    assert verdict.tasks["sentiment"].spread == pytest.approx(0.55)
+    assert verdict.tasks["pos"].seed_accuracy == pytest.approx((pos[0], pos[0] + 0.002))
+    flipped = lm.verdict({"pos": numbers_task(HIGH_SEEDS, *pos), "sentiment": numbers_task(LOW_SEEDS, *sentiment)})
+    assert flipped.headline == "opposite"  # no "weak" qualifier turns an opposite ordering into agreement
+    mixed = lm.verdict({"pos": numbers_task(LOW_SEEDS + ([0.0, 0.1, 0.9],), *pos),
+                        "sentiment": numbers_task(HIGH_SEEDS, *sentiment)})
+    assert mixed.headline == "unclear" and mixed.tasks["pos"].top_layer is None  # one POS seed sits on top
+
+
+def test_the_shipped_verdict_agrees_with_its_numbers():
+    """assets/experiments.json: the verdict the ELMo page prints, checked against the raw numbers
+    (fails when a rerun changes the numbers in a way the verdict no longer fits)."""
+    tasks = view.learned_mix(experiments.load_results())["tasks"]
+    verdict = lm.verdict(tasks)
+    for name, task in tasks.items():
+        learned, uniform, n = task["learned"]["accuracy"], task["fixed"]["uniform"]["accuracy"], task["n_test"]
+        half = 1.96 * np.sqrt(learned * (1 - learned) / n + uniform * (1 - uniform) / n)
+        beyond = abs(learned - uniform) > half
+        assert (verdict.tasks[name].vs_uniform == "tie") is (not beyond), name
+        tops = {int(np.argmax(r["s"])) for r in task["seeds"]}
+        assert (verdict.tasks[name].top_layer is not None) is (len(tops) == 1), name
+        assert (name in verdict.paper_layer) is (tops == {1}), name
+    gains = [name for name, v in verdict.tasks.items() if v.vs_uniform == "better"]
+    if verdict.headline in ("same", "weak"):
+        assert verdict.ordering == "same" and (verdict.headline == "same") is bool(gains)
+    assert verdict.headline != "same" or gains  # never "the learned s helps" without a measured gain
 
 
 @pytest.fixture(scope="module")

@@ -82,7 +82,15 @@ def test_lora_is_seeded(tiny_bert, data):
 
 
 def test_validation_split_leaves_the_test_reviews_out(data):
-    split = lora.validation_split(data)
+    split = transfer.validation_split(data, CONFIG.val_share)
     assert len(split.test_texts) == 4 and split.train_texts + split.test_texts == data.train_texts
     assert split.train_labels + split.test_labels == data.train_labels
     assert not set(split.test_texts) & set(data.test_texts)
+
+
+def test_sweep_chooses_the_best_validation_accuracy(tiny_bert):
+    lines = []
+    choice = lora.sweep(tiny_bert, [1e-3, 1e-2], CONFIG.replace(n_train=16, n_test=8), log=lines.append)
+    assert [float(v) for v in choice["val_accuracy"]] == [1e-3, 1e-2] and len(lines) == 2
+    scores = list(choice["val_accuracy"].values())
+    assert choice["chosen"] == [1e-3, 1e-2][scores.index(max(scores))] and choice["n_val"] == 4

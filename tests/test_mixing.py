@@ -4,6 +4,8 @@ import pytest
 from core.mixing import (
     PRESETS,
     format_vector,
+    layer_normalise,
+    mean_norms,
     normalise_weights,
     one_hot,
     pre_softmax_from_normalised,
@@ -117,3 +119,50 @@ def test_format_vector_writes_vectors_as_the_lecture_does():
     assert format_vector([0.4, 0.6, 1.0], 2) == "[0.40, 0.60, 1.00]"  # live values keep their width
     assert format_vector([0.4, 0.6, 1.0], 2, trim=True) == "[0.4, 0.6, 1.0]"
     assert format_vector([0.25, 2.0]) == "[0.2, 2.0]"
+
+
+# ---- per-layer standardisation (AllenNLP's ScalarMix do_layer_norm) ------------------------------------
+def test_layer_normalise_is_a_layer_norm_over_the_whole_layer():
+    """One mean and one variance per layer over every position and dimension: torch's layer_norm over the
+    layer's full shape (no affine), as AllenNLP's _do_layer_norm computes without padding."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    layers = rng.normal(size=(3, 5, 8)) * np.array([10.0, 0.5, 2.0])[:, None, None] + 4.0
+    expected = torch.nn.functional.layer_norm(torch.tensor(layers), (5, 8), eps=1e-12).numpy()
+    assert np.allclose(layer_normalise(layers), expected, rtol=0.0, atol=1e-9)
+    per_token = torch.nn.functional.layer_norm(torch.tensor(layers), (8,), eps=1e-12).numpy()
+    assert not np.allclose(layer_normalise(layers), per_token, atol=1e-3)  # not a per-token LayerNorm
+
+
+def test_layer_norm_makes_the_mix_blind_to_each_layers_scale():
+    rng = np.random.default_rng(4)
+    layers = rng.normal(size=(3, 6, 4))
+    rescaled = layers * np.array([100.0, 0.01, 3.0])[:, None, None] + np.array([5.0, -2.0, 0.0])[:, None, None]
+    s = [0.2, 0.3, 0.5]
+    # equal up to the ε under the variance (1e-12 against the 0.01-scaled layer's 1e-4)
+    assert np.allclose(scalar_mix(rescaled, s, 1.5, do_layer_norm=True), scalar_mix(layers, s, 1.5, do_layer_norm=True),
+                       rtol=0.0, atol=1e-6)
+    assert not np.allclose(scalar_mix(rescaled, s), scalar_mix(layers, s))  # the raw mix follows the scales
+    assert np.allclose(scalar_mix(layers, s, 1.5, do_layer_norm=False), scalar_mix(layers, s, 1.5))
+
+
+def test_layer_norm_edge_cases():
+    constant = np.stack([np.full((2, 3), 7.0), np.arange(6.0).reshape(2, 3)])
+    normalised = layer_normalise(constant)
+    assert np.all(np.isfinite(normalised)) and np.allclose(normalised[0], 0.0)  # no 0 / 0
+    assert np.allclose(normalised[1].mean(), 0.0) and np.allclose(normalised[1].var(), 1.0)
+    one_position = layer_normalise(np.array([[[1.0, 3.0]], [[2.0, 2.0]]]))  # (2 layers, 1 position, 2 dims)
+    assert np.allclose(one_position, [[[-1.0, 1.0]], [[0.0, 0.0]]])
+    empty = np.zeros((3, 0, 4))
+    assert layer_normalise(empty).shape == (3, 0, 4)
+    assert np.allclose(mean_norms(empty), 0.0)
+    with pytest.raises(ValueError, match="layers must have shape"):
+        layer_normalise([1.0, 2.0, 3.0])
+
+
+def test_mean_norms():
+    layers = np.array([[[3.0, 4.0], [0.0, 1.0]], [[6.0, 8.0], [0.0, 0.0]]])  # lengths 5, 1 and 10, 0
+    assert np.allclose(mean_norms(layers), [3.0, 5.0])
+    assert np.allclose(mean_norms(layer_normalise(np.random.default_rng(5).normal(size=(3, 400, 16)) *
+                                                  np.array([9.0, 1.0, 3.0])[:, None, None])), 4.0, atol=0.2)

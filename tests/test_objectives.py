@@ -82,6 +82,37 @@ def test_masked_reading_is_fill_mask_at_that_character(bert, reading):
     assert unknown.actual is None and unknown.rank is None and unknown.candidates
 
 
+def test_masked_readings_and_where_each_objective_is_surer(bert, reading):
+    every = obj.masked_readings(bert, SENTENCE, tuple(reading.offsets), tuple(reading.tokens))
+    assert len(every) == len(reading.tokens)
+    for k, prediction in enumerate(every):
+        one = obj.masked_reading(bert, SENTENCE, reading.offsets[k], reading.tokens[k])
+        assert prediction.actual == pytest.approx(one.actual) and prediction.rank == one.rank
+    surer, others = obj.surer_positions(reading.forward, every)
+    assert sorted(surer + others) == list(range(len(reading.tokens)))  # every character is known to both
+    assert all(every[k].actual > reading.forward[k].actual for k in surer)
+    assert all(every[k].actual <= reading.forward[k].actual for k in others)
+
+
+def test_the_pages_examples_hold(bert, reading):
+    """What the texts say of the default sentence: 果 after 苹 is almost certain from the left but not from the
+    right (obj.bilm.read); 苹 is hardly guessable from the left, and BERT, seeing 果, gives it more
+    (present.note.objective)."""
+    guo, ping = SENTENCE.index("果"), SENTENCE.index("苹")
+    assert reading.forward[guo].actual > 0.9 > reading.backward[guo].actual
+    assert reading.forward[ping].actual < 0.05
+    assert obj.masked_reading(bert, SENTENCE, reading.offsets[ping], "苹").actual > reading.forward[ping].actual
+
+
+def test_surer_positions_leaves_out_unscored_tokens():
+    def p(actual):
+        return obj.Prediction([], actual, None if actual is None else 1)
+
+    left = [p(0.9), p(0.1), p(None), p(0.4), p(0.2)]
+    masked = [p(0.5), p(0.2), p(0.3), p(None), p(0.2)]
+    assert obj.surer_positions(left, masked) == ([1], [0, 4])  # a tie is not "surer"
+
+
 # ---- shallow concatenation vs deep bidirectionality ----------------------------------------------------
 @pytest.mark.parametrize("first, second", PAIRS)
 def test_elmo_forward_halves_unchanged_bert_changes(elmo, bert, first, second):

@@ -238,6 +238,40 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     assert at.metric[0].value.endswith("%")
 
 
+def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
+    """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
+    the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
+    from core import vectors_view as vv
+    from core.mixing import layer_normalise, mean_norms
+    from core.registry import DEFAULT_ELMO, load_encoder
+    from ui.i18n import translate
+
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
+    assert_no_exception(at)
+    parsed = vv.parse_input(APPLE, "苹果")
+    view = vv.occurrence_layers(load_encoder(DEFAULT_ELMO), None, parsed.sentences, parsed.word, parsed.labels)
+    names = ["字向量层", "第 1 层 biLSTM", "第 2 层 biLSTM"]
+    raw = mean_norms(view.stacked())
+    listed = " · ".join(f"{name} {norm:.1f}" for name, norm in zip(names, raw))
+    assert translate("zh", "elmo.live.norms_raw", raw=listed, longest=names[int(np.argmax(raw))],
+                     ratio=f"{raw.max() / raw.min():.1f}") in [c.value for c in at.caption]
+    assert at.toggle(key="elmo_layer_norm").value is False and "norm" not in at.query_params
+    at.toggle(key="elmo_layer_norm").set_value(True).run()
+    assert_no_exception(at)
+    assert at.query_params["norm"] == "1"
+    expected = vv.mix_view(view.stacked(), [0.0, 0.0, 0.0], 1.0, True, view.occurrence_labels, layer_norm=True)
+    mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
+    xs = np.concatenate([plotly_array(tr["x"]) for tr in mixed])
+    assert np.allclose(np.sort(xs), np.sort(expected.coords[:, 0]), atol=1e-4)
+    standardised = " · ".join(f"{name} {norm:.1f}"
+                               for name, norm in zip(names, mean_norms(layer_normalise(view.stacked()))))
+    assert translate("zh", "elmo.live.norms_normalised", raw=listed, normalised=standardised) in \
+        [c.value for c in at.caption]
+    again = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE, query={"norm": "1"})
+    assert again.toggle(key="elmo_layer_norm").value is True
+
+
 def test_url_state(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, query={"scene": "da", "word": "打", "w": "[0.5,-1,2]", "gamma": "2.5",
                                         "mode": "softmax", "bert": "1"})
@@ -336,13 +370,65 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     uniform = tasks["pos"]["fixed"]["uniform"]
     assert f"| 均匀 | {100 * uniform['accuracy']:.1f}%（{100 * uniform['interval'][0]:.1f}%–" in text
     assert "| 只用 0 · 字向量层 |" in text and "| 讲义：句法型 |" in text
-    verdict = {"same": "方向和讲义一致", "opposite": "和讲义相反", "unclear": "看不出讲义说的区别"}
-    assert verdict[learned_mix.lecture_verdict(tasks)] in text
+    # learned vs uniform s side by side, with their 95% intervals
+    dots = chart(at, "elmo_learned_accuracy")["data"]
+    for trace, task in zip(dots, ("pos", "sentiment")):
+        assert plotly_array(trace["x"]) == pytest.approx([tasks[task]["learned"]["accuracy"],
+                                                          tasks[task]["fixed"]["uniform"]["accuracy"]])
+    high = plotly_array(dots[0]["error_x"]["array"]) + plotly_array(dots[0]["x"])
+    assert high == pytest.approx([tasks["pos"]["learned"]["interval"][1], uniform["interval"][1]])
+    # every verdict sentence is the one the numbers select
+    verdict = learned_mix.verdict(tasks)
+    headline = {"same": "方向和讲义一致，而且学到的 s 有用", "weak": "只有弱的排序", "opposite": "和讲义相反",
+                "unclear": "看不出讲义说的区别"}
+    assert [h for h in headline.values() if h in text] == [headline[verdict.headline]]
+    compare = {"better": "学到的 s **更准**", "worse": "学到的 s 反而**更差**", "tie": "学到的 s **不比均匀 s 好**"}
+    for task in ("pos", "sentiment"):
+        v = verdict.tasks[task]
+        assert f"相差 {100 * v.diff:+.1f} 个百分点（95% 区间 {100 * v.low:+.1f} 到 {100 * v.high:+.1f}），" \
+               f"{compare[v.vs_uniform]}" in text
+    assert "Peters 等（2018）§5.5" in text
+    assert ("每个随机种子都把最大权重给了第一个 biLSTM 层" in text) is bool(verdict.paper_layer)
     for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
         low, high = learned_mix.s_range(tasks[task])
         unstable = max(h - l for l, h in zip(low, high)) > learned_mix.UNSTABLE_SPREAD
         assert (f"{name}的 s 没有被数据确定下来" in text) is unstable
     assert "python -m core.experiments" in "\n".join(c.value for c in at.caption)
+
+
+def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    from core.experiments import concat
+
+    results = committed_results()
+    entry = results["concat"]  # the committed file has the entry (python -m core.experiments --only concat)
+    with_results(monkeypatch, tmp_path, results)
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    assert "讲义里 ELMo 的用法：[x; ELMo] 拼接进任务模型" in [s.value for s in at.subheader]
+    fig = chart(at, "elmo_concat_accuracy")
+    dots = fig["data"][0]
+    assert plotly_array(dots["x"]).tolist() == pytest.approx([entry["inputs"][k]["accuracy"] for k in concat.INPUTS])
+    assert plotly_array(dots["error_x"]["arrayminus"]) == pytest.approx(
+        [entry["inputs"][k]["accuracy"] - entry["inputs"][k]["interval"][0] for k in concat.INPUTS])
+    assert f"{100 * entry['word_identity']:.1f}%" in fig["data"][1]["name"]  # the lookup baseline, drawn as a line
+    text = markdown(at)
+    headline, comparisons = concat.verdict(entry)
+    sentences = {"both": "比任何一种单独用都准", "one": "只比其中一种单独用更准", "none": "不比任何一种单独用更准"}
+    assert [h for h in sentences.values() if h in text] == [sentences[headline]]
+    words = {"better": "拼接更准", "worse": "拼接反而更差", "tie": "分不出高下"}
+    for c in comparisons:
+        assert f"{100 * c.diff:+.1f} 个百分点（95% 区间 {100 * c.low:+.1f} 到 {100 * c.high:+.1f}），{words[c.direction]}" in text
+    assert str(entry["n_test_words"]) in "\n".join(c.value for c in at.caption)
+
+
+def test_concat_section_says_how_to_compute_missing_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    results = committed_results()
+    results.pop("concat")  # a results file from before the comparison existed
+    with_results(monkeypatch, tmp_path, results)
+    at = make_app(tiny_bert_dir, lang="en")
+    assert_no_exception(at)
+    assert chart(at, "elmo_concat_accuracy") is None and chart(at, "elmo_learned_bars") is not None
+    assert "python -m core.experiments --only concat" in messages(at)
 
 
 def test_learned_section_prefers_session_results_and_speaks_english(models_dir, tiny_bert_dir, monkeypatch, tmp_path):

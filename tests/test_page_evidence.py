@@ -5,6 +5,7 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -13,6 +14,7 @@ import core.registry as registry
 from core.experiments import view
 from core.errors import LabError
 from core.safe_text import md_escape
+from core.stats import Z_95, wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "evidence.py")
@@ -42,7 +44,11 @@ def with_fake_elmo(results: dict) -> dict:
         "layer_names": ["token layer", "biLSTM 1", "biLSTM 2"], "kind": "elmo",
         "self_similarity": [1.0, 0.7, 0.5], "intra_sentence": [0.3, 0.5, 0.6], "anisotropy": [0.2, 0.3, 0.35],
         "self_similarity_adjusted": [0.8, 0.4, 0.15], "intra_sentence_adjusted": [0.1, 0.2, 0.25],
-        "per_word": {w: [1.0, 0.7, 0.5] for w in some["per_word"]}}
+        "per_word": {w: [1.0, 0.7, 0.5] for w in some["per_word"]},
+        "se": {"self_similarity": [0.0, 0.02, 0.03], "intra_sentence": [0.004, 0.004, 0.004],
+               "anisotropy": [0.003, 0.003, 0.003]},
+        "change": {"self_similarity_adjusted": {"from": 1, "to": 2, "value": -0.25, "se": 0.03},
+                   "intra_sentence_adjusted": {"from": 1, "to": 2, "value": 0.05, "se": 0.005}}}
     data["presets"] = experiments.probe_presets(data)
     return data
 
@@ -96,6 +102,17 @@ def test_renders_from_the_json_with_published_numbers_and_sample_sizes(monkeypat
     fig = figures(at)[0]
     bert = data["pos"]["models"]["mini-bert-zh"]
     assert trace(fig, "mini-bert-zh")["y"] == pytest.approx(bert["fine"])
+    # 95% Wilson intervals over the test words as error bars, and a best layer read with its ties
+    high = [wilson_interval(v, cfg["n_test_words"])[1] for v in bert["fine"]]
+    assert trace(fig, "mini-bert-zh")["error_y"]["array"] == pytest.approx([h - v for h, v in zip(high, bert["fine"])])
+    best, tied, margin = view.tied_with_best(bert["fine"], cfg["n_test_words"])
+    assert (f"最好的是第 {best} 层（{100 * bert['fine'][best]:.1f}%）" in body
+            and f"（约 ±{100 * margin:.1f}%）的层：{'、'.join(map(str, tied))}。" in body)
+    # "no more than a lookup table" only for models none of whose layers beats the lookup beyond error
+    lookup = data["pos"]["baselines"]["word_identity"]["fine"]
+    below = [name for name, e in data["pos"]["models"].items()
+             if not any(view.direction(lookup, v, cfg["n_test_words"])[0] == "higher" for v in e["fine"])]
+    assert ("**怎么读这张图**" in body) is bool(below) and all(name in body.split("**怎么读这张图**")[-1] for name in below)
 
 
 def test_pos_tagset_switch_changes_the_curve(monkeypatch, tmp_path):
@@ -131,23 +148,25 @@ def test_senses_section_word_select(monkeypatch, tmp_path):
 def test_context_section_modes_and_model(monkeypatch, tmp_path):
     data = with_fake_elmo(real_results())
     bert = data["context"]["models"]["mini-bert-zh"]
-    bert["self_similarity_adjusted"] = [0.5 + 0.01 * (j % 2) for j in range(len(bert["layer_names"]))]
+    intra_change = dict(bert["change"]["intra_sentence_adjusted"])  # the committed BERT figures
+    bert["change"]["self_similarity_adjusted"] = {"from": 1, "to": 4, "value": -0.02, "se": 0.011}  # within error
     at = page(monkeypatch, tmp_path, data, lang="en", query={"section": "context"})
     cfg = data["context"]["config"]
     body = texts(at)
     assert str(cfg["n_occurrences"]) in body and str(cfg["n_sentences"]) in body
-    assert "It falls with depth" in body  # fake ELMo: 0.4 -> 0.15
-    assert "Roughly flat" in body  # BERT made flat above
-    # intra-sentence similarity against Ethayarajh: ELMo rises in the paper (fake ELMo 0.20 -> 0.25 agrees),
-    # BERT falls in the paper; the committed BERT figures rise from layer 1 to the top
-    intra = bert["intra_sentence_adjusted"]
+    assert "It falls with depth (by more than the sampling error, ±0.059)" in body  # fake ELMo: −0.25 ± 1.96·0.03
+    assert "The change lies within the sampling error (±0.022)" in body  # BERT made flat above
+    # intra-sentence similarity against Ethayarajh: ELMo rises in the paper (fake ELMo +0.05 ± 0.01 agrees),
+    # BERT falls in the paper; the verdict on the committed BERT figures follows their change and its error
     assert "the same way as for ELMo in the paper" in body
     bert_way = {"up": "the opposite of BERT", "down": "the same way as for BERT",
-                "flat": "hardly changes"}[view.trend(intra[1], intra[-1], 0.02)]
+                "flat": "within the sampling error"}[view.change_trend(intra_change)[0]]
     assert bert_way in body.replace("**", "")
     fig = figures(at)[0]
     elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
     assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default
+    # error bars: 1.96 standard errors (Z_95), an adjusted value's including the anisotropy's
+    assert elmo_traces[0]["error_y"]["array"] == pytest.approx([Z_95 * np.hypot(se, 0.003) for se in (0.0, 0.02, 0.03)])
     at.radio(key="_ev_ctx").set_value("raw").run()
     assert not at.exception and at.query_params["ctx"] == "raw"
     elmo_traces = [tr for tr in figures(at)[0]["data"] if tr.get("name") == "mini-elmo-zh"]
@@ -159,14 +178,30 @@ def test_context_section_modes_and_model(monkeypatch, tmp_path):
 
 
 def test_presets_section(monkeypatch, tmp_path):
-    data = with_fake_elmo(real_results())
+    data = with_fake_elmo(real_results())  # fake ELMo: POS 61 / 83 / 79 % on the real test words, senses 50 / 60 / 70 %
     at = page(monkeypatch, tmp_path, data, query={"section": "presets"})
     fig = figures(at)[0]
     expected = experiments.probe_presets(data)
-    assert fig["data"][0]["y"] == pytest.approx(expected["syntax"])
-    assert fig["data"][1]["y"] == pytest.approx(expected["semantics"])
-    assert fig["data"][2]["y"] == pytest.approx([0.5, 0.4, 0.1])  # the lecture's example
-    assert sum(expected["syntax"]) == pytest.approx(1.0)
+    assert expected["syntax"]["s"] == [0.0, 1.0, 0.0]  # 4 points on 11,536 words: beyond error
+    assert expected["semantics"]["s"] == [0.0, 0.5, 0.5]  # 10 points on 137 sentences: within error
+    assert fig["data"][0]["y"] == pytest.approx(expected["syntax"]["s"])
+    assert fig["data"][1]["y"] == pytest.approx(expected["semantics"]["s"])
+    assert fig["data"][2]["y"] == pytest.approx([0.5, 0.4, 0.1])  # the lecture's example, as the lecture gives it
+    body = texts(at)
+    assert "**两组预设不同**" in body and "语义预设给第 1、2 层" in body
+    assert f"相差不到抽样误差（约 ±{100 * expected['semantics']['margin']:.1f}%）的层：1、2 → s = [0.00, 0.50, 0.50]" in body
+
+
+def test_presets_of_the_shipped_results_say_what_the_probes_support(monkeypatch, tmp_path):
+    at = page(monkeypatch, tmp_path, query={"section": "presets"})
+    presets = experiments.probe_presets(real_results())
+    same = presets["syntax"]["tied"] == presets["semantics"]["tied"]
+    assert ("**两组预设相同**" in texts(at)) is same and ("**两组预设不同**" in texts(at)) is not same
+    for preset in presets.values():  # a layer loses weight only beyond sampling error
+        best = preset["accuracy"][preset["best"]]
+        for j, (acc, s) in enumerate(zip(preset["accuracy"], preset["s"])):
+            gap_beyond = best - acc > view.direction(acc, best, preset["n"])[1]
+            assert (s == 0.0) is gap_beyond, (j, preset)
 
 
 def test_presets_missing_without_elmo(monkeypatch, tmp_path):
@@ -242,3 +277,30 @@ def test_registered_in_the_app_navigation():
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "证据：逐层实验"
     assert "97.3" in texts(at)
+
+
+def test_training_budgets_of_the_compared_models_are_shown(monkeypatch, tmp_path):
+    """ELMo and BERT are compared layer by layer here: their budgets (training.json) sit at the top."""
+    from core.budgets import load_budgets, token_ratio
+    from ui.i18n import translate
+
+    at = page(monkeypatch, tmp_path)
+    ratio = token_ratio(load_budgets(), registry.DEFAULT_BERT, registry.DEFAULT_ELMO)
+    expected = translate("zh", "budget.ratio", larger=registry.DEFAULT_BERT, smaller=registry.DEFAULT_ELMO,
+                         ratio=f"{ratio:.0f}")
+    assert sum(expected in c.value for c in at.caption) == 1
+    assert "2–4" not in texts(at)  # the old, wrong "2–4 hours each on 2 CPU cores"
+
+
+def test_senses_note_computes_its_sample_sizes(monkeypatch, tmp_path):
+    from ui.i18n import translate
+
+    data = real_results()
+    at = page(monkeypatch, tmp_path, query={"section": "senses"})
+    words = data["senses"]["words"]
+    per_sense = [c for w in words for c in w["senses"].values()]
+    sizes = [w["n"] for w in words]
+    note = translate("zh", "evidence.senses.note", n_words=len(words), n_sentences=sum(sizes),
+                     per_sense=f"{min(per_sense)}–{max(per_sense)}",
+                     step=f"{100 / max(sizes):.0f}–{100 / min(sizes):.0f}")
+    assert note in [m.value for m in at.markdown]

@@ -13,8 +13,9 @@ import pytest
 from apptest_support import (assert_no_exception, assert_text_notes, chart, page_app, plotly_array, texts, type_text,
                              zh_message)
 
+from core import fill_examples as fx
 from core import fillmask as fm
-from core.registry import list_models
+from core.registry import list_models, load_encoder
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
 
@@ -59,6 +60,11 @@ def test_mini_bert_default_run():
     assert total.count("1.0000") == 2
     labels = [m.label for m in at.metric]
     assert any("IsNext" in label for label in labels)
+    # the default sentence's accepted answer is found, the default pair is judged right (tests/test_fill_examples.py)
+    assert any("✓" in s and "「苹果」" in s for s in texts(at, "success"))
+    assert any("真实的下一句（IsNext）" in s and "判断正确" in s for s in texts(at, "success"))
+    # the masking section says the model was pre-trained with whole-word masking, with the recorded share
+    assert any("整词" in c and "Cui" in c and "%" in c for c in texts(at, "caption"))
 
 
 def test_top_k_slider_and_url(tiny):
@@ -93,17 +99,39 @@ def test_english(tiny):
 # ---- input modes and examples ----------------------------------------------------------------------
 def test_example_selectbox_fills_every_mode(tiny):
     at = _app(tiny).run()
-    at.selectbox(key="fill_example").set_value(2).run()
+    example = fx.EXAMPLES[3]
+    at.selectbox(key="fill_example").set_value(3).run()
     assert_no_exception(at)
-    assert at.text_input(key="fill_sentence").value == "他背着[MASK][MASK]去北京。"
-    assert "他背着[MASK][MASK]去北京。" in texts(at, "code")
+    assert at.text_input(key="fill_sentence").value == example.masked
+    assert example.masked in texts(at, "code")
     assert at.selectbox(key="fill_example").value is None  # ready for the next pick
+    assert at.text_input(key="fill_corrupt_text").value == example.plain  # the true sentence, not a guess
     at.radio(key="fill_mode").set_value("word").run()
-    assert at.text_input(key="fill_plain").value == "他背着包袱去北京。"
-    assert at.text_input(key="fill_word").value == "包袱"
+    assert at.text_input(key="fill_plain").value == example.plain
+    assert at.text_input(key="fill_word").value == example.word
     at.radio(key="fill_mode").set_value("chars").run()
-    assert at.multiselect(key="fill_chars").value == [3, 4]
-    assert "他背着[MASK][MASK]去北京。" in texts(at, "code")
+    start = example.plain.index(example.word)
+    assert at.multiselect(key="fill_chars").value == list(range(start, start + len(example.word)))
+    assert example.masked in texts(at, "code")
+
+
+@pytest.mark.parametrize("shipped", [False, True], ids=["tiny", "mini-bert-zh"])
+def test_answer_check_is_computed_from_the_data(tiny, tiny_bert, shipped):
+    if shipped and not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
+        pytest.skip("mini-bert-zh is not available here")
+    name, encoder = ("mini-bert-zh", load_encoder("mini-bert-zh")) if shipped else (tiny, tiny_bert)
+    sentence = "北京是中国的[MASK]都。"  # the lecture demo set's sentence (accepted answer 首)
+    at = _app(name, query={"sentence": sentence}).run()
+    assert_no_exception(at)
+    proposed = fm.proposals(fm.fill_mask(encoder, sentence, top_k=20), fm.word_candidates(encoder, sentence))
+    rank = fx.answer_rank(proposed, ("首",))
+    if rank == 1:
+        assert any("✓" in s and "「首」" in s for s in texts(at, "success"))
+    else:  # the model's wrong first choice is named, and where the answer is, if anywhere
+        assert any("✗" in w and f"「{proposed[0]}」" in w and (f"第 {rank} 位" if rank else "答错") in w
+                   for w in texts(at, "warning"))
+    unknown = _app(tiny, query={"sentence": "今天[MASK]很好。"}).run()  # no accepted answers: no verdict
+    assert not any("参考答案" in m for m in texts(unknown, "success") + texts(unknown, "warning"))
 
 
 def test_word_mode(tiny):
@@ -147,6 +175,8 @@ def test_candidate_comparison(tiny, tiny_bert):
     table = at.dataframe[0].value
     assert list(table.iloc[:, 0]) == ["苹果", "水果", "公司", "好吃的"]
     assert list(table.iloc[:, 3]) == [True, True, True, False]
+    assert table.iloc[3, 1] is None or np.isnan(table.iloc[3, 1])  # no score for a word that does not fit ...
+    assert at.dataframe[0].proto.placeholder == "填不进"  # ... and the cell says why instead of "None"
     np.testing.assert_allclose(table.iloc[:3, 1].astype(float), [e["score"] for e in expected[:3]], rtol=1e-6)
     spec = chart(at, "fill_cand_chart")
     np.testing.assert_allclose(plotly_array(spec["data"][0]["x"]), [e["score"] for e in expected[:3]], rtol=1e-6)
@@ -185,6 +215,20 @@ def test_replay_buttons_and_slider(tiny, tiny_bert):
 
 
 # ---- the corruption panel ----------------------------------------------------------------------------
+def test_corruption_never_shows_a_model_guess_as_a_sentence(tiny, tiny_bert):
+    # a masked sentence of the evaluation sets: its true sentence from the accepted answer
+    at = _app(tiny, query={"sentence": "北京是中国的[MASK]都。"}).run()
+    assert_no_exception(at)
+    assert at.text_input(key="fill_corrupt_text").value == "北京是中国的首都。"
+    assert any("参考答案还原" in c for c in texts(at, "caption"))
+    # a masked sentence nobody knows the original of: the box keeps its text, and says why
+    at.text_input(key="fill_sentence").set_value("今天[MASK]很好。").run()
+    assert_no_exception(at)
+    guess = fm.iterative_fill(tiny_bert, "今天[MASK]很好。")[-1].text_after
+    assert at.text_input(key="fill_corrupt_text").value == "北京是中国的首都。" != guess
+    assert any("不知道它的原句" in c for c in texts(at, "caption"))
+
+
 def test_corruption_panel(tiny, tiny_bert):
     at = _app(tiny).run()
     # the default masked example is the plain example with characters masked: its plain form is used
@@ -230,6 +274,25 @@ def test_nsp(tiny, tiny_bert):
     assert values["P(NotNext)：B 是随机句子"] == f"{1 - p:.1%}"
     at.text_input(key="fill_nsp_b").set_value("").run()
     assert any("两个句子" in i for i in texts(at, "info"))
+
+
+def test_nsp_examples_and_verdict(tiny, tiny_bert):
+    at = _app(tiny).run()
+    default = fx.NSP_EXAMPLES[0]
+    assert (at.text_input(key="fill_nsp_a").value, at.text_input(key="fill_nsp_b").value) == (default.first,
+                                                                                             default.second)
+    random_pair = next(i for i, pair in enumerate(fx.NSP_EXAMPLES) if not pair.is_next)
+    at.selectbox(key="fill_nsp_example").set_value(random_pair).run()
+    assert_no_exception(at)
+    pair = fx.NSP_EXAMPLES[random_pair]
+    assert at.text_input(key="fill_nsp_b").value == pair.second
+    p = tiny_bert.next_sentence_probability(pair.first, pair.second)
+    judged = "IsNext" if p > 0.5 else "NotNext"
+    verdicts = texts(at, "success") + texts(at, "warning")
+    assert any("随机配上的句子（NotNext）" in v and f"判断为 {judged}" in v and f"{p:.1%}" in v
+               and ("判断正确" if judged == "NotNext" else "判断错误") in v for v in verdicts)
+    at.text_input(key="fill_nsp_b").set_value("我吃了一个苹果。").run()  # not an example: no label, no verdict
+    assert not any("判断为" in v for v in texts(at, "success") + texts(at, "warning"))
 
 
 def test_nsp_warns_about_unseen_characters(tiny):

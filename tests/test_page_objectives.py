@@ -11,6 +11,7 @@ import pytest
 from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 
 from core import objectives as obj
+from core.budgets import load_budgets, token_ratio
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO
 from ui.i18n import translate
 
@@ -75,6 +76,19 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[5].candidates[:5]],
                                rtol=RTOL)
     assert chart(at, "obj_gpt_strip") is not None
+    # the count of positions where BERT is surer, computed over the whole sentence (not "most positions")
+    every = obj.masked_readings(bert, "我吃了一个苹果", tuple(reading.offsets), tuple(reading.tokens))
+    surer, others = obj.surer_positions(reading.forward, every)
+    count = zh("obj.gpt.count", model=DEFAULT_BERT, surer=len(surer), n=len(surer) + len(others))
+    if others:
+        count += "  \n" + zh("obj.gpt.count_left", chars=" ".join(reading.tokens[k] for k in others))
+    assert count in texts(at, "markdown")
+    # the two models' training budgets beside the comparison, from training.json
+    budgets = load_budgets()
+    ratio = token_ratio(budgets, DEFAULT_BERT, DEFAULT_ELMO)
+    note = [c for c in texts(at, "caption") if zh("budget.ratio", larger=DEFAULT_BERT, smaller=DEFAULT_ELMO,
+                                                    ratio=f"{ratio:.0f}") in c]
+    assert len(note) == 1 and f"{budgets[DEFAULT_ELMO].cpu_minutes:.0f}" in note[0]
     assert dict(at.query_params) == {"sentence": "我吃了一个苹果", "top_k": "5", "pos": "5", "a": PAIR[0],
                                      "b": PAIR[1], "token": "0", "mask": "5"}
 

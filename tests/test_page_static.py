@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_support import assert_no_exception, messages, plotly_array
 from core import scenes
+from core import vectors_view as vv
 from core.safe_text import md_escape
 from model_support import link_real_elmo
 
@@ -139,6 +140,24 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     assert not np.allclose(plotly_array(heat["data"][0]["z"]), plotly_array(heat_raw["data"][0]["z"]))
     assert len(encode_calls) == runs  # neither control re-ran the model
     assert at.query_params["layer"] == "0" and at.query_params["centre"] == "1"
+
+
+def test_a_pair_is_never_centred(models_dir, tiny_bert_dir, tiny_bert):
+    """Two points centred on their mean are exact opposites: with the lecture's pair the centring toggle is
+    off-limits (it keeps its URL value for later sentences), and the pair's cosine is the raw one."""
+    at = make_app(tiny_bert_dir, query={"centre": "1"})
+    assert_no_exception(at)
+    toggle = at.toggle(key="static_centre")
+    assert toggle.value is True and toggle.disabled and at.query_params["centre"] == "1"
+    view = vv.occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
+    raw = f"{view.cosine[False][-1][0][1]:.2f}"
+    assert [m.value for m in at.metric] == [raw] and raw != "-1.00"
+    heat = charts(at)["static_heatmap"]
+    assert "原始" in heat["layout"]["title"]["text"]
+    assert np.allclose(plotly_array(heat["data"][0]["z"]), view.cosine[False][-1], atol=1e-6)
+    at.text_area(key="vec_text").input(LECTURE_TEXT + "\n苹果很甜").run()  # a third occurrence: centring applies
+    assert not at.toggle(key="static_centre").disabled
+    assert "均值中心化" in charts(at)["static_heatmap"]["layout"]["title"]["text"]
 
 
 def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,8 @@ def data():
 def results(tiny_bert, tiny_elmo, data):
     calls = []
     before = {k: v.clone() for k, v in tiny_bert.model.state_dict().items()}
-    out = transfer.run_transfer(tiny_bert, tiny_elmo, TINY, data=data, progress=lambda f, s: calls.append((f, s)))
+    out = transfer.run_transfer(tiny_bert, tiny_elmo, TINY, data=data, progress=lambda f, s: calls.append((f, s)),
+                                finetune_lrs=(1e-4, 3e-4), lora_lrs=(1e-3, 5e-3))
     after = tiny_bert.model.state_dict()
     out["_unchanged"] = all(torch.equal(before[k], after[k]) for k in before)
     out["_calls"] = calls
@@ -138,7 +140,48 @@ def test_fine_tuning_never_touches_the_cached_encoder(results):
 def test_progress_is_monotone_and_finishes(results):
     fractions = [f for f, _ in results["_calls"]]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert {s for _, s in results["_calls"]} == {"data", "elmo", "bert", "probe", "finetune", "lora", "done"}
+    assert {s for _, s in results["_calls"]} == {"data", "elmo", "bert", "probe", "tune_finetune", "finetune",
+                                                 "tune_lora", "lora", "done"}
+
+
+def test_every_hyper_parameter_is_chosen_on_the_validation_split(results, data):
+    """The probes' C, the learning rates of fine-tuning and LoRA: the best validation accuracy on the last
+    quarter of the training reviews (a tie: the first candidate), then used for the run on the test reviews."""
+    n_val = int(TINY.n_train * TINY.val_share)
+    chosen = [results["feature_elmo"]["choice"], results["fine_tune"]["choice"], results["lora"]["choice"]]
+    chosen += [c for pooling in transfer.POOLINGS for c in results["feature_bert"]["choice"][pooling]]
+    for choice in chosen:
+        assert (choice["n_fit"], choice["n_val"]) == (TINY.n_train - n_val, n_val)
+        scores = list(choice["val_accuracy"].values())
+        assert choice["chosen"] == float(list(choice["val_accuracy"])[scores.index(max(scores))])
+        assert all(abs(a * n_val - round(a * n_val)) < 1e-9 for a in scores)  # a share of the validation reviews
+    assert [float(c) for c in results["feature_elmo"]["choice"]["val_accuracy"]] == list(TINY.C_grid)
+    assert results["config"]["lr"] == results["fine_tune"]["choice"]["chosen"]
+    assert results["lora"]["settings"]["lr"] == results["lora"]["choice"]["chosen"]
+    assert results["validation"] == {"n_fit": TINY.n_train - n_val, "n_val": n_val}
+    # each test review's outcome, behind the paired comparisons
+    for entry in (results["feature_elmo"], results["fine_tune"], results["lora"]):
+        assert len(entry["correct"]) == TINY.n_test and entry["correct"].count("1") / TINY.n_test == entry["accuracy"]
+
+
+def test_the_choice_of_C_never_sees_the_test_reviews(data):
+    rng = np.random.default_rng(0)
+    train_x, test_x = rng.normal(size=(24, 5)), rng.normal(size=(16, 5))
+    train_x[:, 0] += 2 * np.asarray(data.train_labels)
+    fit = transfer.fit_probe(train_x, data.train_labels, test_x, data.test_labels, C_grid=TINY.C_grid, val_share=0.25)
+    flipped = transfer.fit_probe(train_x, data.train_labels, test_x, [1 - y for y in data.test_labels],
+                                 C_grid=TINY.C_grid, val_share=0.25)
+    assert fit["choice"] == flipped["choice"] and fit["accuracy"] + flipped["accuracy"] == pytest.approx(1.0)
+
+
+def test_standardised_mix_weighs_every_layer_alike():
+    """A layer 100x longer than the others does not dominate the ELMo features (it would in a raw mix)."""
+    rng = np.random.default_rng(1)
+    layers = rng.normal(size=(3, 50, 4)) * np.array([100.0, 1.0, 1.0])[:, None, None]
+    train, test = transfer.standardised_mix(layers[:, :40], layers[:, 40:])
+    z = (layers[:, :40] - layers[:, :40].mean(axis=1, keepdims=True)) / layers[:, :40].std(axis=1, keepdims=True)
+    assert np.allclose(train, z.mean(axis=0), atol=1e-5) and test.shape == (10, 4)
+    assert np.allclose(train.mean(axis=0), 0, atol=1e-5)
 
 
 def test_fine_tuning_is_seeded(tiny_bert, data):
@@ -183,10 +226,26 @@ def test_read_view_types_the_results_and_reads_old_files(results):
     assert view.finetune.curve_steps == [p["step"] for p in clean["fine_tune"]["curve"]]
     assert view.lora.settings["r"] == clean["lora"]["settings"]["r"] and view.n_test == TINY.n_test
     assert view.lora_share() == pytest.approx(clean["lora"]["trained_params"] / clean["fine_tune"]["trained_params"])
+    probe = view.bert.probe("mean", 1)
+    assert probe.choice.chosen == bert["choice"]["mean"][1]["chosen"] and probe.correct == bert["correct"]["mean"][1]
+    assert view.bert.choice.chosen == bert["choice"]["cls"][top]["chosen"] and view.elmo.standardised
+    assert view.finetune.lr == clean["config"]["lr"] and view.lora.lr == clean["lora"]["settings"]["lr"]
+    assert transfer.compare(view.finetune, probe).paired
     old = {k: v for k, v in clean.items() if k != "lora"}
     old["feature_bert"] = {k: v for k, v in bert.items() if k not in ("seconds", "cpu_seconds")}
     before_lora = transfer.read_view(old)
     assert before_lora.lora is None and before_lora.lora_share() is None and before_lora.bert.seconds is None
+    untuned = transfer.read_view(_before_tuning(clean))
+    assert untuned.validation is None and untuned.bert.probe("cls", 1).choice is None and not untuned.elmo.standardised
+    assert not transfer.compare(untuned.finetune, untuned.bert).paired  # no outcomes per review: independent
+
+
+def _before_tuning(results: dict) -> dict:
+    """``results`` as a file written before the choice on the validation split (and per-review outcomes)."""
+    old = {k: v for k, v in results.items() if k != "validation"}
+    for key in ("feature_elmo", "feature_bert", "fine_tune", "lora"):
+        old[key] = {k: v for k, v in old[key].items() if k not in ("choice", "correct", "standardised")}
+    return old
 
 
 # ---- the page ----------------------------------------------------------------------------------------------
@@ -225,7 +284,7 @@ def test_page_shows_cached_results(page, results):
     assert _metrics(at) == expected
     assert any("预先计算" in c.value for c in at.caption)
     assert not at.warning  # fingerprints match
-    params = at.table[0].value  # trained / frozen parameters and time per approach
+    params = at.table[1].value  # trained / frozen parameters and time per approach
     assert list(params.iloc[:, 0]) == ["特征式 · ELMo", "特征式 · BERT", "微调 · BERT", "LoRA · BERT"]
     assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
                                                           bert["trained_params"], results["fine_tune"]["trained_params"],
@@ -234,12 +293,20 @@ def test_page_shows_cached_results(page, results):
                                        f"{lora['frozen_params']:,}"]
     assert params.iloc[3, 3] == f"{lora['seconds']:.0f} 秒 / {lora['cpu_seconds']:.0f} 秒"
     assert len(at.get("plotly_chart")) == 5
-    summary = chart(at, "transfer_lora_fig")["data"]  # frozen features, full fine-tuning, LoRA
-    assert list(plotly_array(summary[0]["x"])) == [bert["accuracy"]["cls"][last], results["fine_tune"]["accuracy"],
-                                                   lora["accuracy"]]
-    assert list(plotly_array(summary[1]["x"])) == [bert["trained_params"], results["fine_tune"]["trained_params"],
-                                                   lora["trained_params"]]
-    assert any("LoRA 与全参微调的准确率相差" in m.value for m in at.markdown)
+    summary = chart(at, "transfer_lora_fig")["data"]  # frozen features ([CLS], mean), full fine-tuning, LoRA
+    assert list(plotly_array(summary[0]["x"])) == [bert["accuracy"]["cls"][last], bert["accuracy"]["mean"][last],
+                                                   results["fine_tune"]["accuracy"], lora["accuracy"]]
+    assert list(plotly_array(summary[1]["x"])) == [bert["trained_params"], bert["trained_params"],
+                                                   results["fine_tune"]["trained_params"], lora["trained_params"]]
+    assert any(m.value.startswith("LoRA 减全参微调") for m in at.markdown)
+    chosen = [c.value for c in at.caption if c.value.endswith("，在验证集上选定")]  # each metric's hyper-parameter
+    assert chosen == [f"{c['name']} = {c['chosen']:g}，在验证集上选定" for c in (
+        results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
+    tuning = at.table[0].value  # how each hyper-parameter was chosen
+    assert list(tuning.iloc[:, 2]) == [f"{c['name']} = {c['chosen']:g}" for c in (
+        results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
+    layers = chart(at, "transfer_layers")["data"]
+    assert len(plotly_array(layers[0]["error_y"]["array"])) == len(bert["layers"])  # 95% intervals on the curve
     assert any("arXiv:2101.00190" in m.value and "arXiv:2005.14165" in m.value for m in at.markdown)
     assert at.query_params["layer"] == str(last) and at.query_params["pool"] == "cls"
 
@@ -287,9 +354,65 @@ def test_results_from_before_lora(page, monkeypatch, results, tmp_path):
     assert _metrics(at)[2:] == [f"{100 * results['fine_tune']['accuracy']:.1f}%", "—"]
     assert any("LoRA 实验加入之前" in c.value for c in at.caption)
     assert any("python -m core.transfer" in i.value and "LoRA" in i.value for i in at.info)
-    params = at.table[0].value
+    params = at.table[1].value
     assert len(params) == 3 and list(params.iloc[:2, 3]) == ["—", "—"]
     assert len(at.get("plotly_chart")) == 4  # no LoRA summary
+
+
+def _interval_in(text: str) -> tuple[float, float]:
+    low, high = re.search(r"([+-]\d+\.\d) 到 ([+-]\d+\.\d) 个百分点", text).groups()
+    return float(low), float(high)
+
+
+def _assert_verdict_matches(text: str) -> None:
+    """The sentence says what its own interval says: above 0, below 0, or containing 0."""
+    low, high = _interval_in(text)
+    assert ("高于 0" in text) == (low > 0) and ("低于 0" in text) == (high < 0)
+    assert ("包含 0" in text) == (low <= 0 <= high)
+
+
+@pytest.mark.parametrize("pool", transfer.POOLINGS)
+def test_verdicts_agree_with_their_intervals(page, results, pool):
+    at = page(query={"pool": pool})
+    for layer in range(len(results["feature_bert"]["layers"])):
+        at.select_slider(key="transfer_layer").set_value(layer).run()
+        gain = [m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征")]
+        assert len(gain) == 1 and "配对" in gain[0]
+        _assert_verdict_matches(gain[0])
+    _assert_verdict_matches(next(m.value for m in at.markdown if m.value.startswith("LoRA 减全参微调")))
+
+
+def test_layer_caption_follows_the_intervals(page, results):
+    """The caption names, per pooling, the layers below the best beyond sampling error, from the paired
+    intervals of each test review's outcome; its closing sentence follows from those lists."""
+    from core.stats import paired_difference_interval
+
+    at = page()
+    caption = next(c.value for c in at.caption if c.value.startswith("橙色曲线"))
+    bert, below = results["feature_bert"], set()
+    for pool in transfer.POOLINGS:
+        accs = bert["accuracy"][pool]
+        best = max(range(len(accs)), key=lambda j: (accs[j], -j))
+        for j in range(len(accs)):
+            if j != best and paired_difference_interval(bert["correct"][pool][best], bert["correct"][pool][j])[1] > 0:
+                below.add(j)
+    expected = "没有哪一层" if not below else "只有词嵌入层" if below == {0} else "确有差别"
+    assert expected in caption
+    assert ("不同层编码的信息不同" in caption) == bool(below - {0})  # the lecture's lesson only when layers differ
+
+
+def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
+    """A file written before the hyper-parameters were chosen on a validation split: every number still
+    shows, the verdicts use the wider independent-samples interval, the tuning table says why it is empty."""
+    old = _before_tuning({k: v for k, v in results.items() if not k.startswith("_")})
+    monkeypatch.setattr(transfer, "RESULTS_PATH", transfer.save_results(old, tmp_path / "untuned.json"))
+    at = page()
+    assert _metrics(at)[2] == f"{100 * results['fine_tune']['accuracy']:.1f}%"
+    assert any("写于按验证集选超参数之前" in c.value for c in at.caption)
+    gain = next(m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征"))
+    assert "独立样本" in gain
+    _assert_verdict_matches(gain)
+    assert list(at.table[0].value.iloc[:2, 2]) == ["—", "—"]
 
 
 def test_no_results_yet(page, monkeypatch, tmp_path):
@@ -300,14 +423,20 @@ def test_no_results_yet(page, monkeypatch, tmp_path):
 
 
 def test_recompute_and_discard(page, monkeypatch):
+    monkeypatch.setenv("LAB_ALLOW_TRAINING", "1")  # the presenter's switch (off by default: tests/test_security.py)
     monkeypatch.setattr(transfer, "DEFAULT_CONFIG", TINY.replace(steps=100, n_train=16, n_test=8))
     at = page()
     at.select_slider(key="transfer_steps").set_value(100)
-    at.radio(key="transfer_lr").set_value(5e-5)
+    at.radio(key="transfer_lr").set_value(3e-5)
     at.button(key="transfer_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     fresh = at.session_state["transfer_results"]
-    assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 5e-5 and fresh["data"]["n_train"] == 16
+    assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 3e-5 and fresh["data"]["n_train"] == 16
+    assert fresh["fine_tune"]["choice"] is None and fresh["lora"]["choice"] is None  # no learning-rate choice here
+    assert fresh["feature_bert"]["choice"]["cls"][0]["n_val"] == 4  # the probes' C still is chosen
+    tuning = at.table[0].value  # no ELMo row: frozen BERT, fine-tuning, LoRA
+    assert all("没有在验证集上挑选" in cell for cell in tuning.iloc[1:, 1])
+    assert list(tuning.iloc[1:, 2]) == ["lr = 3e-05", f"lr = {fresh['lora']['settings']['lr']:g}"]
     assert fresh["feature_elmo"] is None
     assert len(fresh["fine_tune"]["losses"]) == 100 and len(fresh["lora"]["losses"]) == 100
     assert any("本次会话" in c.value for c in at.caption)
@@ -342,3 +471,16 @@ def test_figures_are_plain_data():
     assert list(acc.error_x.arrayminus) == pytest.approx([0.05, 0.04, 0.05])
     assert summary.layout.xaxis2.type == "log" and list(params.x) == [257, 5_000_000, 33_282]
     assert list(seconds.text) == ["10 s", "70 s", "50 s"]
+
+
+def test_training_budgets_beside_the_comparison(page, monkeypatch):
+    from core.budgets import load_budgets, token_ratio
+    from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+    from ui.i18n import translate
+
+    monkeypatch.setattr(transfer, "BERT_MODEL", DEFAULT_BERT)  # the page's own models (the fixture's are tiny)
+    monkeypatch.setattr(transfer, "ELMO_MODEL", DEFAULT_ELMO)
+    at = page()
+    ratio = token_ratio(load_budgets(), DEFAULT_BERT, DEFAULT_ELMO)
+    expected = translate("zh", "budget.ratio", larger=DEFAULT_BERT, smaller=DEFAULT_ELMO, ratio=f"{ratio:.0f}")
+    assert sum(expected in c.value for c in at.caption) == 1

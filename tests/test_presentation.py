@@ -159,7 +159,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     click(at, "present_next")  # → iterative: same page, the new scene's sentence
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "iterative"
-    assert at.session_state["fill_sentence"] == "苹果公司发布了新款[MASK][MASK]。"
+    assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
     assert bar_text(at).startswith("**场景 13/18")
     click(at, "present_next")  # → objective: another page, from the scene's sentence and position
     assert not at.exception, [e.value for e in at.exception]
@@ -169,7 +169,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"
     click(at, "present_prev")  # back to objective
     click(at, "present_prev")  # back to iterative, afresh
-    assert at.session_state["fill_sentence"] == "苹果公司发布了新款[MASK][MASK]。"
+    assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
     click(at, "present_prev")  # back to fill: the teacher's edit is gone, the scene is back
     assert at.session_state["fill_sentence"] == "我吃了一个[MASK][MASK]。"
 

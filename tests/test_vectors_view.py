@@ -17,7 +17,7 @@ from core import geometry, scenes
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
-from core.mixing import PRESETS, format_vector, pre_softmax_from_normalised
+from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix
 from core.safe_text import csv_safe, md_escape
 from model_support import build_tiny_static
 
@@ -228,6 +228,39 @@ def test_mix_view_on_real_layers(tiny_bert):
     assert last.accuracy == view.accuracy[False][-1]
     # without a projection one is fitted the same way
     assert np.allclose(vv.mix_view(stack, w, 1.5, True, view.occurrence_labels).coords, mix.coords, atol=1e-6)
+    assert np.allclose(mix.layer_coords, view.coords, atol=1e-6)  # the page's grey markers, same frame
+
+
+def test_mix_view_with_standardised_layers(tiny_bert):
+    """layer_norm mixes AllenNLP-standardised layers, in a frame fitted on them, whose grey markers are the
+    standardised layers: the mixed point stays γ × the s-weighted average of its own layer points."""
+    parsed = vv.parse_input("\n".join(APPLE), "苹果")
+    view = vv.occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels)
+    stack = view.stacked() * np.array([50.0, 1.0, 1.0])[:, None, None]  # one layer far longer than the others
+    w = [0.0, 0.0, 0.0]
+    raw = vv.mix_view(stack, w, 2.0, True, view.occurrence_labels)
+    norm = vv.mix_view(stack, w, 2.0, True, view.occurrence_labels, layer_norm=True)
+    assert np.allclose(norm.mixed, scalar_mix(stack, w, 2.0, pre_softmax=True, do_layer_norm=True), atol=1e-9)
+    assert np.allclose(norm.mixed, vv.mix_view(view.stacked(), w, 2.0, True, [None] * 4, layer_norm=True).mixed,
+                       atol=1e-6)  # the scales are gone ...
+    assert not np.allclose(raw.mixed / 50, vv.mix_view(view.stacked(), w, 2.0, True, [None] * 4).mixed, atol=1e-3)
+    frame = vv.joint_projection(layer_normalise(stack))
+    assert np.allclose(norm.layer_coords, vv.project_layers(frame, layer_normalise(stack)), atol=1e-9)
+    assert np.allclose(norm.coords, 2.0 * norm.layer_coords.mean(axis=0), atol=1e-9)
+    assert np.allclose(norm.explained, frame.explained_variance_ratio)
+    assert raw.layer_accuracy == view.accuracy[False]  # the raw layers alone, as the page's view scores them
+    assert norm.layer_accuracy == [geometry.loo_nn_accuracy(layer, view.occurrence_labels)
+                                   for layer in layer_normalise(stack)]
+
+
+def test_centring_needs_three_occurrences(tiny_bert):
+    pair = vv.occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
+    assert not pair.can_centre
+    # why: two points centred on their mean are exact opposites, whatever they were
+    assert np.allclose(pair.cosine[True][:, 0, 1], -1.0) and not np.allclose(pair.cosine[False][:, 0, 1], -1.0)
+    three = vv.occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机", "苹果很甜"],
+                                 "苹果")
+    assert three.can_centre and not np.allclose(three.cosine[True][:, 0, 1], -1.0)
 
 
 # ---- export -------------------------------------------------------------------------------------------

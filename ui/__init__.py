@@ -5,6 +5,7 @@
 - ``ui.sidebar``: ``render_sidebar()`` (language, BERT model, presentation mode).
 - ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
   figure; cached model calls, encodings and results files).
+- ``ui.budget_note``: the compared models' training budgets (``core.budgets``), wherever ELMo and BERT meet.
 - ``ui.<page>_sections`` (and ``ui.elmo_mixer``, ``ui.attention_tabs``, ``ui.static_explorer``,
   ``ui.learned_mix_section``): a page's sections, each taking plain arguments and rendering them.
 

@@ -12,7 +12,8 @@ import streamlit as st
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
-from core.mixing import PRESETS, format_vector, one_hot, pre_softmax_from_normalised, scalar_mix
+from core.mixing import (PRESETS, format_vector, layer_normalise, mean_norms, one_hot, pre_softmax_from_normalised,
+                         scalar_mix)
 from ui.i18n import t
 from ui.page import chart, presenting
 from ui.state import url_param, sync_to_url
@@ -140,23 +141,45 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
 def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[str], ctx_name: str,
           word: str) -> None:
     large = presenting()
-    mix = vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
+    ss.setdefault("elmo_layer_norm", url_param("norm", False, cast=bool))
+    layer_norm = st.toggle(t("elmo.layer_norm"), key="elmo_layer_norm", help=t("elmo.layer_norm_help"),
+                           persist_state="session")
+    sync_to_url(norm=True if layer_norm else None)
+    stack = view.stacked()
+    # standardised layers get a frame of their own (fitted in mix_view); raw ones keep the page's cached frame
+    mix = vv.mix_view(stack, s, gamma, False, view.occurrence_labels, None if layer_norm else view.projection,
+                      layer_norm=layer_norm)
     chart(figs.mix_scatter(
-        mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=view.coords,
+        mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=mix.layer_coords,
         layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
-        explained=view.projection.explained_variance_ratio,
+        explained=mix.explained,
         title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(word)),
         mixed_name=t("elmo.live.mixed"), large=large, height=620 if large else 540), "elmo_scatter")
     st.caption(t("elmo.live.caption"))
+    _norms_note(stack, layer_names, layer_norm)
     if mix.accuracy is None:
         st.caption(t("static.acc_hint"))
         return
-    per_layer = view.accuracy.get(False, [])
+    per_layer = mix.layer_accuracy or []
     c1, c2 = st.columns([1, 1])
     c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
     c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
         f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
     st.caption(t("elmo.live.acc_caption"))
+
+
+def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> None:
+    """The layers' mean vector lengths: at equal s, the longest layer weighs the most in a raw mix."""
+    def listed(norms: np.ndarray) -> str:
+        return " · ".join(f"{name} {norm:.1f}" for name, norm in zip(layer_names, norms))
+
+    raw = mean_norms(stack)
+    if layer_norm:
+        standardised = mean_norms(layer_normalise(stack))
+        st.caption(t("elmo.live.norms_normalised", raw=listed(raw), normalised=listed(standardised)))
+    else:
+        st.caption(t("elmo.live.norms_raw", raw=listed(raw), longest=layer_names[int(np.argmax(raw))],
+                     ratio=f"{raw.max() / max(raw.min(), 1e-12):.1f}"))
 
 
 @st.fragment

@@ -1,7 +1,8 @@
 """The evidence page's sections, each a fragment that reads the experiments' results
 (``core.experiments.view``) and draws them (``core.figures.evidence``): ① POS probe (Peters et al. 2018,
 Table 6), ② word-sense probe (Peters et al. 2018, Table 5; Coenen et al. 2019), ③ context-specificity
-(Ethayarajh 2019), ④ ELMo layer-weight presets from the probes.
+(Ethayarajh 2019), ④ ELMo layer-weight presets from the probes. Every per-layer curve carries 95 %
+intervals, and every sentence that reads a curve is chosen from the numbers and their sampling error.
 """
 from __future__ import annotations
 
@@ -19,10 +20,6 @@ from ui.i18n import current_lang, t
 from ui.page import chart, presenting
 from ui.state import one_of, sync_to_url, url_param
 
-CTX_FLAT = 0.05  # |change| of adjusted self-similarity below this reads as "flat", not as a trend
-INTRA_FLAT = 0.02  # the same for intra-sentence similarity, whose changes across layers are smaller
-
-
 def pct(value) -> str:
     return "—" if value is None else f"{100 * float(value):.1f}%"
 
@@ -36,8 +33,20 @@ def layer_label(kind: str, j: int) -> str:
 
 
 def to_series(rows: list[dict]) -> list[Series]:
-    return [Series(r["name"], [layer_label(r["kind"], j) for j in range(len(r["values"]))], r["values"], r["kind"])
-            for r in rows]
+    return [Series(r["name"], [layer_label(r["kind"], j) for j in range(len(r["values"]))], r["values"], r["kind"],
+                   low=r.get("low"), high=r.get("high")) for r in rows]
+
+
+def layer_list(layers: list[int]) -> str:
+    return "、".join(map(str, layers)) if current_lang() == "zh" else ", ".join(map(str, layers))
+
+
+def other_result(key: str, r: dict, n: int, **extra) -> str:
+    """A model's per-layer line: first, best (with the layers sampling error cannot tell from it), last."""
+    v = r["values"]
+    best, tied, margin = view.tied_with_best(v, n)
+    return t(key, model=r["name"], first=pct(v[0]), best=best, acc=pct(v[best]), last=pct(v[-1]),
+             tied=layer_list(tied), margin=pct(margin), **extra)
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -99,6 +108,7 @@ def pos_section(results: dict) -> None:
         fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
                            yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=presenting())
         show_figure(fig, f"pos-{tags}", view.pos_table(results))
+    st.caption(t("evidence.interval_note", n=cfg["n_test_words"]))
     static = results["pos"].get("static")
     st.caption(t("evidence.pos.sample", n_train_sent=cfg["n_train_sentences"], n_test_sent=cfg["n_test_sentences"],
                  n_train_words=cfg["n_train_words"], n_test_words=cfg["n_test_words"], n_tags=cfg["n_tags_fine"],
@@ -112,14 +122,13 @@ def pos_section(results: dict) -> None:
             st.markdown(t("evidence.pos.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.pos_{verdict}", margin=pct(margin))))
         else:
-            best = view.best_layer(v)
-            st.markdown(t("evidence.pos.other_result", model=r["name"], best=best, acc=pct(v[best]),
-                          first=pct(v[0]), last=pct(v[-1])))
-    below = [r["name"] for r in rows
-             if max((v for v in r["values"] if v is not None), default=1.0) < base["word_identity"]]
+            st.markdown(other_result("evidence.pos.other_result", r, cfg["n_test_words"]))
+    lookup, n = base["word_identity"], cfg["n_test_words"]
+    below = [r["name"] for r in rows  # no layer beats looking the word up beyond sampling error
+             if all(view.direction(lookup, v, n)[0] != "higher" for v in r["values"] if v is not None)]
     if below:  # the probe learned no more than looking the word up: say so next to the verdicts
         st.markdown(t("evidence.pos.below_lookup", models="、".join(below) if current_lang() == "zh" else ", ".join(below),
-                      lookup=pct(base["word_identity"])))
+                      lookup=pct(lookup), margin=pct(view.direction(lookup, lookup, n)[1])))
     show_table(view.pos_table(results), ("fine", "coarse"), key="pos")
     st.markdown(t("evidence.pos.note", n_train_words=cfg["n_train_words"]))
 
@@ -148,16 +157,14 @@ def senses_section(results: dict) -> None:
     fig = layer_curves(to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
                        yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05), large=presenting())
     show_figure(fig, "senses", view.sense_table(results))
+    st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
     details = "；".join(
         f"{w['word']} {w['n']}（" + " / ".join(f"{k} {v}" for k, v in w["senses"].items()) + "）"
         for w in senses["words"])
-    n_sentences = sum(w["n"] for w in senses["words"])
+    n_sentences = view.sense_n(results)
     st.caption(t("evidence.senses.sample", details=details))
-    if chosen is None:
-        n_scope, scope = n_sentences, t("evidence.senses.scope_all")
-    else:
-        n_scope = next(w["n"] for w in senses["words"] if w["word"] == chosen)
-        scope = t("evidence.senses.scope_word", word=chosen, n=n_scope)
+    n_scope = view.sense_n(results, chosen)
+    scope = t("evidence.senses.scope_all") if chosen is None else t("evidence.senses.scope_word", word=chosen, n=n_scope)
     for r in rows:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
@@ -166,24 +173,26 @@ def senses_section(results: dict) -> None:
             st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
         elif None not in v:
-            best = view.best_layer(v)
-            st.markdown(t("evidence.senses.other_result", model=r["name"], scope=scope, first=pct(v[0]), best=best,
-                          acc=pct(v[best]), last=pct(v[-1])))
+            st.markdown(other_result("evidence.senses.other_result", r, n_scope, scope=scope))
     show_table(view.sense_table(results), tuple(words) + ("mean",), key="senses")
-    st.markdown(t("evidence.senses.note", n_sentences=n_sentences, n_words=len(words)))
+    per_sense = [count for w in senses["words"] for count in w["senses"].values()]
+    sizes = [w["n"] for w in senses["words"]]  # one sentence of a word moves its score by 1 / n
+    st.markdown(t("evidence.senses.note", n_sentences=n_sentences, n_words=len(words),
+                  per_sense=f"{min(per_sense)}–{max(per_sense)}",
+                  step=f"{100 / max(sizes):.0f}–{100 / min(sizes):.0f}"))
 
 
 # ---- ③ context-specificity ------------------------------------------------------------------------
-def intra_verdict(kind: str, first: float, last: float) -> str:
+def intra_verdict(kind: str, change: dict) -> str:
     """Intra-sentence similarity from layer 1 to the top against Ethayarajh's finding for this family."""
     expected = view.PAPER_INTRA_SENTENCE_TREND.get(kind)
     if expected is None:
         return ""
-    ours = view.trend(first, last, INTRA_FLAT)
+    ours, margin = view.change_trend(change)
     agreement = "flat" if ours == "flat" else "same" if ours == expected else "opposite"
-    return t(f"evidence.verdict.intra_{agreement}", ours=t(f"evidence.trend.{ours}"), change=last - first,
+    return t(f"evidence.verdict.intra_{agreement}", ours=t(f"evidence.trend.{ours}"), change=change["value"],
              family={"elmo": "ELMo", "bert": "BERT"}[kind], expected=t(f"evidence.trend.{expected}"),
-             threshold=INTRA_FLAT)
+             margin=num(margin))
 
 
 @st.fragment
@@ -206,18 +215,20 @@ def context_section(results: dict) -> None:
     fig = specificity_panels(panels, title=t("evidence.ctx.chart_title"), xaxis_title=t("evidence.axis.layer_short"),
                              large=presenting())
     show_figure(fig, f"context-{mode}", view.context_table(results))
+    st.caption(t("evidence.ctx.interval_note"))
     st.caption(t("evidence.ctx.sample", words="、".join(cfg["words"])))
     for name in view.ordered(ctx["models"]):
         e = ctx["models"][name]
-        v = e["self_similarity_adjusted"]
-        if len(v) >= 3:
-            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[view.trend(v[1], v[-1], CTX_FLAT)]
+        v, change = e["self_similarity_adjusted"], e["change"]
+        if change["self_similarity_adjusted"] is not None:
+            ours, margin = view.change_trend(change["self_similarity_adjusted"])
+            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[ours]
             intra = e["intra_sentence_adjusted"]
             st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
                           intra_first=num(intra[1]), intra_last=num(intra[-1]),
                           aniso_first=num(e["anisotropy"][1]), aniso_last=num(e["anisotropy"][-1]),
-                          verdict=t(f"evidence.verdict.ctx_{verdict}", threshold=CTX_FLAT))
-                        + " " + intra_verdict(e["kind"], intra[1], intra[-1]))
+                          verdict=t(f"evidence.verdict.ctx_{verdict}", margin=num(margin)))
+                        + " " + intra_verdict(e["kind"], change["intra_sentence_adjusted"]))
     names = view.context_models(results)
     model = url_param("ctx_model", names[0], cast=one_of(*names))
     st.session_state.setdefault("_ev_ctx_model", model)
@@ -240,24 +251,32 @@ def context_section(results: dict) -> None:
 # ---- ④ presets ------------------------------------------------------------------------------------
 def presets_section(results: dict) -> None:
     st.subheader(t("evidence.presets.title"))
-    temperature = results.get("preset_temperature", 0.05)
-    st.markdown(t("evidence.presets.text", T=temperature, model=DEFAULT_ELMO))
+    st.markdown(t("evidence.presets.text", model=DEFAULT_ELMO))
     try:
-        presets = probe_presets(results, temperature=temperature)
+        presets = probe_presets(results)
     except ValueError:
         st.info(t("evidence.presets.missing", model=DEFAULT_ELMO))
         return
-    labels = [t("evidence.presets.s", j=j) for j in range(3)]
-    groups = [(t("evidence.presets.probe_syntax"), presets["syntax"], ""),
-              (t("evidence.presets.probe_semantics"), presets["semantics"], ""),
+    labels = [t("evidence.presets.s", j=j) for j in range(len(presets["syntax"]["s"]))]
+    groups = [(t("evidence.presets.probe_syntax"), presets["syntax"]["s"], ""),
+              (t("evidence.presets.probe_semantics"), presets["semantics"]["s"], ""),
               (t("evidence.presets.lecture_syntax"), PRESETS["syntax"][0], "/"),
               (t("evidence.presets.lecture_semantics"), PRESETS["semantics"][0], "/")]
     fig = preset_bars(labels, groups, title=t("evidence.presets.chart_title"), large=presenting())
     rows = [{"preset": name, **{f"s{j}": round(float(w), 4) for j, w in enumerate(weights)}}
             for name, weights, _ in groups]
     show_figure(fig, "presets", rows)
-    st.markdown(t("evidence.presets.values", syntax=", ".join(f"{w:.2f}" for w in presets["syntax"]),
-                  semantics=", ".join(f"{w:.2f}" for w in presets["semantics"])))
+    for name, preset in presets.items():
+        st.markdown(t("evidence.presets.line", name=t(f"evidence.presets.name.{name}"),
+                      probe=t(f"evidence.presets.probe.{name}"), n=preset["n"], unit=t(f"evidence.presets.unit.{name}"),
+                      acc=" / ".join(pct(a) for a in preset["accuracy"]), best=preset["best"],
+                      tied=layer_list(preset["tied"]), margin=pct(preset["margin"]),
+                      s=", ".join(f"{w:.2f}" for w in preset["s"])))
+    if presets["syntax"]["tied"] == presets["semantics"]["tied"]:
+        st.markdown(t("evidence.presets.verdict.same", s=", ".join(f"{w:.2f}" for w in presets["syntax"]["s"])))
+    else:
+        st.markdown(t("evidence.presets.verdict.differ", syntax=layer_list(presets["syntax"]["tied"]),
+                      semantics=layer_list(presets["semantics"]["tied"])))
 
 
 SECTIONS = {"pos": pos_section, "senses": senses_section, "context": context_section, "presets": presets_section}

@@ -11,12 +11,14 @@ import re
 import pandas as pd
 import streamlit as st
 
+from core import fill_examples as fx
 from core import fillmask as fm
 from core.attention_view import inspect_text
+from core.budgets import TRAINING_FILE, load_budgets
 from core.figures import bert as figs
 from core.figures.style import export_html
 from core.safe_text import md_escape
-from ui.cache import model_call
+from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, presenting, show_error
 from ui.state import keep_widgets, seed_widget, sync_to_url
@@ -84,6 +86,20 @@ def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
                          mime="text/html", on_click="ignore", key="fill_dl_html")
 
 
+def answer_check(known: fx.Known | None, proposed: list[str]) -> None:
+    """Beside the predictions of a sentence the data knows: did the model find an accepted answer?"""
+    if known is None or not proposed:
+        return
+    answers = "、".join(md_escape(a) for a in known.accepted)
+    rank = fx.answer_rank(proposed, known.accepted)
+    params = dict(answers=answers, top=md_escape(proposed[0]), n=len(proposed), rank=rank,
+                  word=md_escape(proposed[rank - 1]) if rank else "")
+    if rank == 1:
+        st.success(t("fill.answer_hit", **params))
+    else:  # the model's first choice is wrong: said next to it, whether an accepted answer comes later or not
+        st.warning(t("fill.answer_later" if rank else "fill.answer_miss", **params))
+
+
 def _split_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
 
@@ -117,7 +133,7 @@ def compare_candidates(name: str, masked: str, mask_count: int) -> None:
         t("fill.col.per_token"): [" × ".join(f"{p:.2e}" for p in s["per_token"]) for s in scored],
         t("fill.col.fits"): [s["fits"] for s in scored],
     })
-    st.dataframe(table, hide_index=True, key="fill_cand_table",
+    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),
                  column_config={t("fill.col.score"): st.column_config.NumberColumn(format="%.3e")})
     if any(not s["fits"] for s in scored):
         st.caption(t("fill.cands_unfit", n=mask_count - first))
@@ -163,15 +179,24 @@ def _resample() -> None:
     ss["fill_seed"] = int(ss.get("fill_seed", 0)) + 1
 
 
-def corruption(name: str, source: str, from_fill: bool) -> None:
-    """The corruption of the text box's sentence; ``source`` (the page's sentence, filled in when it
-    changes) is its default, ``from_fill`` says it is BERT's own filling."""
+def whole_word_note(name: str | None) -> None:
+    """Where the masking is explained: that ``name`` was pre-trained with whole-word masking, if it was."""
+    budget = file_result(load_budgets, TRAINING_FILE).get(name or "")
+    if budget and budget.whole_word:
+        st.caption(t("fill.wwm_note", model=md_escape(name), share=f"{budget.whole_word:.0%}"))
+
+
+def corruption(name: str, source: str | None, default: str, origin: str | None) -> None:
+    """The corruption of the text box's sentence. ``source`` is a true sentence put into the box when it
+    changes (None: the box keeps its text, ``default`` at first); ``origin`` says where it came from:
+    "plain" (the user's sentence), "answer" (the data's answer to the masked sentence), "unknown" (a
+    masked sentence the data does not know, so nothing is filled in)."""
     if source and len(source) <= fm.MAX_CHARS and ss.get("_fill_corrupt_source") != source:
         ss["_fill_corrupt_source"] = source
         ss["fill_corrupt_text"] = source
-    seed_widget("fill_corrupt_text", source)
-    if from_fill:
-        st.caption(t("fill.corrupt_from_fill"))
+    seed_widget("fill_corrupt_text", source or default)
+    if origin in ("answer", "unknown"):
+        st.caption(t(f"fill.corrupt_from_{origin}"))
     _corruption(name)
 
 
@@ -207,7 +232,22 @@ def _corruption(name: str) -> None:
 
 
 # ---- ④ next-sentence prediction ----------------------------------------------------------------------
+def _use_nsp_example() -> None:
+    choice = ss.get("fill_nsp_example")
+    if choice is not None:
+        ss["fill_nsp_a"], ss["fill_nsp_b"] = fx.NSP_EXAMPLES[choice].first, fx.NSP_EXAMPLES[choice].second
+        ss["fill_nsp_example"] = None
+
+
+def _nsp_option(i: int) -> str:
+    pair = fx.NSP_EXAMPLES[i]
+    return t("fill.nsp_option", label=t("fill.nsp_label." + ("next" if pair.is_next else "random")),
+             a=pair.first, b=pair.second)
+
+
 def next_sentence(name: str | None) -> None:
+    st.selectbox(t("fill.nsp_example"), list(range(len(fx.NSP_EXAMPLES))), index=None, key="fill_nsp_example",
+                 placeholder=t("fill.example_placeholder"), on_change=_use_nsp_example, format_func=_nsp_option)
     c1, c2 = st.columns(2)
     c1.text_input(t("fill.nsp_a"), key="fill_nsp_a")
     c2.text_input(t("fill.nsp_b"), key="fill_nsp_b")
@@ -228,3 +268,10 @@ def next_sentence(name: str | None) -> None:
     m1.metric(t("fill.nsp_is_next"), f"{p:.1%}")
     m2.metric(t("fill.nsp_not_next"), f"{1 - p:.1%}")
     st.progress(min(max(p, 0.0), 1.0), text=t("fill.nsp_bar", p=f"{p:.1%}"))
+    label = fx.nsp_label(first, second)
+    if label is not None:  # an example pair: its label is data, the model's verdict is computed
+        judged = p > 0.5
+        verdict = t("fill.nsp_verdict", label=t("fill.nsp_label." + ("next" if label else "random")),
+                    judged="IsNext" if judged else "NotNext", p=f"{p:.1%}")
+        right = judged == label
+        (st.success if right else st.warning)(verdict + t("fill.nsp_right" if right else "fill.nsp_wrong"))

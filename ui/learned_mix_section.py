@@ -1,5 +1,6 @@
-"""The ELMo page's last section: s and γ as two tasks learned them (``core.experiments.learned_mix``),
-read from the experiments' results (the shipped file, or this session's recomputation)."""
+"""The ELMo page's two results sections, read from the experiments' results (the shipped file, or this
+session's recomputation): s and γ as two tasks learned them (``core.experiments.learned_mix``), and the
+lecture's use of ELMo, [x; ELMo] on POS tagging (``core.experiments.concat``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,43 +8,72 @@ import streamlit as st
 
 from core import experiments
 from core.errors import LabError
-from core.experiments import learned_mix, view as results_view
-from core.figures.evidence import preset_bars
+from core.experiments import concat, learned_mix, view as results_view
+from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
-from core.stats import difference_interval
 from ui.cache import experiment_results
 from ui.i18n import current_lang, layer_name, t, timestamp
-from ui.page import chart, presenting, show_error
+from ui.page import chart, how_computed, presenting, show_error
 
 
 def _pct(p: float) -> str:
     return f"{100 * p:.1f}%"
 
 
+def _points(p: float) -> str:
+    return f"{100 * p:+.1f}"
+
+
 def _accuracy_cell(r: dict) -> str:
     return t("elmo.learned.cell", acc=_pct(r["accuracy"]), lo=_pct(r["interval"][0]), hi=_pct(r["interval"][1]))
+
+
+def _estimate(label: str, r: dict, group: str = "") -> Estimate:
+    return Estimate(label, r["accuracy"], r["interval"][0], r["interval"][1], group)
 
 
 def _span(low: float, high: float) -> str:
     return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}"
 
 
-def learned_section() -> None:
-    """Shows the section: a chart of the learned s against the lecture's presets, each task's result, the verdict."""
-    st.subheader(t("elmo.learned.title"))
-    st.markdown(t("elmo.learned.intro"))
+def _join(names: list[str]) -> str:
+    return "、".join(names) if current_lang() == "zh" else " and ".join(names)
+
+
+def _results() -> dict | None:
+    """The results, or None after showing why they cannot be read."""
     try:
-        results = experiment_results()
+        return experiment_results()
     except LabError as err:
         show_error(err)
-        return
+        return None
+
+
+def _provenance(results: dict, model: str) -> None:
+    mode = t("evidence.mode.quick") if results.get("quick") else t("evidence.mode.full")
+    how_computed(t("elmo.learned.provenance", created=timestamp(results.get("created", "?")), mode=mode))
+    if model in experiments.stale_models(results):
+        st.info(t("evidence.stale", models=model))
+
+
+def _skipped(entry: dict | None) -> None:
+    for name, reason in (entry or {}).get("skipped", {}).items():
+        st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
+
+
+def learned_section() -> None:
+    """Shows the section: the learned s against the lecture's presets, learned vs uniform s accuracy with
+    intervals, each task's result, and the verdict computed from those numbers."""
+    st.subheader(t("elmo.learned.title"))
+    st.markdown(t("elmo.learned.intro"))
+    results = _results()
     entry = results_view.learned_mix(results)
     if entry is None:
-        for name, reason in ((results or {}).get("learned_mix") or {}).get("skipped", {}).items():
-            st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
+        _skipped((results or {}).get("learned_mix"))
         st.info(t("elmo.learned.missing"))
         return
     tasks = entry["tasks"]
+    verdict = learned_mix.verdict(tasks)
     task_names = {task: t(f"elmo.learned.task.{task}") for task in learned_mix.TASKS}
     layer_labels = [f"{j} · {layer_name(n)}" for j, n in enumerate(entry["layer_names"])]
     groups = [(t("elmo.learned.group.learned", task=task_names[task], gamma=f"{tasks[task]['learned']['gamma']:.1f}"),
@@ -55,25 +85,32 @@ def learned_section() -> None:
                       ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
                       large=large, height=520 if large else 440), "elmo_learned_bars")
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
-    unstable = []
+    dots = [_estimate(t(f"elmo.learned.dot.{kind}", task=task_names[task]),
+                      tasks[task]["learned"] if kind == "learned" else tasks[task]["fixed"]["uniform"], task_names[task])
+            for task in learned_mix.TASKS for kind in ("learned", "uniform")]
+    chart(interval_dots(dots, title=t("elmo.learned.acc_title"), xaxis_title=t("elmo.learned.acc_axis"), large=large),
+          "elmo_learned_accuracy")
+    st.caption(t("elmo.learned.acc_caption", n_pos=tasks["pos"]["n_test"], n_sentiment=tasks["sentiment"]["n_test"]))
     for col, task in zip(st.columns(len(learned_mix.TASKS), gap="large"), learned_mix.TASKS):
-        r, uniform, n = tasks[task]["learned"], tasks[task]["fixed"]["uniform"], tasks[task]["n_test"]
-        low, high = learned_mix.s_range(tasks[task])
-        diff, d_lo, d_hi = difference_interval(r["accuracy"], uniform["accuracy"], n, n)
-        spread = max(h - l for l, h in zip(low, high))
-        col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"], 2), gamma=f"{r['gamma']:.1f}",
-                       top=layer_labels[int(np.argmax(r["s"]))], spread=f"{spread:.2f}",
-                       acc=_accuracy_cell(r), n=n, uniform=_accuracy_cell(uniform),
-                       diff=f"{100 * diff:+.1f}", lo=f"{100 * d_lo:+.1f}", hi=f"{100 * d_hi:+.1f}"))
-        if spread > learned_mix.UNSTABLE_SPREAD:
-            unstable.append(task_names[task])
+        r, v = tasks[task]["learned"], verdict.tasks[task]
+        top = (t("elmo.learned.top.unstable") if v.top_layer is None
+               else t("elmo.learned.top.stable", layer=layer_labels[v.top_layer]))
+        col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"], 2), gamma=f"{r['gamma']:.1f}", top=top,
+                       spread=f"{v.spread:.2f}", seed_lo=_pct(v.seed_accuracy[0]), seed_hi=_pct(v.seed_accuracy[1]),
+                       acc=_accuracy_cell(r), n=tasks[task]["n_test"], uniform=_accuracy_cell(tasks[task]["fixed"]["uniform"]),
+                       diff=_points(v.diff), lo=_points(v.low), hi=_points(v.high),
+                       compare=t(f"elmo.learned.compare.{v.vs_uniform}")))
     depths = {task: [learned_mix.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
-    st.markdown(t(f"elmo.learned.verdict.{learned_mix.lecture_verdict(tasks)}",
+    st.markdown(t(f"elmo.learned.verdict.{verdict.headline}",
                   **{task: _span(min(d), max(d)) for task, d in depths.items()},
                   syntax=f"{learned_mix.depth(PRESETS['syntax'][0]):.2f}",
                   semantics=f"{learned_mix.depth(PRESETS['semantics'][0]):.2f}"))
-    for name in unstable:
-        st.markdown(t("elmo.learned.unstable", task=name))
+    ours = (t("elmo.learned.peters_ours.some", tasks=_join([task_names[x] for x in verdict.paper_layer]))
+            if verdict.paper_layer else t("elmo.learned.peters_ours.none"))
+    st.markdown(t("elmo.learned.peters") + " " + ours)
+    for task in learned_mix.TASKS:
+        if verdict.tasks[task].spread > learned_mix.UNSTABLE_SPREAD:
+            st.markdown(t("elmo.learned.unstable", task=task_names[task]))
     labels = {"learned": t("elmo.learned.row.learned"), "uniform": t("elmo.learned.row.uniform"),
               **{f"layer_{j}": t("elmo.learned.row.layer", layer=label) for j, label in enumerate(layer_labels)},
               **{name: t("elmo.learned.group.lecture", preset=t(f"elmo.preset.{name}"))
@@ -90,7 +127,39 @@ def learned_section() -> None:
                  c_pos=tasks["pos"]["c"], c_sentiment=tasks["sentiment"]["c"], steps=cfg["steps"],
                  tags=tasks["pos"]["n_classes"], **{f"{task}_{part}": tasks[task][f"n_{part}"]
                                                     for task in learned_mix.TASKS for part in ("train", "dev", "test")}))
-    mode = t("evidence.mode.quick") if results.get("quick") else t("evidence.mode.full")
-    st.caption(t("elmo.learned.provenance", created=timestamp(results.get("created", "?")), mode=mode))
-    if entry["model"] in experiments.stale_models(results):
-        st.info(t("evidence.stale", models=entry["model"]))
+    _provenance(results, entry["model"])
+
+
+def concat_section() -> None:
+    """Shows the lecture's use of ELMo: static vectors, ELMo and [x; ELMo] on POS tagging, with intervals
+    and the verdict computed from them."""
+    st.subheader(t("elmo.concat.title"))
+    results = _results()
+    entry = results_view.concat(results)
+    st.markdown(t("elmo.concat.intro", static=(entry or {}).get("static_model") or "word2vec-zh",
+                  elmo=(entry or {}).get("model") or "mini-elmo-zh"))
+    if entry is None:
+        _skipped((results or {}).get("concat"))
+        st.info(t("elmo.concat.missing"))
+        return
+    inputs = entry["inputs"]
+    names = {"static": t("elmo.concat.input.static", model=entry["static_model"]),
+             "elmo": t("elmo.concat.input.elmo", model=entry["model"]), "concat": t("elmo.concat.input.concat"),
+             "word_identity": t("elmo.concat.input.word_identity")}
+    large = presenting()
+    chart(interval_dots([_estimate(names[name], inputs[name]) for name in concat.INPUTS],
+                        title=t("elmo.concat.chart_title"), xaxis_title=t("elmo.learned.acc_axis"),
+                        reference=[(names["word_identity"], entry["word_identity"])], large=large), "elmo_concat_accuracy")
+    headline, comparisons = concat.verdict(entry)
+    lines = [t(f"elmo.concat.verdict.{headline}")]
+    for c in comparisons + [concat.compare(entry, "word_identity")]:
+        lines.append(t("elmo.concat.compare", other=names[c.other], diff=_points(c.diff), lo=_points(c.low),
+                       hi=_points(c.high), word=t(f"elmo.concat.word.{c.direction}")))
+    st.markdown("\n".join(lines))
+    cfg = entry["config"]
+    st.caption(t("elmo.concat.method", n_train=cfg["n_train"], n_test=cfg["n_test"], n_dev=cfg["n_dev"],
+                 n_train_words=entry["n_train_words"], n_test_words=entry["n_test_words"],
+                 n_fit_words=entry["n_fit_words"], grid=", ".join(str(c) for c in cfg["c_grid"]),
+                 **{f"c_{name}": inputs[name]["c"] for name in concat.INPUTS},
+                 **{f"dim_{name}": inputs[name]["dim"] for name in concat.INPUTS}))
+    _provenance(results, entry["model"])

@@ -16,6 +16,7 @@ from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatm
 from core.figures.objectives import position_bars
 from core.safe_text import md_escape
 from ui import cache
+from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import chart, model_or_message, presenting, show_error
@@ -196,12 +197,14 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
         position = int(ss["obj_mask_pos"])
         sync_to_url(mask=position)
         token = reading.tokens[position]
-        masked = None
+        every = None  # BERT's prediction of each position: the count of positions where it is surer
         try:
-            masked = model_call(obj.masked_reading, bert_name, reading.text, reading.offsets[position], token)
+            every = model_call(obj.masked_readings, bert_name, reading.text, tuple(reading.offsets),
+                               tuple(reading.tokens))
         except Exception as err:
             show_error(err)
-        if masked is not None:
+        if every is not None:
+            masked = every[position]
             left = reading.forward[position]
             before, after = reading.tokens[:position], reading.tokens[position + 1:]
             with st.container(key="obj_gpt_result"):
@@ -220,4 +223,11 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
                              mp=_pct(masked.actual), mr=_rank(masked.rank)))
                 if left.hidden + masked.hidden:
                     st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
+                surer, others = obj.surer_positions(reading.forward, every)
+                count = t("obj.gpt.count", model=bert_name, surer=len(surer), n=len(surer) + len(others))
+                if others:
+                    chars = md_escape(" ".join(reading.tokens[k] for k in others))
+                    count += "  \n" + t("obj.gpt.count_left", chars=chars)
+                st.markdown(count)
+                budget_note(registry.DEFAULT_ELMO, bert_name)
             st.markdown(t("obj.gpt.read"))

@@ -22,9 +22,11 @@ MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
 MAX_WORD = 100
 
 
-# Streamlit's dropzone has fixed English texts ("Upload", "4MB per file • TXT"): these CONSTANT
-# stylesheets hide them and show the labels "static.upload_button" / "static.upload_limits" of the
-# translation tables (tests/test_i18n.py keeps the two in step). Raw HTML renders constants only.
+# Streamlit's dropzone has fixed English texts ("Upload", "1MB per file • TXT", and for a refused file
+# "File must be 1.0MB or smaller." / "text/csv files are not allowed." in a tooltip): these CONSTANT
+# stylesheets hide them and show the labels "static.upload_button" / "static.upload_limits" /
+# "static.upload_refused" of the translation tables (tests/test_i18n.py keeps the two in step), the last
+# one also under a refused file's red chip. Raw HTML renders constants only.
 UPLOADER_CSS_ZH = """<style>
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
   display: none; }
@@ -32,6 +34,11 @@ UPLOADER_CSS_ZH = """<style>
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT，最大 1 MB"; font-size: 0.875rem;
   opacity: 0.7; white-space: nowrap; }
+[data-testid="stTooltipErrorContent"] { font-size: 0; }
+[data-testid="stTooltipErrorContent"]::after { content: "未上传：只接受 1 MB 以内的 .txt 文件";
+  font-size: 0.875rem; }
+[data-testid="stFileChips"]:has([aria-invalid="true"])::after { content: "未上传：只接受 1 MB 以内的 .txt 文件";
+  font-size: 0.875rem; color: #B3261E; align-self: center; }
 </style>"""
 UPLOADER_CSS_EN = """<style>
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
@@ -40,6 +47,11 @@ UPLOADER_CSS_EN = """<style>
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT, 1 MB at most"; font-size: 0.875rem;
   opacity: 0.7; white-space: nowrap; }
+[data-testid="stTooltipErrorContent"] { font-size: 0; }
+[data-testid="stTooltipErrorContent"]::after { content: "Not uploaded: only a .txt file of 1 MB at most";
+  font-size: 0.875rem; }
+[data-testid="stFileChips"]:has([aria-invalid="true"])::after { content: "Not uploaded: only a .txt file of 1 MB at most";
+  font-size: 0.875rem; color: #B3261E; align-self: center; }
 </style>"""
 
 
@@ -73,8 +85,9 @@ def _load_upload(upload_key: str) -> None:
 def render(upload_key: str, *, height: int):
     """Scene picker across the page (its labels are long), then sentences + upload on the left and
     the target word on the right. Returns the right-hand column for the page's own controls."""
-    st.selectbox(t("static.scene"), list(scenes.SCENES), format_func=lambda s: t(f"scenes.{s}"),
-                 key="vec_scene", on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
+    st.selectbox(t("static.scene"), list(scenes.SCENES),
+                 format_func=lambda s: t(f"scenes.{s}", n=len(scenes.SCENES[s].lines)), key="vec_scene",
+                 on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
     col_text, col_controls = st.columns([3, 2], gap="large")
     with col_controls:
         st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")

@@ -53,8 +53,11 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
                                  format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
                                  disabled=not has_points, persist_state="session")
-        centre = st.toggle(t("static.centre"), key="static_centre", help=t("static.centre_help"), persist_state="session")
+        centre = st.toggle(t("static.centre"), key="static_centre", persist_state="session",
+                           help=t("static.centre_help" if view.can_centre else "static.centre_pair"),
+                           disabled=has_points and not view.can_centre)
         sync_to_url(layer=j if names else None, centre=True if centre else None)
+        centre = centre and view.can_centre  # the toggle keeps its value for the next sentences
         if has_points and view.num_occurrences == 2:
             # two points: PCA always puts them at mirrored ends, so the number must carry the message
             pair_cos = float(view.cosine[centre][j][0][1])

@@ -11,16 +11,17 @@ import streamlit as st
 
 from core import registry, transfer
 from core.errors import LabError
+from core.lora import DEFAULT_LORA
 from core.figures import transfer as figs
 from core.figures.style import export_html
-from core.stats import difference_interval, wilson_interval
-from ui import cache
+from ui import cache, training_gate
+from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import chart, presenting, show_error
+from ui.page import chart, how_computed, presenting, show_error
 from ui.state import one_of, sync_to_url, url_param
 
 STEP_CHOICES = (100, 200, 300, 400)
-LR_CHOICES = (5e-5, 1e-4)
+LR_CHOICES = transfer.FINETUNE_LRS  # the candidates python -m core.transfer chooses from
 ss = st.session_state
 
 
@@ -66,45 +67,128 @@ def explorer(view: transfer.TransferView) -> None:
         steps = view.config["steps"]
         labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                   t("transfer.method.finetune", steps=steps), t("transfer.method.lora", steps=steps)]
-        accs = [view.elmo.accuracy if view.elmo else None, view.bert.at(pool, layer), view.finetune.accuracy,
-                view.lora.accuracy if view.lora else None]
-        n_test = view.n_test
-        for col, key, acc in zip(st.columns(4), ("elmo", "bert", "finetune", "lora"), accs):
-            col.metric(t(f"transfer.metric.{key}"), _fmt_acc(acc))
-            if acc is not None:
-                low, high = wilson_interval(acc, n_test)
-                col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=n_test))
-        gain, low, high = difference_interval(accs[2], accs[1], n_test, n_test)
-        verdict = "transfer.gain.unclear" if low <= 0 <= high else "transfer.gain.clear"
-        st.markdown(t(verdict, gain=f"{100 * gain:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
-                      n=n_test))
+        probe = view.bert.probe(pool, layer)
+        approaches = [view.elmo, probe, view.finetune, view.lora]
+        for col, key, approach in zip(st.columns(4), ("elmo", "bert", "finetune", "lora"), approaches):
+            col.metric(t(f"transfer.metric.{key}"), _fmt_acc(approach.accuracy if approach else None))
+            if approach is not None:
+                low, high = approach.interval
+                col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=view.n_test))
+                if approach.choice:
+                    col.caption(t("transfer.chosen", name=approach.choice.name, value=f"{approach.choice.chosen:g}"))
+        _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test)
         if view.elmo is None:
             st.caption(t("transfer.elmo_skipped"))
+        else:
+            _elmo_page_note(view)
         if view.lora is None:
             st.caption(t("transfer.lora.missing"))
+        _tuning_table(view, probe, labels)
         bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                 t("transfer.bar.finetune"), t("transfer.bar.lora")]
-        fig = figs.accuracy_bars(bars, accs, ["feature", "feature", "finetune", "lora"], hover=labels,
-                                 baseline=view.majority_baseline,
+        fig = figs.accuracy_bars(bars, [a.accuracy if a else None for a in approaches],
+                                 ["feature", "feature", "finetune", "lora"], hover=labels, baseline=view.majority_baseline,
                                  baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
                                  title=t("transfer.fig.acc"), large=large)
         chart(fig, "transfer_acc")
+        budget_note(transfer.ELMO_MODEL, transfer.BERT_MODEL)
 
     refs = [(t("transfer.ref.finetune"), view.finetune.accuracy, figs.FINETUNE_COLOUR)]
     if view.elmo:
         refs.append((t("transfer.ref.elmo"), view.elmo.accuracy, "#8C564B"))
     curve = figs.layer_curve([_layer_name(j) for j in range(n)],
                              {pool_labels[p]: view.bert.per_layer[p] for p in transfer.POOLINGS}, selected=layer,
+                             intervals={pool_labels[p]: [view.bert.probe(p, j).interval for j in range(n)]
+                                        for p in transfer.POOLINGS},
                              references=refs, baseline=view.majority_baseline, baseline_label=t("transfer.baseline"),
                              axis_title=t("transfer.acc_axis"), layer_axis_title=t("transfer.layer_axis"),
                              title=t("transfer.fig.layers"), large=large)
     chart(curve, "transfer_layers")
-    st.caption(t("transfer.layers_caption"))
+    _layers_caption(view, pool_labels)
     d1, d2 = st.columns(2)
     d1.download_button(t("transfer.dl_html"), data=lambda: export_html(fig), file_name="feature-vs-finetune.html",
                        mime="text/html", key="transfer_dl_html")
     d2.download_button(t("transfer.dl_json"), data=lambda: json.dumps(view.raw, ensure_ascii=False, indent=1),
                        file_name="transfer_results.json", mime="application/json", key="transfer_dl_json")
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _verdict(prefix: str, comparison: transfer.Comparison, **values) -> None:
+    """The sentence ``{prefix}.{higher|lower|tie}`` that the comparison's interval calls for, with its numbers."""
+    st.markdown(t(f"{prefix}.{comparison.verdict}", diff=_points(comparison.diff), low=_points(comparison.low),
+                  high=_points(comparison.high),
+                  method=t("transfer.method_paired" if comparison.paired else "transfer.method_independent"), **values))
+
+
+def _elmo_page_note(view: transfer.TransferView) -> None:
+    """How this page's ELMo row relates to the ELMo page's uniform s on the same test reviews."""
+    try:
+        gap = transfer.elmo_page_gap(view, cache.experiment_results())
+    except LabError:  # an unreadable experiments file: the ELMo page says so; nothing to compare with here
+        return
+    if gap is None:
+        return
+    elmo, cmp = view.elmo, gap.comparison
+    if not (elmo.standardised and elmo.choice):
+        st.caption(t("transfer.elmo_page.old", page=_fmt_acc(gap.page_accuracy), here=_fmt_acc(elmo.accuracy),
+                     c=view.config.get("lr_C", "—")))  # the fixed C of files from before the choice
+        return
+    st.caption(t("transfer.elmo_page.note", page=_fmt_acc(gap.page_accuracy), here=_fmt_acc(elmo.accuracy),
+                 n=view.n_test, page_c=f"{gap.page_c:g}", page_fit=gap.page_n_fit, page_val=gap.page_n_val,
+                 here_c=f"{elmo.choice.chosen:g}", here_val=elmo.choice.n_val, here_fit=view.config["n_train"],
+                 diff=_points(cmp.diff), low=_points(cmp.low), high=_points(cmp.high),
+                 verdict=t(f"transfer.elmo_page.{cmp.verdict}")))
+
+
+def _tuning_table(view: transfer.TransferView, probe: transfer.Approach, labels: list[str]) -> None:
+    """Each approach's one hyper-parameter: the candidates' validation accuracy and the one chosen."""
+    rows = [(label, approach) for label, approach in zip(labels, (view.elmo, probe, view.finetune, view.lora)) if approach]
+    with st.expander(t("transfer.tuning.title")):
+        if view.validation and view.finetune.choice:
+            tries = sorted({len(a.choice.val_accuracy) for _, a in rows if a.choice})
+            st.markdown(t("transfer.tuning.body", fit=view.validation["n_fit"], val=view.validation["n_val"],
+                          train=view.config["n_train"], n=view.n_test, k="/".join(map(str, tries))))
+        elif view.validation:  # the page's recompute: C chosen, the learning rates as set
+            st.caption(t("transfer.tuning.partial", val=view.validation["n_val"]))
+        else:
+            st.caption(t("transfer.tuning.none"))
+        def tried(a: transfer.Approach) -> str:
+            if a.choice:
+                return " · ".join(f"{v}: {_fmt_acc(acc)}" for v, acc in a.choice.val_accuracy.items())
+            # a recomputation on the page chooses no learning rate; an older file does not say how it was chosen
+            return t("transfer.tuning.given") if isinstance(a, transfer.Trained) and view.validation else "—"
+
+        def chosen(a: transfer.Approach) -> str:
+            if a.choice:
+                return f"{a.choice.name} = {a.choice.chosen:g}"
+            return f"lr = {a.lr:g}" if isinstance(a, transfer.Trained) else "—"
+
+        st.table(pd.DataFrame({
+            t("transfer.params.col.method"): [label for label, _ in rows],
+            t("transfer.tuning.col.tried"): [tried(a) for _, a in rows],
+            t("transfer.tuning.col.chosen"): [chosen(a) for _, a in rows],
+            t("transfer.tuning.col.test"): [t("transfer.tuning.test", acc=_fmt_acc(a.accuracy), low=_fmt_acc(a.interval[0]),
+                                              high=_fmt_acc(a.interval[1])) for _, a in rows],
+        }), hide_index=True)
+
+
+def _layers_caption(view: transfer.TransferView, pool_labels: dict[str, str]) -> None:
+    """What the per-layer curve shows, chosen from its intervals (``transfer.layer_ties``)."""
+    ties = [transfer.layer_ties(view.bert, p) for p in transfer.POOLINGS]
+    lines = [t("transfer.layers_caption", method=t("transfer.method_paired" if view.bert.per_layer_correct
+                                                   else "transfer.method_independent"))]
+
+    def names(layers: list[int]) -> str:
+        return ", ".join(_layer_name(j) for j in layers) or "—"
+
+    for tie in ties:
+        lines.append(t("transfer.layers.pool_line", pool=pool_labels[tie.pooling], best=_layer_name(tie.best),
+                       acc=_fmt_acc(view.bert.at(tie.pooling, tie.best)), below=names(tie.below), tied=names(tie.tied)))
+    lines.append(t(f"transfer.layers.verdict.{transfer.curve_verdict(ties)}", n=view.n_test))
+    st.caption("  \n".join(lines))
 
 
 # ---- what was updated ----------------------------------------------------------------------------------
@@ -139,6 +223,10 @@ def parameters(view: transfer.TransferView) -> None:
     if lora:
         st.markdown(t("transfer.params.note_lora", lora=f"{lora.trained_params:,}", share=_lora_share(view)))
     st.caption(t("transfer.params.time_caption", threads=view.threads))
+    if view.finetune.choice and lora and lora.choice and view.tuning_cpu_seconds:
+        st.caption(t("transfer.params.tuning_time", finetune=f"{view.tuning_cpu_seconds['finetune']:.0f}",
+                     lora=f"{view.tuning_cpu_seconds['lora']:.0f}", ft_runs=len(view.finetune.choice.val_accuracy),
+                     lora_runs=len(lora.choice.val_accuracy)))
     chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                               trained_name=t("transfer.params.trained"), frozen_name=t("transfer.params.frozen"),
                               axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"), large=large),
@@ -158,10 +246,10 @@ def fine_tuning_curve(view: transfer.TransferView) -> None:
                               acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
                               title=t("transfer.fig.curve"), large=large), "transfer_curve")
     cfg = view.config
-    st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{cfg['lr']:g}",
+    st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{ft.lr:g}",
                  seconds=f"{ft.seconds or 0:.0f}", cpu=f"{ft.cpu_seconds or 0:.0f}", threads=view.threads))
     if lora:
-        st.caption(t("transfer.curve.caption_lora", lr=f"{lora.settings['lr']:g}",
+        st.caption(t("transfer.curve.caption_lora", lr=f"{lora.lr:g}",
                      seconds=f"{lora.seconds or 0:.0f}", cpu=f"{lora.cpu_seconds or 0:.0f}"))
     st.info(t("transfer.takeaway"), icon=":material/school:")
 
@@ -175,6 +263,8 @@ def lora_today(view: transfer.TransferView | None) -> None:
             st.markdown(t("transfer.lora.body", r=settings["r"], alpha=settings["alpha"],
                           targets=", ".join(settings["targets"]), adapters=f"{view.lora.adapter_params:,}",
                           head=f"{view.lora.head_params:,}", lr=f"{settings['lr']:g}"))
+            how_computed(t("transfer.lora.built_with", r=settings["r"], alpha=settings["alpha"],
+                           targets=list(settings["targets"])))
         with st.container(key="transfer_lora"):  # the presentation scene "lora" scrolls here
             if view.lora is None:
                 st.info(t("transfer.lora.missing"))
@@ -185,26 +275,25 @@ def lora_today(view: transfer.TransferView | None) -> None:
 
 
 def _lora_summary(view: transfer.TransferView) -> None:
-    n_test, top = view.n_test, len(view.bert.layers) - 1
-    # the top layer's [CLS] vector (BertFeatures.accuracy): what the fine-tuned models classify
-    approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t("transfer.pool.cls")), "feature", view.bert),
-                  (t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
+    top = len(view.bert.layers) - 1
+    # the top layer's features, [CLS] (what the fine-tuned models classify) and the mean over the review
+    approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t(f"transfer.pool.{p}")), "feature",
+                   view.bert.probe(p, top)) for p in transfer.POOLINGS]
+    approaches += [(t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
     chart(figs.approach_summary(
         [name for name, _, _ in approaches], [kind for _, kind, _ in approaches], [a.accuracy for _, _, a in approaches],
-        [wilson_interval(a.accuracy, n_test) for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
+        [a.interval for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
         [a.cpu_seconds or 0.0 for _, _, a in approaches],
         panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"), t("transfer.lora.panel.time")],
         title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
-    diff, low, high = difference_interval(view.lora.accuracy, view.finetune.accuracy, n_test, n_test)
-    verdict = "transfer.lora.verdict.unclear" if low <= 0 <= high else "transfer.lora.verdict.clear"
-    st.markdown(t(verdict, diff=f"{100 * diff:+.1f}", low=f"{100 * low:+.1f}", high=f"{100 * high:+.1f}",
-                  n=n_test, share=_lora_share(view)))
+    _verdict("transfer.lora.verdict", transfer.compare(view.lora, view.finetune), n=view.n_test, share=_lora_share(view))
 
 
 # ---- recompute: models load here, on the click, never when the page is only viewed ---------------------
 def recompute(from_session: bool) -> None:
     """The run's settings and button; ``from_session``: the results shown are this session's, offer to discard them."""
-    st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—"))
+    st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—",
+                  lora_lr=f"{DEFAULT_LORA.lr:g}"))
     if ss.get("bert_model") and ss.get("bert_model") != transfer.BERT_MODEL:
         st.caption(t("transfer.recompute.fixed_model", chosen=ss["bert_model"], bert=transfer.BERT_MODEL))
     infos = {m.name: m for m in registry.list_models()}
@@ -223,8 +312,14 @@ def recompute(from_session: bool) -> None:
     r2.radio(t("transfer.recompute.lr"), list(LR_CHOICES), index=LR_CHOICES.index(transfer.DEFAULT_CONFIG.lr)
              if transfer.DEFAULT_CONFIG.lr in LR_CHOICES else 0, key="transfer_lr", horizontal=True,
              format_func=lr_labels.__getitem__)
-    if st.button(t("transfer.recompute.button"), key="transfer_run", type="primary", disabled=not bert_ok,
-                 icon=":material/play_arrow:"):
+    if not training_gate.allowed():
+        st.info(t("transfer.recompute.off"))
+    clicked = st.button(t("transfer.recompute.button"), key="transfer_run", type="primary",
+                        disabled=not (bert_ok and training_gate.allowed()), icon=":material/play_arrow:")
+    refused = training_gate.start() if clicked else None
+    if refused:
+        st.warning(t(refused))
+    elif clicked:
         bar = st.progress(0.0, text=t("transfer.stage.data"))
         stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "lora", "done")}
 
@@ -232,12 +327,12 @@ def recompute(from_session: bool) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0),
                          text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
 
-        try:
-            bert = cache.encoder(transfer.BERT_MODEL)
+        try:  # the run's own copies of the models: the shared ones serve every other session meanwhile
+            bert = registry.load_private(transfer.BERT_MODEL)
             elmo = None
             if transfer.ELMO_MODEL and (elmo_info is None or elmo_info.available):
                 try:
-                    elmo = cache.encoder(transfer.ELMO_MODEL)
+                    elmo = registry.load_private(transfer.ELMO_MODEL)
                 except LabError as err:
                     st.warning(t("transfer.recompute.no_elmo", reason=error_text(err)))
             config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
@@ -246,6 +341,8 @@ def recompute(from_session: bool) -> None:
             show_error(err)
         else:
             st.rerun()
+        finally:
+            training_gate.finish()
     if from_session:
         st.button(t("transfer.recompute.discard"), key="transfer_discard",
                   on_click=lambda: ss.pop("transfer_results", None))

@@ -1,6 +1,7 @@
 """Layer-wise experiments that reproduce published findings on the project's own small models.
 
     python -m core.experiments [--models mini-elmo-zh mini-bert-zh] [--out assets/experiments.json] [--quick]
+                               [--only STAGE ...]
 
 * :mod:`.pos_probe`: per-layer linear POS probe (Peters et al., 2018, Table 6);
 * :mod:`.sense_probe`: per-layer nearest-sense-centroid word-sense probe (Peters et al., 2018,
@@ -8,11 +9,14 @@
 * :mod:`.context_specificity`: self-similarity, intra-sentence similarity, anisotropy
   (Ethayarajh, 2019);
 * :mod:`.learned_mix`: ELMo's s and γ learned on two tasks (POS tagging, review sentiment) on frozen
-  mini-elmo-zh features (Peters et al., 2018, §3.2), for the ELMo page.
+  mini-elmo-zh features (Peters et al., 2018, §3.2), for the ELMo page;
+* :mod:`.concat`: the lecture's use of ELMo, [x; ELMo] (static word vectors and ELMo vectors
+  concatenated) on the POS task, against each alone (Peters et al., 2018, §3.3), for the ELMo page.
 
-:func:`run_all` runs all four and returns one JSON-ready dict; the page reads it from
-``assets/experiments.json`` (:func:`load_results`) so that it opens instantly.
-:func:`probe_presets` turns mini-elmo-zh's probe accuracies into ELMo layer-weight presets.
+:func:`run_all` runs them (or some of them, the rest kept from earlier results) and returns one
+JSON-ready dict; the pages read it from ``assets/experiments.json`` (:func:`load_results`) so that
+they open instantly. :func:`probe_presets` turns mini-elmo-zh's probe accuracies into ELMo
+layer-weight presets that keep only the differences beyond sampling error.
 Every ``run_*`` function takes ``progress(fraction, text)``, a callback for progress bars.
 """
 from __future__ import annotations
@@ -20,20 +24,20 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .. import results_store
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
-from . import context_specificity, learned_mix, pos_probe, sense_probe
+from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "assets" / "experiments.json"
 DEFAULT_MODELS = (DEFAULT_ELMO, DEFAULT_BERT)
 FORMAT_VERSION = 1
-PRESET_TEMPERATURE = 0.05
 
 # The published numbers the page compares against (percent). Sources:
 #   Peters et al. (2018) "Deep contextualized word representations", NAACL, §5.3, Tables 5 and 6;
@@ -49,7 +53,8 @@ PUBLISHED = {
 }
 
 SESSION_KEY = "evidence_results"  # pages' session copy of recomputed results (the JSON file is not touched)
-STAGE_SHARE = {"pos": 0.50, "senses": 0.03, "context": 0.12, "learned_mix": 0.35}
+STAGE_SHARE = {"pos": 0.40, "senses": 0.03, "context": 0.10, "learned_mix": 0.27, "concat": 0.20}
+STAGES = tuple(STAGE_SHARE)
 
 
 def _round(value, digits: int = 4):
@@ -96,42 +101,54 @@ def stale_models(results: dict) -> list[str]:
 
 
 def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False, corpus: str | None = None,
-            progress: Progress = no_progress, log=None) -> dict:
-    """All four experiments on ``models`` (+ the ``static`` baseline); a JSON-ready dict.
+            progress: Progress = no_progress, log=None, only: Sequence[str] | None = None,
+            previous: dict | None = None) -> dict:
+    """Every experiment (:data:`STAGES`) on ``models`` (+ the ``static`` baseline); a JSON-ready dict.
 
     ``quick`` shrinks the samples (POS 300/100 sentences, 10 words × 8 contexts, smaller learned-mix
-    tasks) for development.
+    and concatenation tasks) for development.
+    ``only``: run these stages and take every other one, with its timing, from ``previous`` (results of
+    the same models and mode on the same weights: ``__main__`` checks that).
     ``log(text)`` receives one line per finished stage (the CLI prints timings with it).
     """
     log = log or (lambda text: None)
     models = list(models)
-    t0 = time.time()
     pos_kw = dict(pos_probe.QUICK) if quick else {}
     ctx_kw = dict(context_specificity.QUICK) if quick else {}
     mix_kw = dict(learned_mix.QUICK) if quick else {}
+    concat_kw = dict(concat.QUICK) if quick else {}
+    only = STAGES if only is None else tuple(only)
     requested = [m if isinstance(m, str) else m.name for m in models + ([static] if static is not None else [])]
     results: dict = {
         "version": FORMAT_VERSION, "quick": bool(quick),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "requested_models": requested,
         "checkpoints": {name: checkpoint_fingerprint(name) for name in requested if checkpoint_fingerprint(name)},
-        "published": PUBLISHED, "preset_temperature": PRESET_TEMPERATURE,
+        "published": PUBLISHED,
     }
+    if set(only) != set(STAGES):
+        results["stages_rerun"] = [key for key in STAGES if key in only]
     lo = 0.0
     stages = (("pos", lambda p: pos_probe.run_pos_probe(models, static=static, corpus=corpus, progress=p, **pos_kw)),
               ("senses", lambda p: sense_probe.run_sense_probe(models, static=static, progress=p)),
               ("context", lambda p: context_specificity.run_context_specificity(
                   models, static=static, corpus=corpus, progress=p, **ctx_kw)),
-              ("learned_mix", lambda p: learned_mix.run_learned_mix(models, corpus=corpus, progress=p, **mix_kw)))
+              ("learned_mix", lambda p: learned_mix.run_learned_mix(models, corpus=corpus, progress=p, **mix_kw)),
+              ("concat", lambda p: concat.run_concat(models, static=static, corpus=corpus, progress=p, **concat_kw)))
     timing = {}
     for key, run in stages:
         hi = lo + STAGE_SHARE[key]
+        if key not in only:
+            results[key] = previous[key]
+            timing[key] = previous["timing_seconds"][key]
+            lo = hi
+            continue
         t1 = time.time()
         results[key] = run(scaled_progress(progress, lo, hi))
         timing[key] = round(time.time() - t1, 1)
         log(f"{key}: {timing[key]:.1f} s")
         lo = hi
-    timing["total"] = round(time.time() - t0, 1)
+    timing["total"] = round(sum(timing.values()), 1)  # every stage's own time, kept or rerun
     results["timing_seconds"] = timing
     try:
         results["presets"] = probe_presets(results)
@@ -150,39 +167,36 @@ def load_results(path: Path | str = DEFAULT_OUT) -> dict | None:
     return results_store.load(path, FORMAT_VERSION)
 
 
-def _softmax_weights(accuracies, temperature: float) -> list[float]:
-    acc = np.asarray(accuracies, dtype=np.float64)
-    z = (acc - acc.max()) / temperature
-    e = np.exp(z)
-    return [float(v) for v in e / e.sum()]
+def probe_presets(results: dict, *, model: str = DEFAULT_ELMO) -> dict:
+    """ELMo layer-weight presets from ``model``'s per-layer probe accuracies that keep only differences
+    beyond sampling error.
 
-
-def probe_presets(results: dict, *, model: str = DEFAULT_ELMO, temperature: float = PRESET_TEMPERATURE) -> dict:
-    """ELMo layer-weight presets derived from ``model``'s per-layer probe accuracies.
-
-    ``{"syntax": [s0, s1, s2], "semantics": [s0, s1, s2]}``: normalised weights (≥ 0, sum 1),
-
-        s_j = softmax((acc_j − max_k acc_k) / T),   T = ``temperature`` (default 0.05),
-
-    with acc_j the layer-j test accuracy of the POS probe (fine tags) for "syntax" and the mean
-    leave-one-out sense accuracy over the sense words for "semantics". T = 0.05 means a layer that
-    is 5 accuracy points behind the best gets e ≈ 2.7 times less weight; T → 0 picks the best
-    layer only, large T tends to the uniform mix. (Peters et al. *learn* s per task; these presets
-    only say which layers our probes found most informative.)
+    ``{"syntax": preset, "semantics": preset}``, from the POS probe (fine tags, ``n`` = test words) and
+    the word-sense probe (mean over words, ``n`` = labelled sentences). A preset is
+    ``{"s", "accuracy", "n", "best", "tied", "margin"}``: ``best`` is the layer with the highest accuracy,
+    ``tied`` every layer whose gap to it is within sampling error (``view.tied_with_best``; ``best``
+    included), ``margin`` the largest of those error margins; s is uniform over ``tied`` and 0 elsewhere,
+    so a layer loses weight only where the probe tells it apart from the best one.
+    (Peters et al. *learn* s per task; these presets only say which layers our probes can tell apart.)
 
     Raises ValueError when ``results`` lacks ``model``'s probes (e.g. it was not trained yet).
     """
-    if temperature <= 0:
-        raise ValueError("temperature must be positive")
     try:
         pos = results["pos"]["models"][model]["fine"]
+        n_pos = results["pos"]["config"]["n_test_words"]
         senses = results["senses"]["models"][model]["mean"]
+        n_senses = view.sense_n(results)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"no probe results for {model}") from exc
     if any(v is None for v in pos) or any(v is None for v in senses):
         raise ValueError(f"incomplete probe results for {model}")
-    return {"syntax": _softmax_weights(pos, temperature), "semantics": _softmax_weights(senses, temperature)}
+    out = {}
+    for name, accuracy, n in (("syntax", pos, n_pos), ("semantics", senses, n_senses)):
+        best, tied, margin = view.tied_with_best(accuracy, n)
+        out[name] = {"s": [1 / len(tied) if j in tied else 0.0 for j in range(len(accuracy))],
+                     "accuracy": list(accuracy), "n": n, "best": best, "tied": tied, "margin": margin}
+    return out
 
 
-__all__ = ["DEFAULT_MODELS", "DEFAULT_OUT", "PUBLISHED", "load_results", "probe_presets", "run_all",
+__all__ = ["DEFAULT_MODELS", "DEFAULT_OUT", "PUBLISHED", "STAGES", "load_results", "probe_presets", "run_all",
            "save_results", "stale_models", "checkpoint_fingerprint"]

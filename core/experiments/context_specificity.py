@@ -68,6 +68,12 @@ def random_pairs(sizes: Sequence[int], n_pairs: int, seed: int = 0) -> np.ndarra
     return np.stack([a[keep], b[keep]], axis=1)[:n_pairs]
 
 
+def standard_error(samples) -> float | None:
+    """Standard error of the mean of ``samples`` (None for fewer than two)."""
+    x = np.asarray(samples, dtype=np.float64)
+    return float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) >= 2 else None
+
+
 def specificity_measures(occurrences: dict[str, np.ndarray], sentences: Sequence[np.ndarray], *,
                          n_pairs: int = DEFAULTS["n_pairs"], seed: int = 0) -> dict:
     """The per-layer measures from raw vectors.
@@ -75,7 +81,10 @@ def specificity_measures(occurrences: dict[str, np.ndarray], sentences: Sequence
     ``occurrences``: word → ``(num_layers, n, dim)`` vectors of its n contexts (words with n < 2 are
     ignored); ``sentences``: one ``(num_layers, m, dim)`` array per sentence (all its words).
     Returns lists over layers: ``self_similarity``, ``intra_sentence``, ``anisotropy``, the two
-    ``*_adjusted`` lists (raw − anisotropy), and ``per_word`` self-similarity.
+    ``*_adjusted`` lists (raw − anisotropy), ``per_word`` self-similarity, ``se``: the standard error of
+    each raw measure per layer (over words, sentences, pairs), and ``change``: each adjusted measure's
+    change from layer 1 to the top layer with its standard error (paired over the same words, sentences
+    and pairs; None with fewer than three layers).
     """
     words = {w: v for w, v in occurrences.items() if v.shape[1] >= 2}
     if not words:
@@ -84,20 +93,34 @@ def specificity_measures(occurrences: dict[str, np.ndarray], sentences: Sequence
     num_layers = next(iter(words.values())).shape[0]
     pairs = random_pairs([s.shape[1] for s in sentences], n_pairs, seed)
     per_word = {w: [self_similarity(v[layer]) for layer in range(num_layers)] for w, v in words.items()}
-    self_sim, intra, aniso = [], [], []
-    for layer in range(num_layers):
-        self_sim.append(float(np.mean([per_word[w][layer] for w in words])))
-        multi = [s[layer] for s in sentences if s.shape[1] >= 2]
-        intra.append(float(np.mean([intra_sentence_similarity(s) for s in multi])) if multi else None)
-        if len(pairs):
-            flat = _unit(np.concatenate([s[layer] for s in sentences], axis=0).astype(np.float64))
-            aniso.append(float(np.mean(np.sum(flat[pairs[:, 0]] * flat[pairs[:, 1]], axis=1))))
-        else:
-            aniso.append(None)
-    adjust = lambda raw: [None if r is None or a is None else r - a for r, a in zip(raw, aniso)]  # noqa: E731
-    return {"self_similarity": self_sim, "intra_sentence": intra, "anisotropy": aniso,
-            "self_similarity_adjusted": adjust(self_sim), "intra_sentence_adjusted": adjust(intra),
-            "per_word": per_word, "n_pairs": int(len(pairs))}
+    multi = [s for s in sentences if s.shape[1] >= 2]
+    # one row per word / sentence / pair, one column per layer: the samples the means and their errors come from
+    samples = {"self_similarity": np.array([per_word[w] for w in words]),
+               "intra_sentence": np.array([[intra_sentence_similarity(s[layer]) for layer in range(num_layers)]
+                                           for s in multi]).reshape(len(multi), num_layers)}
+    if len(pairs):
+        flat = [_unit(np.concatenate([s[layer] for s in sentences], axis=0).astype(np.float64))
+                for layer in range(num_layers)]
+        samples["anisotropy"] = np.stack([np.sum(f[pairs[:, 0]] * f[pairs[:, 1]], axis=1) for f in flat], axis=1)
+    else:
+        samples["anisotropy"] = np.zeros((0, num_layers))
+    means = {k: [float(v) for v in x.mean(axis=0)] if len(x) else [None] * num_layers for k, x in samples.items()}
+    adjust = lambda raw: [None if r is None or a is None else r - a for r, a in zip(raw, means["anisotropy"])]  # noqa: E731
+    change = {}
+    for measure in ("self_similarity", "intra_sentence"):
+        raw, aniso = samples[measure], samples["anisotropy"]
+        if num_layers < 3 or len(raw) < 2 or len(aniso) < 2:
+            change[f"{measure}_adjusted"] = None
+            continue
+        d_raw, d_aniso = raw[:, -1] - raw[:, 1], aniso[:, -1] - aniso[:, 1]
+        change[f"{measure}_adjusted"] = {
+            "from": 1, "to": num_layers - 1, "value": float(d_raw.mean() - d_aniso.mean()),
+            "se": float(np.hypot(standard_error(d_raw), standard_error(d_aniso)))}
+    return {"self_similarity": means["self_similarity"], "intra_sentence": means["intra_sentence"],
+            "anisotropy": means["anisotropy"], "self_similarity_adjusted": adjust(means["self_similarity"]),
+            "intra_sentence_adjusted": adjust(means["intra_sentence"]), "per_word": per_word,
+            "n_pairs": int(len(pairs)), "se": {k: [standard_error(x[:, j]) for j in range(num_layers)] for k, x in samples.items()},
+            "change": change}
 
 
 def select_words(pool: Sequence[TaggedSentence], n_words: int, min_contexts: int) -> list[str]:

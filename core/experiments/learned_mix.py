@@ -26,7 +26,7 @@ Training: Adam on minibatches shuffled with a fixed seed, a fixed number of step
 on the dev split (:data:`C_GRID`, the learned mix decides). s is not always pinned down by a task:
 the learned mix is also trained from two more seeds and the spread of s is reported. For comparison
 the same head (same C) is trained with s held fixed: uniform, each single layer, the lecture's two
-presets. Accuracies come with a 95 % Wilson interval (``core.stats``).
+presets. Accuracies come with a 95 % Wilson interval (``core.stats``); :func:`verdict` reads them.
 
     python -m core.experiments        # this is one stage of it; results in assets/experiments.json
 """
@@ -42,10 +42,10 @@ import numpy as np
 from .. import transfer
 from ..errors import LabError
 from ..mixing import PRESETS, normalise_weights, one_hot
-from ..stats import wilson_interval
+from ..stats import difference_interval, wilson_interval
 from .corpus import TaggedSentence, load_sentences, sample_split
 from .pos_probe import DEFAULTS as POS_PROBE
-from .vectors import Progress, no_progress, resolve, scaled_progress, sentence_vectors
+from .vectors import Progress, first_of_kind, no_progress, scaled_progress, sentence_vectors
 
 TASKS = ("pos", "sentiment")
 LECTURE_PRESETS = ("syntax", "semantics")
@@ -83,14 +83,17 @@ def make_task(train_x, train_labels, dev_x, dev_labels, test_x, test_labels) -> 
     def ids(labels):
         return np.array([index.get(label, -1) for label in labels], dtype=np.int64)
 
+    train_x, dev_x, test_x = standardise(train_x, dev_x, test_x)
+    return TaskData(train_x, ids(train_labels), dev_x, ids(dev_labels), test_x, ids(test_labels),
+                    [str(c) for c in classes])
+
+
+def standardise(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    """Layers ``(L+1, n, dim)`` scaled per layer and dimension with the training split's mean and
+    standard deviation (float32), the training split first."""
     mean = train_x.mean(axis=1, keepdims=True)
     std = np.maximum(train_x.std(axis=1, keepdims=True), 1e-6)
-
-    def scaled(x):
-        return ((x - mean) / std).astype(np.float32)
-
-    return TaskData(scaled(train_x), ids(train_labels), scaled(dev_x), ids(dev_labels), scaled(test_x),
-                    ids(test_labels), [str(c) for c in classes])
+    return [((x - mean) / std).astype(np.float32) for x in (train_x, *others)]
 
 
 def _head(n_layers: int, dim: int, n_classes: int, fixed_s: np.ndarray | None):
@@ -278,14 +281,7 @@ def run_learned_mix(models: Sequence, *, corpus: str | None = None, sentences: S
     out = {"model": None, "layer_names": None, "head": HEAD, "tasks": {}, "skipped": {},
            "config": {**cfg, "c_grid": list(C_GRID), "seeds": SEEDS, "pos_tags": "fine",
                       "pos_split_seed": POS_PROBE["seed"], "sentiment_split_seed": sentiment_config.seed}}
-    encoder = None
-    for model in models:
-        candidate, name, reason = resolve(model)
-        if candidate is None:
-            out["skipped"][name] = reason
-        elif candidate.kind == "elmo":
-            encoder = candidate
-            break
+    encoder = first_of_kind(models, "elmo", out["skipped"])
     if encoder is None:
         progress(1.0, "learned mix: no ELMo model")
         return out
@@ -312,7 +308,8 @@ def run_learned_mix(models: Sequence, *, corpus: str | None = None, sentences: S
 
 
 def depth(s: Sequence[float]) -> float:
-    """Where a mix puts its weight: Σ_j j·s_j / L, 0 = all on the token layer, 1 = all on the top layer."""
+    """Where a mix puts its weight: Σ_j j·s_j / L, 0 = all on the token layer, 1 = all on the top layer
+    (Tenney et al. 2019's centre of gravity Σ_j j·s_j, divided by L to compare models of any depth)."""
     s = np.asarray(s, dtype=np.float64)
     return float(np.arange(len(s)) @ s / max(len(s) - 1, 1))
 
@@ -323,7 +320,48 @@ def s_range(task: dict) -> tuple[list[float], list[float]]:
     return seeds.min(axis=0).tolist(), seeds.max(axis=0).tolist()
 
 
-def lecture_verdict(tasks: dict) -> str:
+PAPER_LAYER = 1  # Peters et al. 2018, §5.5 / Fig. 2: at the task model's input every task's s favours biLSTM layer 1
+
+
+@dataclass(frozen=True)
+class TaskVerdict:
+    """What one task's learned mix shows, each field computed from the stored numbers."""
+
+    vs_uniform: str  # "better" | "worse" | "tie": learned s against uniform s beyond sampling error, or not
+    diff: float  # learned − uniform held-out accuracy, with its 95 % interval (core.stats.difference_interval)
+    low: float
+    high: float
+    top_layer: int | None  # the layer every seed weights most; None when the seeds disagree
+    spread: float  # the largest change of one s_j between seeds
+    seed_accuracy: tuple[float, float]  # lowest and highest held-out accuracy over the seeds
+
+
+@dataclass(frozen=True)
+class MixVerdict:
+    """``headline``: "same" (the lecture's ordering, and learning s beats uniform s for a task),
+    "weak" (the lecture's ordering, but no task gains from learning s: an ordering of weights only),
+    "opposite" or "unclear" (:func:`ordering`). ``paper_layer``: the tasks whose every seed weights
+    the first biLSTM layer most, as Peters et al. found for every task."""
+
+    headline: str
+    ordering: str
+    tasks: dict[str, TaskVerdict]
+    paper_layer: tuple[str, ...]
+
+
+def task_verdict(task: dict) -> TaskVerdict:
+    """One task's entry (``run_task``'s output) read: learned against uniform s, its seeds' agreement."""
+    learned, uniform, n = task["learned"], task["fixed"]["uniform"], task["n_test"]
+    diff, low, high = difference_interval(learned["accuracy"], uniform["accuracy"], n, n)
+    tops = {int(np.argmax(r["s"])) for r in task["seeds"]}
+    lo_s, hi_s = s_range(task)
+    accuracies = [r["accuracy"] for r in task["seeds"]]
+    return TaskVerdict("better" if low > 0 else "worse" if high < 0 else "tie", diff, low, high,
+                       tops.pop() if len(tops) == 1 else None, max(h - l for l, h in zip(lo_s, hi_s)),
+                       (min(accuracies), max(accuracies)))
+
+
+def ordering(tasks: dict) -> str:
     """The lecture's claim (syntax lower, semantics higher) against the learned mixes of every seed:
     "same" when every POS seed puts its weight lower (:func:`depth`) than every sentiment seed,
     "opposite" for the reverse, "unclear" when the seeds' ranges overlap."""
@@ -334,3 +372,15 @@ def lecture_verdict(tasks: dict) -> str:
     if min(pos) > max(sentiment):
         return "opposite"
     return "unclear"
+
+
+def verdict(tasks: dict) -> MixVerdict:
+    """The section's verdict from the numbers: an ordering of weights counts as the lecture's lesson
+    only when learning s also buys accuracy over uniform s for some task."""
+    per_task = {name: task_verdict(tasks[name]) for name in TASKS}
+    order = ordering(tasks)
+    headline = order
+    if order == "same" and not any(v.vs_uniform == "better" for v in per_task.values()):
+        headline = "weak"
+    return MixVerdict(headline, order, per_task,
+                      tuple(name for name, v in per_task.items() if v.top_layer == PAPER_LAYER))

@@ -89,7 +89,8 @@ def baselines(train: Sequence[TaggedSentence], test: Sequence[TaggedSentence]) -
     }
 
 
-def _features(vectors, layer: int, with_flag: bool) -> np.ndarray:
+def layer_features(vectors, layer: int, with_flag: bool) -> np.ndarray:
+    """One layer of a list of :class:`~.vectors.SentenceVectors` as rows ``(words, dim)``."""
     x = np.concatenate([v.layers[layer] for v in vectors], axis=0)
     if with_flag:  # static model: tell the probe which rows are OOV zeros
         oov = np.concatenate([~v.found for v in vectors]).astype(np.float32)[:, None]
@@ -114,8 +115,8 @@ def probe_model(encoder, train: Sequence[TaggedSentence], test: Sequence[TaggedS
     for layer in range(encoder.num_layers):
         progress(encode_share + (1 - encode_share) * layer / encoder.num_layers,
                  f"{encoder.name}: probe {encoder.layer_names[layer]}")
-        accuracy, predicted = probe_accuracy(_features(train_vectors, layer, static), train_tags,
-                                             _features(test_vectors, layer, static), test_tags)
+        accuracy, predicted = probe_accuracy(layer_features(train_vectors, layer, static), train_tags,
+                                             layer_features(test_vectors, layer, static), test_tags)
         fine.append(accuracy)
         coarse.append(coarse_accuracy(predicted, test_tags))
     result = {"layer_names": list(encoder.layer_names), "kind": encoder.kind, "fine": fine, "coarse": coarse,

@@ -100,6 +100,18 @@ def resolve(model) -> tuple[Encoder | None, str, dict | None]:
     return encoder, encoder.name, None
 
 
+def first_of_kind(models, kind: str, skipped: dict) -> Encoder | None:
+    """The first model of ``kind`` (e.g. "elmo") in ``models`` that loads; models that cannot be
+    loaded on the way are recorded in ``skipped`` with their reason."""
+    for model in models:
+        encoder, name, reason = resolve(model)
+        if encoder is None:
+            skipped[name] = reason
+        elif encoder.kind == kind:
+            return encoder
+    return None
+
+
 def each_model(models, static, progress: Progress, skipped: dict):
     """The loop every experiment shares: yields ``(encoder, name, sub_progress, is_static)`` for the
     contextual models and then the static baseline, each with its share of ``progress``; a model

@@ -4,7 +4,10 @@ Plain data out (lists, dicts): no streamlit, no plotly. Models are ordered ELMo 
 """
 from __future__ import annotations
 
+import math
+
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO
+from ..stats import Z_95, wilson_interval
 
 KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}
 
@@ -18,10 +21,18 @@ def ordered(models: dict) -> list[str]:
 
 
 def pos_series(results: dict, tagset: str = "fine") -> list[dict]:
-    """``[{"name", "kind", "layer_names", "values"}]`` of the POS probe for ``tagset`` fine|coarse."""
+    """``[{"name", "kind", "layer_names", "values", "low", "high"}]`` of the POS probe for ``tagset``
+    fine|coarse, with 95 % intervals over the test words."""
     pos = results["pos"]
-    return [{"name": n, "kind": pos["models"][n]["kind"], "layer_names": pos["models"][n]["layer_names"],
-             "values": pos["models"][n][tagset]} for n in ordered(pos["models"])]
+    n = pos["config"]["n_test_words"]
+    return [{"name": name, "kind": pos["models"][name]["kind"], "layer_names": pos["models"][name]["layer_names"],
+             "values": pos["models"][name][tagset], **_bounds(pos["models"][name][tagset], n)}
+            for name in ordered(pos["models"])]
+
+
+def _bounds(values, n: int) -> dict:
+    low, high = intervals(values, n)
+    return {"low": low, "high": high}
 
 
 def pos_baselines(results: dict, tagset: str = "fine") -> dict[str, float | None]:
@@ -50,14 +61,22 @@ def sense_words(results: dict) -> list[str]:
     return [w["word"] for w in results["senses"]["words"]]
 
 
+def sense_n(results: dict, word: str | None = None) -> int:
+    """Labelled sentences behind a sense accuracy: every word's (``word`` None) or one word's."""
+    return sum(w["n"] for w in results["senses"]["words"] if word is None or w["word"] == word)
+
+
 def sense_series(results: dict, word: str | None = None) -> list[dict]:
-    """Per-layer sense accuracy of every contextual model: mean over words (``word`` None) or one word."""
+    """Per-layer sense accuracy of every contextual model: mean over words (``word`` None) or one word,
+    with 95 % intervals over the labelled sentences (:func:`sense_n`)."""
     senses = results["senses"]
+    n = sense_n(results, word)
     out = []
     for name in ordered(senses["models"]):
         entry = senses["models"][name]
         values = entry["mean"] if word is None else entry["per_word"][word]["accuracy"]
-        out.append({"name": name, "kind": entry["kind"], "layer_names": entry["layer_names"], "values": values})
+        out.append({"name": name, "kind": entry["kind"], "layer_names": entry["layer_names"], "values": values,
+                    **_bounds(values, n)})
     return out
 
 
@@ -97,17 +116,42 @@ def learned_mix(results: dict | None) -> dict | None:
     return entry if set(entry.get("tasks") or ()) >= {"pos", "sentiment"} else None
 
 
+def concat(results: dict | None) -> dict | None:
+    """The [x; ELMo] entry when it holds every input; None for results without it (an older file, no ELMo
+    or static model: ``results["concat"]["skipped"]`` says why)."""
+    entry = (results or {}).get("concat") or {}
+    return entry if set(entry.get("inputs") or ()) >= {"static", "elmo", "concat"} else None
+
+
 CONTEXT_MEASURES = ("self_similarity", "intra_sentence", "anisotropy")
 
 
 def context_series(results: dict, measure: str, adjusted: bool = False) -> list[dict]:
-    """Per-layer values of one measure for every model (static model last, one layer)."""
+    """Per-layer values of one measure for every model (static model last, one layer), with 95 %
+    intervals ``low`` / ``high`` from the stored standard errors (an adjusted value's error adds the
+    anisotropy's, measured on other samples)."""
     ctx = results["context"]
-    key = f"{measure}_adjusted" if adjusted and measure != "anisotropy" else measure
+    adjusted = adjusted and measure != "anisotropy"
+    key = f"{measure}_adjusted" if adjusted else measure
     entries = [(n, ctx["models"][n]) for n in ordered(ctx["models"])]
     if ctx.get("static"):
         entries.append((ctx["static"]["model"], ctx["static"]))
-    return [{"name": n, "kind": e["kind"], "layer_names": e["layer_names"], "values": e[key]} for n, e in entries]
+    out = []
+    for name, e in entries:
+        se = [None if a is None or (adjusted and b is None) else math.hypot(a, b if adjusted else 0.0)
+              for a, b in zip(e["se"][measure], e["se"]["anisotropy"])]
+        bounds = [(None, None) if v is None or m is None else (v - Z_95 * m, v + Z_95 * m)
+                  for v, m in zip(e[key], se)]
+        out.append({"name": name, "kind": e["kind"], "layer_names": e["layer_names"], "values": e[key],
+                    "low": [b[0] for b in bounds], "high": [b[1] for b in bounds]})
+    return out
+
+
+def change_trend(change: dict) -> tuple[str, float]:
+    """``("up" | "down" | "flat", margin)`` for a stored change between two layers (``value``, ``se``):
+    "flat" when it lies within its 95 % margin of zero."""
+    margin = Z_95 * change["se"]
+    return trend(0.0, change["value"], margin), margin
 
 
 def context_models(results: dict) -> list[str]:
@@ -171,6 +215,26 @@ def direction(low: float, high: float, n: int) -> tuple[str, float]:
     if low - high > margin:
         return "lower", margin
     return "tie", margin
+
+
+def tied_with_best(values, n: int) -> tuple[int, list[int], float]:
+    """``(best, tied, margin)`` for accuracies measured on the same ``n`` items: the best layer, every
+    layer that :func:`direction` cannot tell apart from it (the best included), and the largest
+    margin of those comparisons (the margin of the best with itself when it stands alone)."""
+    best = best_layer(values)
+    tied, margin = [], direction(values[best], values[best], n)[1]
+    for j, v in enumerate(values):
+        change, m = direction(v, values[best], n)
+        if change == "tie":
+            tied.append(j)
+            margin = max(margin, m)
+    return best, tied, margin
+
+
+def intervals(values, n: int) -> tuple[list[float | None], list[float | None]]:
+    """95 % Wilson intervals ``(low, high)`` of accuracies measured on ``n`` items each (None stays None)."""
+    bounds = [None if v is None else wilson_interval(float(v), n) for v in values]
+    return [None if b is None else b[0] for b in bounds], [None if b is None else b[1] for b in bounds]
 
 
 # Ethayarajh (2019), section 4: in ELMo, words of one sentence grow more similar to each other in the

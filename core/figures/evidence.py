@@ -19,13 +19,27 @@ BASELINE_COLOURS = ("#6b7280", "#9467bd", "#8c564b", "#ff7f0e")
 
 @dataclass
 class Series:
-    """One model's values over its layers (``None`` = not measured)."""
+    """One model's values over its layers (``None`` = not measured); ``low`` / ``high`` (optional):
+    each value's 95 % interval, drawn as error bars."""
 
     name: str
     layer_names: Sequence[str]
     values: Sequence[float | None]
     kind: str = "bert"
     dash: str = "solid"
+    low: Sequence[float | None] | None = None
+    high: Sequence[float | None] | None = None
+
+
+@dataclass
+class Estimate:
+    """One measured value with its 95 % interval; rows of one ``group`` share a colour and a legend entry."""
+
+    label: str
+    value: float
+    low: float
+    high: float
+    group: str = ""
 
 
 def _font(large: bool) -> int:
@@ -42,11 +56,22 @@ def _layer_axis(fig: go.Figure, series: Sequence[Series], xaxis_title: str, **wh
                      title_text=xaxis_title, range=[-0.3, longest - 0.7], **where)
 
 
+def _error_bars(values, low, high, colour: str) -> dict:
+    """Asymmetric error bars from interval ends (a missing end draws no bar)."""
+    def gap(a, b):
+        return [0.0 if x is None or y is None else max(float(x) - float(y), 0.0) for x, y in zip(a, b)]
+    return {"type": "data", "symmetric": False, "array": gap(high, values), "arrayminus": gap(values, low),
+            "color": colour, "thickness": 2, "width": 6}
+
+
 def _trace(series: Series, index: int, *, percent: bool, showlegend: bool = True) -> go.Scatter:
     fmt = ".1%" if percent else ".3f"
     colour = _colour(series, index)
     single = len(series.values) == 1
+    error = None if series.low is None or series.high is None else _error_bars(series.values, series.low,
+                                                                               series.high, colour)
     return go.Scatter(
+        error_y=error,
         x=list(range(len(series.values))), y=[None if v is None else float(v) for v in series.values],
         mode="markers" if single else "lines+markers", name=esc(series.name), legendgroup=esc(series.name),
         showlegend=showlegend,
@@ -78,8 +103,9 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
                                                                             else f"{label}: {value:.3f}"),
                                  line={"color": colour, "width": 2, "dash": "dash"}, hoverinfo="skip"))
     _layer_axis(fig, series, xaxis_title)
-    if y_range is None:  # every curve and every baseline inside the frame
-        shown = [float(v) for s in series for v in s.values if v is not None]
+    if y_range is None:  # every curve, interval and baseline inside the frame
+        shown = [float(v) for s in series for part in (s.values, s.low or (), s.high or ()) for v in part
+                 if v is not None]
         shown += [float(v) for _, v in baselines if v is not None]
         if shown:
             pad = max(0.02, 0.08 * (max(shown) - min(shown)))
@@ -173,4 +199,50 @@ def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequenc
     fig.update_yaxes(title_text=yaxis_title, range=[0, 1.1], tickformat=".1f")
     base_layout(fig, title, large=large, height=height)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
+    return fig
+
+
+def interval_dots(rows: Sequence[Estimate], *, title: str | None = None, xaxis_title: str = "",
+                  reference: Sequence[tuple[str, float]] = (), percent: bool = True, large: bool = False,
+                  height: int | None = None) -> go.Figure:
+    """Values with their 95 % intervals side by side: one row per estimate (first on top), a dot and a
+    horizontal error bar; two rows whose bars overlap are not told apart by the data.
+
+    ``reference``: ``[(label, value)]`` drawn as dashed vertical lines (e.g. a lookup baseline).
+    """
+    font = _font(large)
+    fmt = ".1%" if percent else ".3f"
+    fig = go.Figure()
+    groups = list(dict.fromkeys(r.group for r in rows))
+    for g, group in enumerate(groups):
+        mine = [r for r in rows if r.group == group]
+        colour = PALETTE[g % len(PALETTE)]
+        fig.add_trace(go.Scatter(
+            x=[float(r.value) for r in mine], y=[esc(r.label) for r in mine], mode="markers+text", name=esc(group),
+            showlegend=bool(group) and len(groups) > 1,
+            marker={"size": 14, "color": colour},
+            error_x=_error_bars([r.value for r in mine], [r.low for r in mine], [r.high for r in mine], colour),
+            text=[format(float(r.value), fmt) for r in mine], textposition="top center", cliponaxis=False,
+            textfont={"size": font - 1, "color": "#111827"},
+            customdata=[[float(r.low), float(r.high)] for r in mine],
+            hovertemplate=f"%{{y}}: %{{x:{fmt}}} (%{{customdata[0]:{fmt}}}–%{{customdata[1]:{fmt}}})<extra></extra>",
+        ))
+    for j, (label, value) in enumerate(reference):
+        colour = BASELINE_COLOURS[j % len(BASELINE_COLOURS)]
+        fig.add_vline(x=float(value), line={"color": colour, "width": 2, "dash": "dash"})
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=esc(f"{label}: {format(float(value), fmt)}"),
+                                 line={"color": colour, "width": 2, "dash": "dash"}, hoverinfo="skip"))
+    ends = [float(v) for r in rows for v in (r.low, r.high)] + [float(v) for _, v in reference]
+    pad = max(0.01, 0.08 * (max(ends) - min(ends))) if ends else 0.0
+    fig.update_xaxes(title_text=xaxis_title, tickformat=".0%" if percent else ".2f",
+                     range=[min(ends) - pad, max(ends) + pad] if ends else None)
+    fig.update_yaxes(autorange="reversed", tickfont={"size": font})
+    # the legend sits a fixed distance below the tick labels (and the axis title), whatever the height
+    below = 2 * font + (2 * font if xaxis_title else 0)
+    top, bottom = (90 if title else 40), below + 2 * font + 20
+    height = height or top + bottom + (font + 40) * max(len(rows), 2)
+    base_layout(fig, title, large=large, height=height)
+    fig.update_layout(margin={"t": top, "b": bottom},
+                      legend={"orientation": "h", "x": 0, "y": -below / (height - top - bottom), "xanchor": "left",
+                              "yanchor": "top", "font": {"size": font}})
     return fig

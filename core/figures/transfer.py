@@ -54,19 +54,28 @@ def accuracy_bars(labels: Sequence[str], accuracies: Sequence[float | None], kin
 
 
 def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], *, selected: int | None,
+                intervals: dict[str, Sequence[tuple[float, float]]] | None = None,
                 references: Sequence[tuple[str, float, str]] = (), baseline: float | None = None,
                 baseline_label: str = "", axis_title: str = "", layer_axis_title: str = "",
                 title: str | None = None, large: bool = False, height: int | None = None) -> go.Figure:
-    """Held-out accuracy of the frozen-feature probe per layer (one line per pooling), with horizontal
-    reference lines (label, accuracy, colour) such as the ELMo features and the fine-tuned model."""
+    """Held-out accuracy of the frozen-feature probe per layer (one line per pooling, with its 95%
+    ``intervals`` as error bars, the poolings side by side), and horizontal reference lines (label,
+    accuracy, colour) such as the ELMo features and the fine-tuned model."""
     fig = go.Figure()
-    x = list(range(len(layer_names)))
     dashes = ["solid", "dot", "dashdot"]
     for i, (name, accs) in enumerate(series.items()):
+        x = [j + 0.08 * (i - (len(series) - 1) / 2) for j in range(len(layer_names))]  # error bars apart
+        bounds = (intervals or {}).get(name)
+        error = {} if bounds is None else {"error_y": {
+            "type": "data", "symmetric": False, "thickness": 1.5, "width": 5, "color": FEATURE_COLOUR,
+            "array": [hi - a for a, (_, hi) in zip(accs, bounds)], "arrayminus": [a - lo for a, (lo, _) in zip(accs, bounds)]}}
         fig.add_trace(go.Scatter(
             x=x, y=list(accs), mode="lines+markers", name=esc(name),
             line={"color": FEATURE_COLOUR, "dash": dashes[i % len(dashes)], "width": 3},
-            marker={"size": 12 if large else 9}, hovertemplate="%{x}: %{y:.1%}<extra>" + esc(name) + "</extra>"))
+            marker={"size": 12 if large else 9}, **error,
+            customdata=[[f"{100 * lo:.1f}", f"{100 * hi:.1f}"] for lo, hi in bounds] if bounds else None,
+            hovertemplate="%{y:.1%}" + (" (95%: %{customdata[0]}–%{customdata[1]}%)" if bounds else "")
+            + "<extra>" + esc(name) + "</extra>"))
     positions = ["top left", "bottom right", "top right", "bottom left"]  # close lines keep their labels apart
     for i, (label, value, colour) in enumerate(references):
         fig.add_hline(y=value, line_dash="dash", line_color=colour, line_width=2,
@@ -79,9 +88,10 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
     if selected is not None and 0 <= selected < len(layer_names):
         fig.add_vrect(x0=selected - 0.3, x1=selected + 0.3, fillcolor=FEATURE_COLOUR, opacity=0.12, line_width=0)
     base_layout(fig, title, large=large, height=height or (460 if large else 400))
-    fig.update_xaxes(tickvals=x, ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)],
+    fig.update_xaxes(tickvals=list(range(len(layer_names))), ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)],
                      title_text=esc(layer_axis_title))
     values = [v for accs in series.values() for v in accs] + [v for _, v, _ in references]
+    values += [lo for bounds in (intervals or {}).values() for lo, _ in bounds]
     values += [baseline] if baseline is not None else []
     lo = max(0.0, min(values) - 0.08) if values else 0.0
     fig.update_yaxes(range=[lo, 1.0], tickformat=".0%", title_text=esc(axis_title))

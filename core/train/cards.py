@@ -1,4 +1,7 @@
-"""Write each embedded model's README.md (model card) from its config and the evaluation report."""
+"""Write each embedded model's README.md (model card) from its config and the evaluation report.
+
+    python -m core.train.cards      # rewrite the cards from the stored evaluation.json and training.json
+"""
 from __future__ import annotations
 
 import json
@@ -6,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 from safetensors import safe_open
+
+from ..budgets import Budget, budgets_from, format_minutes, format_tokens, token_ratio
 
 DATA_AND_LICENCES = """\
 ## Training data and licences
@@ -71,15 +76,43 @@ def _senses_table(report: dict, model: str) -> str:
     return table
 
 
-def write_cards(report: dict, models_dir: Path, training: dict[str, str]) -> None:
-    """``training`` maps model name → the markdown describing its training run (command, time, hardware)."""
+WHOLE_WORD = ("whole-word masking (the jieba words of an example masked as units; Cui et al., 2019, arXiv:1906.08101): "
+              "a technique from after the BERT paper, which masked tokens independently; the other examples were "
+              "masked per character, as in the paper")
+
+
+def _budget_section(name: str, budgets: dict[str, Budget]) -> str | None:
+    """The card's training budget, and how many times the tokens of each other recorded model it saw."""
+    budget = budgets.get(name)
+    if budget is None:
+        return None
+    hardware = [f"{format_minutes(budget.cpu_minutes)} min on {budget.cpu_cores} CPU cores"] if budget.cpu_cores else []
+    if budget.gpu:
+        hardware.append(f"{format_minutes(budget.gpu_minutes)} min on one {budget.gpu} GPU")
+    text = f"About {format_tokens(budget.tokens)} tokens seen in training: {', then '.join(hardware)}."
+    if budget.whole_word:
+        text += f" In its later stages {budget.whole_word:.0%} of the examples used {WHOLE_WORD}."
+    for other in budgets:
+        if other != name:
+            larger, smaller = sorted((name, other), key=lambda m: budgets[m].tokens, reverse=True)
+            text += (f" {larger} saw about {token_ratio(budgets, larger, smaller):.0f}× as many tokens as {smaller}: "
+                     "a difference between the two reflects this budget as well as their architectures and objectives.")
+    return "## Training budget\n\n" + text + " (From `assets/models/training.json`'s `budgets`.)"
+
+
+def write_cards(report: dict, models_dir: Path, training: dict) -> None:
+    """``training`` maps model name → the markdown describing its training run (command, time, hardware),
+    and ``budgets`` → each model's recorded training budget (:mod:`core.budgets`)."""
+    budgets = budgets_from(training)
     for name, writer in (("mini-bert-zh", _bert), ("mini-elmo-zh", _elmo), ("word2vec-zh", _word2vec)):
         directory = models_dir / name
         if name not in report or not directory.exists():
             continue
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         body = writer(config, report[name], directory)
-        text = "\n\n".join([body, "## Training run\n\n" + training.get(name, "(not recorded)"),
+        budget = _budget_section(name, budgets)
+        text = "\n\n".join([body, *([budget] if budget else []),
+                            "## Training run\n\n" + training.get(name, "(not recorded)"),
                             "## Word senses of 苹果 (fruit vs Apple Inc.)\n\n" + _senses_table(report, name),
                             DATA_AND_LICENCES,
                             "Figures reproduced by `python -m core.train.evaluate` (writes `assets/models/evaluation.json` "
@@ -93,7 +126,9 @@ def _bert(config: dict, result: dict, directory: Path) -> str:
 
 A small Chinese BERT (`transformers` `BertForPreTraining`: masked-LM and next-sentence heads) trained from scratch
 by this project for the ELMo→BERT Lab teaching app. Loads exactly like bert-base-chinese:
-`BertTokenizerFast.from_pretrained(dir)`, `AutoModelForMaskedLM.from_pretrained(dir)` (fp16 safetensors).
+`BertTokenizerFast.from_pretrained(dir)`, `AutoModelForMaskedLM.from_pretrained(dir, dtype=torch.float32)`. The
+weights are stored in fp16 (`config.json`'s `dtype`): without `dtype=torch.float32`, transformers loads and computes
+in float16.
 
 | | |
 |---|---|
@@ -190,3 +225,15 @@ vector for 苹果 in 我吃了一个苹果 and in 苹果昨天发布了新手机
 | word | neighbours |
 |---|---|
 {neighbours}"""
+
+
+def main() -> None:
+    """Rewrite the cards from the stored evaluation report and training record: no model is evaluated."""
+    models_dir = Path(__file__).resolve().parents[2] / "assets" / "models"
+    stored = {name: json.loads((models_dir / f"{name}.json").read_text(encoding="utf-8"))
+              for name in ("evaluation", "training")}
+    write_cards(stored["evaluation"], models_dir, stored["training"])
+
+
+if __name__ == "__main__":
+    main()

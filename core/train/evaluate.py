@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from ..encoders import BertEncoder
+from ..fill_examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
 from ..geometry import loo_nn_accuracy
 from ..occurrences import parse_labelled, word_vectors
 from ..registry import MODELS_DIR, load_encoder
@@ -37,11 +38,6 @@ from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
-DEMO_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "fill_mask_demo.tsv"
-# Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
-WORDS_CHECK_FILE = DEMO_FILE.with_name("fill_mask_words_check.tsv")
-# Everyday sentences written before the continued pre-training on everyday text, never tuned on (#31).
-EVERYDAY_CHECK_FILE = DEMO_FILE.with_name("fill_mask_everyday_check.tsv")
 DEMO_TOP = 3
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
 _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
@@ -117,30 +113,21 @@ def evaluate_bert(corpus: str, examples: int, seed: int, encoder: BertEncoder | 
 
 
 def demo_set(path: Path = DEMO_FILE) -> list[tuple[str, list[str]]]:
-    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith("#")]
-    return [(sentence, answers.split("|")) for sentence, answers in rows]
+    return answer_set(path)
 
 
 def evaluate_demo_set(model: str | BertEncoder = "mini-bert-zh", top: int = DEMO_TOP, path: Path = DEMO_FILE) -> dict:
     """Top-``top`` hits on the demo set (or another set in its format), with what the model proposed."""
-    from ..fillmask import fill_mask, word_candidates
+    from ..fillmask import fill_mask, proposals, word_candidates
 
     encoder = load_encoder(model) if isinstance(model, str) else model
     rows = []
     for sentence, answers in demo_set(path):
-        runs = word_candidates(encoder, sentence, top_n=top)
-        if runs:
-            proposed = [w.word for w in runs[0].words]
-        else:
-            proposed = [c.token for c in fill_mask(encoder, sentence, top_k=top).masks[0].candidates]
+        proposed = proposals(fill_mask(encoder, sentence, top_k=top), word_candidates(encoder, sentence, top_n=top))
         rows.append({"sentence": sentence, "answers": answers, "top": proposed,
                      "hit": any(p in answers for p in proposed)})
     hits = sum(r["hit"] for r in rows)
     return {"top": top, "hits": hits, "sentences": len(rows), "hit_rate": hits / len(rows), "rows": rows}
-
-
-CHECK_SETS = {"demo_set": DEMO_FILE, "words_check": WORDS_CHECK_FILE, "everyday_check": EVERYDAY_CHECK_FILE}
 
 
 def evaluate_snapshot(encoder: BertEncoder, corpora: list[Path], pairs: int, seed: int = 0) -> dict:

@@ -13,6 +13,7 @@ from ..errors import LabError
 from .data import DEFAULT_CONFIG, TransferConfig
 from .results import RESULTS_PATH, save_results, summary_lines
 from .run import BERT_MODEL, ELMO_MODEL, run_transfer
+from .tuning import FINETUNE_LRS, LORA_LRS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", type=int, default=DEFAULT_CONFIG.n_train)
     parser.add_argument("--test", type=int, default=DEFAULT_CONFIG.n_test)
     parser.add_argument("--steps", type=int, default=DEFAULT_CONFIG.steps)
-    parser.add_argument("--lr", type=float, default=DEFAULT_CONFIG.lr)
+    parser.add_argument("--finetune-lrs", type=float, nargs="+", default=list(FINETUNE_LRS),
+                        help="full fine-tuning's learning rates, one chosen on the validation split (default: %(default)s)")
+    parser.add_argument("--lora-lrs", type=float, nargs="+", default=list(LORA_LRS),
+                        help="LoRA's learning rates, one chosen on the validation split (default: %(default)s)")
+    parser.add_argument("--no-tune", action="store_true",
+                        help="no learning-rate choice: --lr for full fine-tuning, core.lora's default for LoRA")
+    parser.add_argument("--lr", type=float, default=DEFAULT_CONFIG.lr, help="with --no-tune (default: %(default)s)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_CONFIG.batch_size)
     parser.add_argument("--seed", type=int, default=DEFAULT_CONFIG.seed)
     parser.add_argument("--threads", type=int, default=DEFAULT_CONFIG.threads,
@@ -53,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"ELMo skipped: {err.message('en')}", file=sys.stderr)
         print(f"models loaded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         results = run_transfer(bert, elmo, config, progress=progress,
-                               log=lambda m: print(f"  done {m}", file=sys.stderr, flush=True))
+                               log=lambda m: print(f"  done {m}", file=sys.stderr, flush=True),
+                               finetune_lrs=() if args.no_tune else args.finetune_lrs,
+                               lora_lrs=() if args.no_tune else args.lora_lrs)
     except LabError as err:
         print(f"error: {err.message('en')}", file=sys.stderr)
         return 2

@@ -33,7 +33,8 @@ class TransferConfig:
     eval_points: int = 5  # held-out accuracy measured this many times during fine-tuning
     threads: int | None = 1  # torch threads while computing (None: leave torch's setting alone); 1 keeps
     # a shared classroom machine responsive and avoids OpenMP spin-waiting when the CPU is busy
-    lr_C: float = 1.0  # inverse regularisation of the logistic regression
+    val_share: float = 0.25  # the last quarter of the training reviews (150 of 600) chooses every hyper-parameter
+    C_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)  # the logistic regressions' inverse regularisation
 
     def replace(self, **changes) -> "TransferConfig":
         return replace(self, **changes)
@@ -46,6 +47,10 @@ class TransferConfig:
             raise LabError("must_be_even", name="n_train, n_test")
         if not 0 < self.lr < 1:
             raise LabError("open_interval", name="lr", low=0, high=1)
+        if not 0 < self.val_share < 1:
+            raise LabError("open_interval", name="val_share", low=0, high=1)
+        if not self.C_grid or not all(0 < c < float("inf") for c in self.C_grid):
+            raise LabError("open_interval", name="C_grid", low=0, high="∞")
 
 
 DEFAULT_CONFIG = TransferConfig()

@@ -1,6 +1,8 @@
 """Feature-based transfer: a FROZEN encoder only turns each review into a vector, and a logistic regression
-(scikit-learn) is trained on those vectors. mini-elmo-zh: the uniform scalar mix of its L+1 layers
-(core.mixing), mean-pooled over the review; mini-bert-zh: every layer's [CLS] vector or its token mean.
+(scikit-learn) is trained on those vectors, its C chosen on the validation split (``tuning``).
+mini-elmo-zh: every layer mean-pooled over the review and standardised, then mixed with uniform s
+(the features of the ELMo page's uniform s, ``core.experiments.learned_mix``); mini-bert-zh: every
+layer's [CLS] vector or its token mean.
 """
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..mixing import scalar_mix
+from .tuning import choose, split_point
 
 POOLINGS = ("cls", "mean")
 
@@ -26,21 +28,6 @@ def _fit(encoder, texts: Sequence[str]) -> list[str]:
     return [text[:limit] for text in texts]
 
 
-def elmo_features(encoder, texts: Sequence[str], *, batch_size: int = 64,
-                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """(n, dim): the uniform scalar mix s_j = 1/(L+1), γ = 1 of every layer, mean over the review's tokens."""
-    weights = np.zeros(encoder.num_layers)  # equal pre-softmax weights: softmax -> uniform
-    texts = _fit(encoder, texts)
-    rows = []
-    for start in range(0, len(texts), batch_size):
-        for enc in encoder.encode(list(texts[start:start + batch_size])):
-            mixed = scalar_mix(enc.layers, weights, 1.0, pre_softmax=True)  # (n_tokens, dim)
-            rows.append(mixed[_content_mask(enc.special)].mean(axis=0))
-        if progress:
-            progress(min(start + batch_size, len(texts)), len(texts))
-    return np.stack(rows).astype(np.float32)
-
-
 def bert_features(encoder, texts: Sequence[str], *, batch_size: int = 64,
                   progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
     """``{"cls": (L+1, n, dim), "mean": (L+1, n, dim)}``: every layer's [CLS] vector and token mean."""
@@ -56,17 +43,41 @@ def bert_features(encoder, texts: Sequence[str], *, batch_size: int = 64,
             "mean": np.stack(mean_rows, axis=1).astype(np.float32)}
 
 
-def fit_logistic(train_x: np.ndarray, train_y: Sequence[int], test_x: np.ndarray, test_y: Sequence[int],
-                 C: float = 1.0, seed: int = 0) -> dict:
-    """Standardise + logistic regression; returns accuracies and the number of trained weights."""
+def standardised_mix(train_layers: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    """Layer features ``(L+1, n, dim)`` → ``(n, dim)``: each layer standardised per dimension with the
+    training reviews' mean and deviation, then averaged (uniform s = 1/(L+1)). Without the standardising
+    the mix would follow the layer that varies most (mini-elmo-zh's token layer, several times its biLSTM layers)."""
+    mean = train_layers.mean(axis=1, keepdims=True)
+    std = np.maximum(train_layers.std(axis=1, keepdims=True), 1e-6)
+    return [((x - mean) / std).mean(axis=0).astype(np.float32) for x in (train_layers, *others)]
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, C: float, seed: int):
     from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    scaler = StandardScaler().fit(train_x)
-    model = LogisticRegression(C=C, max_iter=3000, random_state=seed)
-    model.fit(scaler.transform(train_x), np.asarray(train_y))
+    return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=3000, random_state=seed)).fit(x, y)
+
+
+def fit_probe(train_x: np.ndarray, train_y: Sequence[int], test_x: np.ndarray, test_y: Sequence[int], *,
+              C_grid: Sequence[float], val_share: float, seed: int = 0) -> dict:
+    """Standardise + logistic regression: C chosen on the last ``val_share`` of the training reviews
+    (fitted on the rest), then refitted on all of them and scored once on the test reviews. Returns the
+    accuracies, each test review's outcome (``correct``: "1"/"0" per review, for paired comparisons),
+    the choice of C and the number of trained weights."""
+    train_y, test_y = np.asarray(train_y), np.asarray(test_y)
+    cut = split_point(len(train_y), val_share)
+    choice = choose("C", C_grid, lambda C: _logistic(train_x[:cut], train_y[:cut], C, seed).score(train_x[cut:],
+                                                                                                  train_y[cut:]),
+                    n_fit=cut, n_val=len(train_y) - cut)
+    model = _logistic(train_x, train_y, choice["chosen"], seed)
+    right = model.predict(test_x) == test_y
+    head = model[-1]
     return {
-        "train_accuracy": float(model.score(scaler.transform(train_x), np.asarray(train_y))),
-        "accuracy": float(model.score(scaler.transform(test_x), np.asarray(test_y))),
-        "trained_params": int(model.coef_.size + model.intercept_.size),
+        "train_accuracy": float(model.score(train_x, train_y)),
+        "accuracy": float(right.mean()),
+        "correct": "".join("1" if r else "0" for r in right),
+        "choice": choice,
+        "trained_params": int(head.coef_.size + head.intercept_.size),
     }

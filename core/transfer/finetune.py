@@ -40,16 +40,21 @@ def _batches(tokenizer, texts: Sequence[str], max_tokens: int):
     return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
 
 
-def _accuracy(model, tokenizer, texts, labels, max_tokens: int, batch_size: int = 64) -> float:
+def _outcomes(model, tokenizer, texts, labels, max_tokens: int, batch_size: int = 64) -> str:
+    """"1" / "0" per review: classified right or wrong."""
     import torch
 
     model.eval()
-    correct = 0
+    right: list[bool] = []
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
             logits = model(**_batches(tokenizer, texts[start:start + batch_size], max_tokens)).logits
-            correct += int((logits.argmax(-1) == torch.tensor(labels[start:start + batch_size])).sum())
-    return correct / max(len(texts), 1)
+            right += (logits.argmax(-1) == torch.tensor(labels[start:start + batch_size])).tolist()
+    return "".join("1" if r else "0" for r in right)
+
+
+def _accuracy(outcomes: str) -> float:
+    return outcomes.count("1") / max(len(outcomes), 1)
 
 
 def _length_bucketed_batches(lengths: Sequence[int], batch_size: int, generator) -> list[list[int]]:
@@ -96,7 +101,8 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
     generator = torch.Generator().manual_seed(config.seed)
     order: list[list[int]] = []
     eval_at = sorted({max(1, round(config.steps * (i + 1) / config.eval_points)) for i in range(config.eval_points)})
-    losses, curve = [], [{"step": 0, "accuracy": _accuracy(model, tokenizer, data.test_texts, data.test_labels, max_tokens)}]
+    outcomes = _outcomes(model, tokenizer, data.test_texts, data.test_labels, max_tokens)
+    losses, curve = [], [{"step": 0, "accuracy": _accuracy(outcomes)}]
     started, cpu_started = time.perf_counter(), time.process_time()
     for step in range(1, config.steps + 1):
         if not order:
@@ -112,14 +118,15 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
         schedule.step()
         losses.append(loss.item())
         if step in eval_at:
-            curve.append({"step": step, "accuracy": _accuracy(model, tokenizer, data.test_texts, data.test_labels,
-                                                              max_tokens)})
+            outcomes = _outcomes(model, tokenizer, data.test_texts, data.test_labels, max_tokens)
+            curve.append({"step": step, "accuracy": _accuracy(outcomes)})
         if progress:
             progress(step, config.steps)
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     return {
         "accuracy": curve[-1]["accuracy"],
-        "train_accuracy": _accuracy(model, tokenizer, texts, labels, max_tokens),
+        "correct": outcomes,  # each held-out review after the last step, for paired comparisons
+        "train_accuracy": _accuracy(_outcomes(model, tokenizer, texts, labels, max_tokens)),
         "curve": curve,
         "losses": [round(x, 5) for x in losses],
         "encoder_params": encoder_params,

@@ -57,30 +57,43 @@ def curve_text(curve: Sequence[dict]) -> str:
     return " ".join(f"{p['step']}:{p['accuracy']:.2f}" for p in curve)
 
 
+def _chosen(choice: dict | None) -> str:
+    """e.g. ``lr 0.0001 (validation 3e-05:0.713 0.0001:0.773 …)``; "" for results without a choice."""
+    if not choice:
+        return ""
+    tried = " ".join(f"{value}:{accuracy:.3f}" for value, accuracy in choice["val_accuracy"].items())
+    return f"{choice['name']} {choice['chosen']:g} (validation {tried})"
+
+
 def summary_lines(results: dict) -> list[str]:
     """A short plain-text summary (CLI output)."""
     lines = []
     elmo = results.get("feature_elmo")
     if elmo:
-        lines.append(f"feature-based  {elmo['model']:<14} uniform mix, mean-pooled + LR   "
-                     f"acc {elmo['accuracy']:.3f}  trained {elmo['trained_params']:,} / frozen {elmo['frozen_params']:,}")
+        layers = "standardised layers" if elmo.get("standardised") else "raw layers"  # older files: raw
+        lines.append(f"feature-based  {elmo['model']:<14} {layers}, uniform mix, mean-pooled + LR   "
+                     f"acc {elmo['accuracy']:.3f}  {_chosen(elmo.get('choice'))}  "
+                     f"trained {elmo['trained_params']:,} / frozen {elmo['frozen_params']:,}")
     else:
         lines.append("feature-based  mini-elmo-zh   skipped (model not available)")
     bert = results["feature_bert"]
     for pooling in POOLINGS:
-        accs = " ".join(f"{a:.3f}" for a in bert["accuracy"][pooling])
+        choices = (bert.get("choice") or {}).get(pooling) or [None] * len(bert["accuracy"][pooling])
+        accs = " ".join(f"{a:.3f}" + (f" (C {c['chosen']:g})" if c else "")
+                        for a, c in zip(bert["accuracy"][pooling], choices))
         lines.append(f"feature-based  {bert['model']:<14} {pooling:<4} per layer (0..{len(bert['accuracy'][pooling]) - 1}) "
                      f"+ LR: {accs}")
     lines.append(f"               trained {bert['trained_params']:,} / frozen {bert['frozen_params']:,}")
     ft = results["fine_tune"]
-    lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, acc {ft['accuracy']:.3f} "
-                 f"(held-out accuracy by step {curve_text(ft['curve'])})  "
-                 f"trained {ft['trained_params']:,} / frozen {ft['frozen_params']:,}")
+    lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, lr {results['config']['lr']:g}, "
+                 f"acc {ft['accuracy']:.3f} (held-out accuracy by step {curve_text(ft['curve'])})  "
+                 f"trained {ft['trained_params']:,} / frozen {ft['frozen_params']:,}  {_chosen(ft.get('choice'))}")
     lora = results.get("lora")
     if lora:
         lines.append(f"LoRA           {lora['model']:<14} r {lora['settings']['r']}, lr {lora['settings']['lr']:g}, "
                      f"acc {lora['accuracy']:.3f} (by step {curve_text(lora['curve'])})  "
-                     f"trained {lora['trained_params']:,} / frozen {lora['frozen_params']:,}")
+                     f"trained {lora['trained_params']:,} / frozen {lora['frozen_params']:,}  "
+                     f"{_chosen(lora.get('choice'))}")
     lines.append(f"majority baseline {results['majority_baseline']:.3f}")
     lines.append("timings, wall (s): " + ", ".join(f"{k} {v}" for k, v in results["timings"].items()))
     lines.append("timings, CPU (s):  " + ", ".join(f"{k} {v}" for k, v in results.get("cpu_timings", {}).items()))

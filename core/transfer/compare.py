@@ -1,0 +1,90 @@
+"""Verdicts computed from the numbers: whether two held-out accuracies differ beyond sampling error, what
+the per-layer curve of the frozen BERT features says, and how the ELMo row relates to the ELMo page's
+uniform-s figure. The page picks its sentences from these, never the other way round.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..stats import difference_interval, paired_difference_interval
+from .view import Approach, BertFeatures, TransferView
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """a − b in held-out accuracy with its 95% interval; ``paired``: computed from each test review's
+    outcome under both (the same reviews), else from the two accuracies as independent samples (wider)."""
+    diff: float
+    low: float
+    high: float
+    paired: bool
+
+    @property
+    def verdict(self) -> str:
+        """"higher" / "lower": a is above / below b beyond sampling error; "tie": the interval contains 0."""
+        if self.low > 0:
+            return "higher"
+        if self.high < 0:
+            return "lower"
+        return "tie"
+
+
+def compare(a: Approach, b: Approach) -> Comparison:
+    if a.correct and b.correct and len(a.correct) == len(b.correct):
+        return Comparison(*paired_difference_interval(a.correct, b.correct), paired=True)
+    return Comparison(*difference_interval(a.accuracy, b.accuracy, a.n_test, b.n_test), paired=False)
+
+
+@dataclass(frozen=True)
+class LayerTies:
+    """One pooling's curve: the best layer on the test reviews, the layers below it beyond sampling error
+    and those that cannot be told apart from it."""
+    pooling: str
+    best: int
+    below: list[int]
+    tied: list[int]
+
+
+def layer_ties(bert: BertFeatures, pooling: str) -> LayerTies:
+    probes = [bert.probe(pooling, j) for j in range(len(bert.layers))]
+    best = max(range(len(probes)), key=lambda j: (probes[j].accuracy, -j))
+    others = [j for j in range(len(probes)) if j != best]
+    below = [j for j in others if compare(probes[best], probes[j]).verdict == "higher"]
+    return LayerTies(pooling, best, below, [j for j in others if j not in below])
+
+
+def curve_verdict(ties: Sequence[LayerTies]) -> str:
+    """"tie": no layer falls behind the best beyond sampling error, in any pooling; "embeddings": only
+    layer 0 does (the embeddings, before any context); "differ": some contextual layer does."""
+    below = {j for t in ties for j in t.below}
+    if not below:
+        return "tie"
+    return "embeddings" if below == {0} else "differ"
+
+
+@dataclass(frozen=True)
+class ElmoPageGap:
+    """The ELMo row here next to the ELMo page's uniform s on the same test reviews (``assets/experiments.json``,
+    ``core.experiments.learned_mix``): the facts that differ and the difference with its interval."""
+    page_accuracy: float
+    page_c: float
+    page_n_fit: int  # reviews its head was trained on
+    page_n_val: int  # reviews its C was chosen on
+    comparison: Comparison  # here − page; independent samples (the page's file has no per-review outcomes)
+
+
+def elmo_page_gap(view: TransferView, experiments: dict | None) -> ElmoPageGap | None:
+    """None when either side is missing or the two were not measured on the same model and test reviews."""
+    mix = (experiments or {}).get("learned_mix") or {}
+    task = (mix.get("tasks") or {}).get("sentiment") or {}
+    uniform = (task.get("fixed") or {}).get("uniform")
+    config = mix.get("config") or {}
+    if (view.elmo is None or not uniform or mix.get("model") != view.elmo.model or task.get("n_test") != view.n_test
+            or config.get("sentiment_train") != view.config.get("n_train")
+            or config.get("sentiment_split_seed") != view.config.get("seed")):  # not the same sample of reviews
+        return None
+    page = Approach(model=mix["model"], accuracy=float(uniform["accuracy"]), n_test=int(task["n_test"]),
+                    trained_params=0, frozen_params=0)
+    return ElmoPageGap(page.accuracy, float(task["c"]), int(task["n_train"]), int(task["n_dev"]),
+                       compare(view.elmo, page))

@@ -1,0 +1,138 @@
+"""core.transfer's verdicts against their numbers: the comparisons and the per-layer curve on made-up
+outcomes, and the shipped assets/transfer_results.json (real models): every hyper-parameter its validation
+best, the page's recompute defaults the chosen ones, README's table its numbers."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from core import experiments, transfer
+from core.lora import DEFAULT_LORA
+from core.stats import paired_difference_interval, wilson_interval
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _approach(correct: str) -> transfer.Approach:
+    return transfer.Approach(model="m", accuracy=correct.count("1") / len(correct), n_test=len(correct),
+                             trained_params=1, frozen_params=1, correct=correct)
+
+
+@pytest.mark.parametrize(("a", "b", "verdict"), [
+    ("1" * 300 + "0" * 100, "1" * 200 + "0" * 200, "higher"),  # 25 points apart on 400 reviews
+    ("1" * 200 + "0" * 200, "1" * 300 + "0" * 100, "lower"),
+    ("0" * 20 + "1" * 310 + "0" * 70, "1" * 300 + "0" * 100, "tie"),  # 2.5 points, 50 disagreements: inside
+    ("10" * 200, "10" * 200, "tie"),
+])
+def test_compare_verdict_follows_the_interval(a, b, verdict):
+    comparison = transfer.compare(_approach(a), _approach(b))
+    assert comparison.paired and comparison.verdict == verdict
+    assert (comparison.low > 0) == (verdict == "higher") and (comparison.high < 0) == (verdict == "lower")
+    assert comparison.diff == pytest.approx(_approach(a).accuracy - _approach(b).accuracy)
+
+
+def test_compare_without_outcomes_is_independent_and_wider():
+    a, b = _approach("1" * 315 + "0" * 85), _approach("1" * 300 + "0" * 100)
+    paired = transfer.compare(a, b)
+    independent = transfer.compare(*(transfer.Approach(**{**vars(x), "correct": None}) for x in (a, b)))
+    assert paired.paired and not independent.paired
+    assert independent.high - independent.low > paired.high - paired.low  # b's 300 right are also right in a
+    assert paired.verdict == "higher" and independent.verdict == "tie"
+
+
+def _features(outcomes: dict[str, list[str]]) -> transfer.BertFeatures:
+    per_layer = {p: [c.count("1") / len(c) for c in cs] for p, cs in outcomes.items()}
+    n = len(outcomes["cls"][0])
+    return transfer.BertFeatures(model="m", accuracy=per_layer["cls"][-1], n_test=n, trained_params=1,
+                                 frozen_params=1, layers=[str(j) for j in range(len(outcomes["cls"]))], dim=1,
+                                 per_layer=per_layer, per_layer_correct=outcomes)
+
+
+def test_layer_ties_and_curve_verdict():
+    good, fair = "1" * 320 + "0" * 80, "0" * 30 + "1" * 310 + "0" * 60  # 2.5 points apart, 50 disagreements
+    chance = "10" * 200
+    only_embeddings = _features({"cls": [chance, good, fair], "mean": [fair, good, good]})
+    ties = [transfer.layer_ties(only_embeddings, p) for p in transfer.POOLINGS]
+    assert ties[0] == transfer.LayerTies("cls", 1, [0], [2]) and ties[1] == transfer.LayerTies("mean", 1, [], [0, 2])
+    assert transfer.curve_verdict(ties) == "embeddings"
+    flat = _features({"cls": [good, fair, good], "mean": [fair, fair, good]})
+    assert transfer.curve_verdict([transfer.layer_ties(flat, p) for p in transfer.POOLINGS]) == "tie"
+    contextual = _features({"cls": [good, chance, good], "mean": [good, good, good]})
+    assert transfer.curve_verdict([transfer.layer_ties(contextual, p) for p in transfer.POOLINGS]) == "differ"
+
+
+# ---- the shipped results --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def shipped() -> dict:
+    return transfer.load_results(transfer.RESULTS_PATH)
+
+
+def _choices(results: dict) -> list[dict]:
+    out = [results["feature_elmo"]["choice"], results["fine_tune"]["choice"], results["lora"]["choice"]]
+    return out + [c for p in transfer.POOLINGS for c in results["feature_bert"]["choice"][p]]
+
+
+def test_shipped_choices_are_the_validation_best_and_the_defaults(shipped):
+    n_val = int(shipped["config"]["n_train"] * shipped["config"]["val_share"])
+    for choice in _choices(shipped):
+        scores = choice["val_accuracy"]
+        assert choice["n_val"] == n_val == 150 and len(scores) == 5  # one budget for every approach
+        assert choice["chosen"] == float(max(scores, key=lambda v: (scores[v], -float(v))))
+    assert [float(c) for c in shipped["fine_tune"]["choice"]["val_accuracy"]] == list(transfer.FINETUNE_LRS)
+    assert [float(c) for c in shipped["lora"]["choice"]["val_accuracy"]] == list(transfer.LORA_LRS)
+    # the page's recompute starts from the learning rates this run chose
+    assert transfer.DEFAULT_CONFIG.lr == shipped["fine_tune"]["choice"]["chosen"] == shipped["config"]["lr"]
+    assert DEFAULT_LORA.lr == shipped["lora"]["choice"]["chosen"] == shipped["lora"]["settings"]["lr"]
+
+
+def test_shipped_verdicts_follow_their_paired_intervals(shipped):
+    view = transfer.read_view(shipped)
+    top = len(view.bert.layers) - 1
+    pairs = [(view.finetune, view.bert.probe(p, j)) for p in transfer.POOLINGS for j in range(top + 1)]
+    pairs.append((view.lora, view.finetune))
+    for a, b in pairs:
+        comparison = transfer.compare(a, b)
+        diff, low, high = paired_difference_interval(a.correct, b.correct)
+        assert comparison.paired and (comparison.low, comparison.high) == (low, high)
+        assert comparison.verdict == ("higher" if low > 0 else "lower" if high < 0 else "tie")
+
+
+def test_elmo_row_and_elmo_page_share_the_features(shipped):
+    """The ELMo row uses the ELMo page's uniform-s features; where the two figures differ, the page states
+    the facts from both files (C, reviews) and the difference's interval."""
+    elmo = shipped["feature_elmo"]
+    assert elmo["standardised"] and (elmo["mix"], elmo["pooling"]) == ("uniform", "mean")
+    results = experiments.load_results()
+    gap = transfer.elmo_page_gap(transfer.read_view(shipped), results)
+    if gap is None:
+        pytest.skip("assets/experiments.json has no sentiment task on the same reviews")
+    uniform = results["learned_mix"]["tasks"]["sentiment"]["fixed"]["uniform"]
+    assert gap.page_accuracy == uniform["accuracy"]
+    assert gap.comparison.diff == pytest.approx(elmo["accuracy"] - uniform["accuracy"])
+
+
+def test_readme_states_the_shipped_numbers(shipped):
+    """README's table of the transfer results is the shipped file's (accuracy, 95% interval, chosen value)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Precomputed transfer results"):]
+    rows = {cells[0]: cells[1:] for cells in (
+        [c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| "))}
+    top = len(shipped["feature_bert"]["layers"]) - 1
+    expected = {
+        "Frozen mini-elmo-zh features + LR": (shipped["feature_elmo"]["accuracy"], shipped["feature_elmo"]["choice"]),
+        f"Frozen mini-bert-zh features (layer {top}, [CLS]) + LR": (
+            shipped["feature_bert"]["accuracy"]["cls"][top], shipped["feature_bert"]["choice"]["cls"][top]),
+        f"Frozen mini-bert-zh features (layer {top}, mean) + LR": (
+            shipped["feature_bert"]["accuracy"]["mean"][top], shipped["feature_bert"]["choice"]["mean"][top]),
+        "Full fine-tuning": (shipped["fine_tune"]["accuracy"], shipped["fine_tune"]["choice"]),
+        "LoRA (r = 8, query + value, + head)": (shipped["lora"]["accuracy"], shipped["lora"]["choice"]),
+    }
+    n = shipped["config"]["n_test"]
+    for name, (accuracy, choice) in expected.items():
+        low, high = wilson_interval(accuracy, n)
+        assert rows[name][0] == f"{100 * accuracy:.1f}% ({100 * low:.1f}–{100 * high:.1f})", name
+        assert rows[name][1] == f"{choice['name']} = {choice['chosen']:g}", name
+    assert re.search(rf"\| Full fine-tuning \|[^\n]*\| {shipped['fine_tune']['trained_params']:,} \|", section)
+    assert shipped["created"][:10] in section  # the date of the run
