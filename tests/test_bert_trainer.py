@@ -12,6 +12,7 @@ from transformers import BertForPreTraining, BertTokenizerFast
 
 from core.train.bert import export, load_tokens, main, tokenize_corpus
 from core.train.corpus import corpus_spec, join_lines, split_sentences
+from core.train.curve_report import curve_table, read_curve
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 LINES = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。",
@@ -101,3 +102,6 @@ def test_two_corpora_mix_and_the_learning_curve(tmp_path, capsys):
         for name in ("demo_set", "words_check", "everyday_check"):
             assert 0 <= point[name]["hits"] <= point[name]["sentences"]
     assert points[0]["everyday_check"]["sentences"] == 30
+    table = curve_table(read_curve(curve)).splitlines()
+    assert len(table) == 2 + len(points) and "news top-1 / top-5 / NSP" in table[0]
+    assert table[-1].startswith("| 2 |") and table[-1].endswith(f"| {points[1]['everyday_check']['hits']}/30 |")
