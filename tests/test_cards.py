@@ -131,3 +131,14 @@ def test_the_cards_loading_example_is_needed_for_float32():
     assert next(AutoModelForMaskedLM.from_pretrained(directory).parameters()).dtype == torch.float16
     as_shown = AutoModelForMaskedLM.from_pretrained(directory, dtype=torch.float32)
     assert next(as_shown.parameters()).dtype == torch.float32
+
+
+def test_the_bert_card_shows_the_everyday_learning_curve_as_recorded():
+    """The card's curve table is the curve file's (regenerate with python -m core.train.cards after a point)."""
+    from core.train.cards import EVERYDAY_CURVE, _everyday_section
+    from core.train.curve_report import read_curve
+
+    section = _everyday_section()
+    card = (EVERYDAY_CURVE.parents[1] / "models" / "mini-bert-zh" / "README.md").read_text(encoding="utf-8")
+    assert section is not None and section in card
+    assert section.count("\n| ") == 1 + len(read_curve(EVERYDAY_CURVE))  # the header row and one row per point

@@ -11,6 +11,7 @@ import numpy as np
 from safetensors import safe_open
 
 from ..budgets import Budget, budgets_from, format_minutes, format_tokens, token_ratio
+from .curve_report import curve_table, read_curve
 
 DATA_AND_LICENCES = """\
 ## Training data and licences
@@ -100,6 +101,35 @@ def _budget_section(name: str, budgets: dict[str, Budget]) -> str | None:
     return "## Training budget\n\n" + text + " (From `assets/models/training.json`'s `budgets`.)"
 
 
+EVERYDAY_CURVE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "everyday_pretraining_curve.jsonl"
+EVERYDAY_COMMAND = """nice -n 10 python -m core.train.bert --vocab assets/models/mini-bert-zh/vocab.txt \\
+    --corpus ../shared/corpus/zh_mixed_v1.txt ../shared/corpus/zh_everyday_v1.txt:3 --join-lines zh_everyday_v1 \\
+    --init-from assets/models/mini-bert-zh --out assets/models/.ckpt/everyday/mini-bert-zh \\
+    --checkpoint assets/models/.ckpt/everyday/mini-bert-zh.pt --whole-word 0.3 --dropout 0 \\
+    --lr 5e-5 --warmup 1000 --max-minutes 360 --threads 2 --eval-every 30 --eval-pairs 1000 \\
+    --curve assets/eval/everyday_pretraining_curve.jsonl"""
+
+
+def _everyday_section(curve: Path = EVERYDAY_CURVE) -> str | None:
+    """The continued pre-training experiment on everyday text (issue #31): its learning curve so far. The
+    shipped weights are the curve's first point until a point meets the shipping rule."""
+    if not curve.is_file():
+        return None
+    return ("## Continued pre-training on everyday text (experiment in progress)\n\n"
+            "Does everyday text (`zh_everyday_v1`: dialogue, subtitles, messages, recipes, stories, textbook "
+            "lessons) teach everyday words? The run continues these weights on zh_mixed_v1 + zh_everyday_v1 "
+            "(everyday oversampled ×3, about 46% of the tokens; dialogue lines joined into paragraphs so NSP sees "
+            "true next turns), evaluating every 30 minutes on both held-out splits (1% of lines each) and on three "
+            "whole-word check sets; the third, `assets/eval/fill_mask_everyday_check.tsv`, was written before the "
+            "run and is never tuned on. New weights ship only when the everyday check sets reach 50%, the demo set "
+            "80%, zh_mixed_v1 top-1 stays ≥ 52% and NSP ≥ 90%; if after about 6 hours of training the check sets "
+            "have not moved by 3 sentences, the run stops and nothing ships. Resumable with the same command:\n\n"
+            f"```bash\n{EVERYDAY_COMMAND}\n```\n\n"
+            f"{curve_table(read_curve(curve))}\n\n"
+            f"(`python -m core.train.curve_report {curve.relative_to(curve.parents[2])}`; CPU-only so far, 2 cores "
+            "shared with development work.)")
+
+
 def write_cards(report: dict, models_dir: Path, training: dict) -> None:
     """``training`` maps model name → the markdown describing its training run (command, time, hardware),
     and ``budgets`` → each model's recorded training budget (:mod:`core.budgets`)."""
@@ -111,7 +141,8 @@ def write_cards(report: dict, models_dir: Path, training: dict) -> None:
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         body = writer(config, report[name], directory)
         budget = _budget_section(name, budgets)
-        text = "\n\n".join([body, *([budget] if budget else []),
+        everyday = _everyday_section() if name == "mini-bert-zh" else None
+        text = "\n\n".join([body, *([budget] if budget else []), *([everyday] if everyday else []),
                             "## Training run\n\n" + training.get(name, "(not recorded)"),
                             "## Word senses of 苹果 (fruit vs Apple Inc.)\n\n" + _senses_table(report, name),
                             DATA_AND_LICENCES,
