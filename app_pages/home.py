@@ -11,6 +11,7 @@ from core import transfer
 from core.presentation import SCENES
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
+from ui.page import presenting
 from ui.presentation import scene_link
 from ui.sidebar import get_model_infos
 
@@ -26,6 +27,14 @@ THREAD_CSS = """
 [class*="st-key-thread_"] [data-testid="stPageLink-NavLink"] span:has(> [data-testid="stMarkdownContainer"]) {
   white-space: normal; overflow: visible; }
 [class*="st-key-lane_label"] p { overflow-wrap: normal; word-break: keep-all; }
+</style>
+"""
+# On the projector (scene 1) the whole diagram fits below the scene bar at 1280×720: tighter boxes.
+THREAD_PRESENT_CSS = """
+<style>
+[class*="st-key-thread_"] { padding: 0.6rem 0.9rem !important; gap: 0.3rem !important; }
+[class*="st-key-thread_"] p, [class*="st-key-lane_label"] p { font-size: 0.85rem !important; line-height: 1.35 !important; }
+.st-key-home_threads { gap: 0.6rem !important; }
 </style>
 """
 
@@ -69,6 +78,8 @@ with c3.container(border=True, height="stretch"):
 # thread, boxes coloured by model family, every lane ending in the BERT column.
 st.subheader(t("home.threads.title"))
 st.markdown(THREAD_CSS, unsafe_allow_html=True)  # constant stylesheet only
+if presenting():
+    st.markdown(THREAD_PRESENT_CSS, unsafe_allow_html=True)  # constant stylesheet only
 LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
     ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual.py"),
                             ("home.thread1.s2", "elmo", "app_pages/elmo_weights.py"),
@@ -80,20 +91,21 @@ LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
 FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "blue"}
 TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
 ICONS = {spec.path: spec.icon for spec in PAGES}
-for lane, (label_key, stages) in enumerate(LANES):
-    cols = st.columns([2.2, 3, 0.4, 3, 0.4, 3], vertical_alignment="center", gap="small")
-    cols[0].container(key=f"lane_label_{lane}").markdown(f"**{t(label_key)}**")
-    first = 3 - len(stages)  # right-align: two-stage lanes fill the ELMo and BERT columns
-    for i, (text_key, family, demo) in enumerate(stages):
-        slot = first + i
-        if i:
-            cols[2 * slot].markdown("### →")
-        with cols[1 + 2 * slot].container(border=True, key=f"thread_{family}_{lane}_{i}"):
-            st.markdown(f"**:{FAMILY_COLOUR[family]}[{t(text_key)}]**")
-            if demo:
-                _page_link(demo, TITLES.get(demo, demo), ICONS.get(demo))
-            else:
-                st.caption(t("home.thread3.gpt_note"))
+with st.container(key="home_threads"):  # the presentation scene "home" scrolls here
+    for lane, (label_key, stages) in enumerate(LANES):
+        cols = st.columns([2.2, 3, 0.4, 3, 0.4, 3], vertical_alignment="center", gap="small")
+        cols[0].container(key=f"lane_label_{lane}").markdown(f"**{t(label_key)}**")
+        first = 3 - len(stages)  # right-align: two-stage lanes fill the ELMo and BERT columns
+        for i, (text_key, family, demo) in enumerate(stages):
+            slot = first + i
+            if i:
+                cols[2 * slot].markdown("### →")
+            with cols[1 + 2 * slot].container(border=True, key=f"thread_{family}_{lane}_{i}"):
+                st.markdown(f"**:{FAMILY_COLOUR[family]}[{t(text_key)}]**")
+                if demo:
+                    _page_link(demo, TITLES.get(demo, demo), ICONS.get(demo))
+                else:
+                    st.caption(t("home.thread3.gpt_note"))
 st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
 
 # ---- the lecture's comparison table, one demo per row ------------------------------------------

@@ -53,7 +53,7 @@ def _scene(scene_id: str, url_path: str, result: str | None = None, **params) ->
 
 
 SCENES: tuple[Scene, ...] = (
-    _scene("home", "overview"),
+    _scene("home", "overview", "home_threads"),
     # static vectors vs contextual vectors: the lecture's 苹果 pair, then many sentences of two senses
     _scene("pair", "static-vs-contextual", "static_result", scene="lecture_apple", ctx="elmo"),
     _scene("senses", "static-vs-contextual", "static_result", scene="apple", ctx="elmo", layer=0),

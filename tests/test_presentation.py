@@ -118,6 +118,9 @@ def test_start_presenting_from_home_and_the_bar():
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
     assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
     assert at.button(key="present_prev").proto.shortcut.lower() == "pageup"
+    # the bar shows the note's first words (CSS cuts the line); the whole note is in its popover
+    note = json.loads((ROOT / "assets" / "i18n" / "zh.json").read_text(encoding="utf-8"))["present.note.home"]
+    assert sum(m.value == note for m in at.markdown) == 1
     # the language button switches the whole page, the exit button leaves presentation mode
     at.button(key="present_lang").click().run()
     assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/18 · Three threads of evolution**")
@@ -209,6 +212,19 @@ def test_scene_links_on_home_carry_the_scene():
     task = by_label["看演示：ELMo 的双向语言模型 vs BERT 的掩码预测"]  # the row "pre-training task"
     assert task.page.endswith("pretraining-objectives") or "objectives" in task.page
     assert "slide=bilm" in task.query_string
+
+
+def test_how_it_is_computed_stays_off_the_projector():
+    """Developer details (files, modules, commands) sit in a collapsed part that presentation mode leaves out."""
+    how, from_file = "这是怎么算的", "结果来自预先计算的 assets/transfer_results.json"
+    normal = app(page=PATHS["feature-vs-finetune"])
+    details = " ".join(c.value for e in normal.expander if e.label == how for c in e.caption)
+    assert from_file in details and "LoraConfig(task_type=SEQ_CLS" in details
+    assert not any("LoraConfig" in m.value for m in normal.markdown)  # the LoRA text itself is for the class
+    presenting = app({"present": "1"}, page=PATHS["feature-vs-finetune"])
+    assert how not in [e.label for e in presenting.expander]
+    shown = " ".join(m.value for m in presenting.markdown) + " ".join(c.value for c in presenting.caption)
+    assert from_file not in shown and "LoraConfig" not in shown
 
 
 @pytest.mark.parametrize("slide,expected", [("exercises", True), ("pair", False), ("bogus", False)])

@@ -1,5 +1,5 @@
 """What every page shares: the projector sizes, one way to get a model, one way to show an error,
-one way to show a figure."""
+one way to show a figure, one place for how a result is computed (kept off the projector)."""
 from __future__ import annotations
 
 import plotly.graph_objects as go

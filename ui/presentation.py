@@ -58,9 +58,17 @@ PRESENT_CHROME_CSS = """
 [data-testid="stToolbar"],
 [data-testid="stDecoration"] { display: none !important; }
 [data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 0.6rem !important; }
-/* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick */
-div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; }
-.st-key-present_bar { background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem; }
+/* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick.
+   One row of one fixed height on every scene, in both languages: long titles and notes end in "…" */
+div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; height: 3.4rem; flex: none; }
+.st-key-present_bar { background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
+  flex-wrap: nowrap !important; box-sizing: border-box; min-height: 0; margin: 0 !important; gap: 0.5rem !important; }
+.st-key-present_bar button { white-space: nowrap; }
+.st-key-present_bar [data-testid="stPopoverButton"] div[aria-hidden="true"] { display: none; }  /* the chevrons */
+.st-key-present_text { min-width: 0; }
+.st-key-present_text p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+  margin: 0 !important; line-height: 1.45 !important; }
+.st-key-present_text p + p { font-size: 0.8rem; }
 .st-key-present_bar kbd { display: none !important; }  /* the keys are named in the buttons' tooltips */
 /* widget labels, options, inputs and captions follow the enlarged root font size */
 [data-testid="stWidgetLabel"] p,
@@ -70,6 +78,10 @@ div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; }
 [data-testid="stMain"] textarea,
 [data-testid="stMain"] button p { font-size: 1rem !important; }
 [data-testid="stCaptionContainer"] { font-size: 0.9rem !important; }
+/* at projector size long metric labels and page links wrap instead of ending in "…" */
+[data-testid="stMetricLabel"] .stMarkdownEllipsis,
+[data-testid="stMetricLabel"] .stMarkdownEllipsis p,
+[data-testid="stPageLink-NavLink"] span:has(> [data-testid="stMarkdownContainer"]) { white-space: normal; overflow: visible; }
 </style>
 """
 
@@ -154,15 +166,21 @@ def render_stepper(url_path: str | None) -> None:
     target = None
     # One flexible row: the buttons take their natural width, the scene text takes the rest and wraps.
     with st.container(key="present_bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
-        if _button(t("present.prev"), "present_prev", "PageUp", icon=":material/arrow_back:",
-                   disabled=previous is None, help=t("present.prev_help")):
+        # "previous" is an icon (named in its tooltip): the room goes to the scene's title
+        if _button(":material/arrow_back:", "present_prev", "PageUp", disabled=previous is None,
+                   help=t("present.prev_help")):
             target = previous
-        if index is None:
-            st.markdown(f"**{t('present.off_list')}**", width="stretch")
-        else:
-            scene = pres.SCENES[index]
-            st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**  \n"
-                        f":gray[{t(scene.note_key)}]", width="stretch")
+        # the title and the note's first words, one line each (CSS): the bar keeps one height on every scene
+        with st.container(key="present_text", width="stretch", gap=None):
+            if index is None:
+                st.markdown(f"**{t('present.off_list')}**")
+            else:
+                scene = pres.SCENES[index]
+                st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**\n\n"
+                            f":gray[{t(scene.note_key)}]")
+        if index is not None:
+            with st.popover(":material/notes:", help=t("present.note_help")):  # the whole note
+                st.markdown(t(pres.SCENES[index].note_key))
         if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
                    icon_position="right", type="primary", disabled=following is None, help=t("present.next_help")):
             target = following

@@ -260,18 +260,20 @@ def alerts(page, kind: str) -> list[str]:
     return page.locator(f'[data-testid="stAlertContent{kind}"]').all_inner_texts()
 
 
-def plotly_data(page, index: int = 0) -> str:
-    """The data of the ``index``-th plotly chart on the page, as JSON (traces, typed arrays included)."""
-    return page.evaluate("""(i) => {
-      const plots = document.querySelectorAll('.js-plotly-plot');
-      if (plots.length <= i || !plots[i].data) return null;
+def plotly_data(page, key: str) -> str | None:
+    """The data of the chart that ``ui.page.chart`` showed under ``key``, as JSON (traces, typed arrays
+    included). By key, not by position: a chart drawn earlier on the page (a replay strip) must not be
+    taken for it."""
+    return page.evaluate("""(key) => {
+      const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      if (!plot || !plot.data) return null;
       const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : v);
-      return JSON.stringify(plots[i].data.map((t) => {
+      return JSON.stringify(plot.data.map((t) => {
         const o = {};
         for (const [k, v] of Object.entries(t)) o[k] = Array.isArray(v) ? v.map(plain) : plain(v);
         return o;
       }));
-    }""", index)
+    }""", key)
 
 
 def plotly_layout_titles(page) -> list[str]:

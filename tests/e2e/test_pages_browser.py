@@ -104,10 +104,10 @@ def check_static(page) -> None:
     at_least(page, '[data-testid="stMain"] [data-testid="stDataFrame"]', 1, "the nearest-neighbour table")
     assert zh("static.nn_title", layer="")[:6] in body_text(page)
     box = widget(page, "stSlider", zh("static.layer"))
-    before_data = wait_for(page, lambda: plotly_data(page, 0), "the scatter's data")
+    before_data = wait_for(page, lambda: plotly_data(page, "static_scatter"), "the scatter's data")
     before_value = slider_value(box)
     press_slider(page, box, "ArrowLeft")  # the default is the top layer
-    wait_for(page, lambda: plotly_data(page, 0) != before_data, "the scatter to move to another layer")
+    wait_for(page, lambda: plotly_data(page, "static_scatter") != before_data, "the scatter to move to another layer")
     assert slider_value(box) != before_value
     assert "layer=" in page.url
 
@@ -128,7 +128,7 @@ def check_objectives(page) -> None:
     press_slider(page, box, "ArrowRight")  # top-k 5 -> 6
 
     def six_bars() -> bool:
-        new = plotly_data(page, 1)
+        new = plotly_data(page, "obj_topk_chart")
         return bool(new) and all(len(t["x"]) == 6 for t in json.loads(new) if t.get("type") == "bar")
 
     wait_for(page, six_bars, "six candidates per direction after top-k 5 -> 6")
@@ -160,7 +160,7 @@ def check_fill_mask(page) -> None:
     assert h1(page) == zh("nav.fill_mask")
     text = body_text(page)
     assert prefix(zh("fill.total_prob"), 8) in text and text.count("1.0000") >= 2, "probabilities sum to 1"
-    data = wait_for(page, lambda: plotly_data(page, 0), "the top-k chart")
+    data = wait_for(page, lambda: plotly_data(page, "fill_topk_chart"), "the top-k chart")
     assert '"bar"' in data
     bars = [t for t in json.loads(data) if t.get("type") == "bar"]
     assert len(bars) == 2, "one bar chart per [MASK] of 我吃了一个[MASK][MASK]。"
@@ -173,7 +173,7 @@ def check_fill_mask(page) -> None:
     press_slider(page, box, "ArrowRight")
 
     def six_bars() -> bool:
-        new = plotly_data(page, 0)
+        new = plotly_data(page, "fill_topk_chart")
         return bool(new) and all(len(t["x"]) == 6 for t in json.loads(new) if t.get("type") == "bar")
 
     wait_for(page, six_bars, "six candidates per [MASK] after top-k 5 -> 6")
@@ -183,14 +183,14 @@ def check_fill_mask(page) -> None:
 def check_attention(page) -> None:
     assert h1(page) == zh("nav.attention")
     at_least(page, PLOTS, 1, "the attention heatmap")
-    before = wait_for(page, lambda: plotly_data(page, 0), "the heatmap's data")
+    before = wait_for(page, lambda: plotly_data(page, "att_heatmap"), "the heatmap's data")
     assert '"heatmap"' in before
     assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page)[0]
     box = widget(page, "stSlider", zh("att.layer"))
     press_slider(page, box, "ArrowRight")
     wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page) or [""])[0],
              "the heatmap of layer 2")
-    assert plotly_data(page, 0) != before
+    assert plotly_data(page, "att_heatmap") != before
 
 
 def check_transfer(page) -> None:
@@ -198,10 +198,10 @@ def check_transfer(page) -> None:
     if TRANSFER_RESULTS.exists():
         at_least(page, PLOTS, 2, "accuracy charts")
         at_least(page, '[data-testid="stMain"] [data-testid="stMetric"]', 3, "three accuracies")
-        before = wait_for(page, lambda: plotly_data(page, 0), "the accuracy chart's data")
+        before = wait_for(page, lambda: plotly_data(page, "transfer_acc"), "the accuracy chart's data")
         box = widget(page, "stSlider", zh("transfer.layer"))
         press_slider(page, box, "ArrowLeft")
-        wait_for(page, lambda: plotly_data(page, 0) != before, "the accuracy bars of another layer")
+        wait_for(page, lambda: plotly_data(page, "transfer_acc") != before, "the accuracy bars of another layer")
     else:
         assert any(prefix(zh("transfer.results.none"), 10) in a for a in alerts(page, "Info"))
         box = widget(page, "stSlider", zh("transfer.recompute.steps"))  # never press the recompute button
@@ -413,11 +413,11 @@ def test_user_text_is_not_html(page, warm_server):
     payload = '<img src=x onerror="window.__xss=1">'
     open_page(page, warm_server.url("static-vs-contextual"))
     try:
-        before = wait_for(page, lambda: plotly_data(page, 0), "the scatter's data")
+        before = wait_for(page, lambda: plotly_data(page, "static_scatter"), "the scatter's data")
         area = widget(page, "stTextArea", zh("static.sentences")).locator("textarea")
         area.fill("我吃了一个苹果" + payload + "\n苹果昨天发布了新手机\n" + payload)
         area.press("Control+Enter")
-        wait_for(page, lambda: plotly_data(page, 0) != before, "the chart of the new sentences")
+        wait_for(page, lambda: plotly_data(page, "static_scatter") != before, "the chart of the new sentences")
         check_healthy(page)
         # the target word (at most 20 characters) is echoed in a Markdown message: literally, not as HTML
         tag = "<b>香蕉</b>"
