@@ -418,7 +418,14 @@ def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, ti
     words = {"better": "拼接更准", "worse": "拼接反而更差", "tie": "分不出高下"}
     for c in comparisons:
         assert f"{100 * c.diff:+.1f} 个百分点（95% 区间 {100 * c.low:+.1f} 到 {100 * c.high:+.1f}），{words[c.direction]}" in text
-    assert str(entry["n_test_words"]) in "\n".join(c.value for c in at.caption)
+    captions = "\n".join(c.value for c in at.caption)
+    assert str(entry["n_test_words"]) in captions
+    # the learned-s section's uniform-s POS figure differs from this one: both shown, with their data sizes
+    pos = results["learned_mix"]["tasks"]["pos"]
+    why = next(c.value for c in at.caption if c.value.startswith("两节的「只用 ELMo、均匀 s」"))
+    for accuracy, n_train in ((pos["fixed"]["uniform"]["accuracy"], pos["n_train"]),
+                              (entry["inputs"]["elmo"]["accuracy"], entry["n_train_words"])):
+        assert f"{100 * accuracy:.1f}%" in why and f"训练 {n_train} 个词" in why
 
 
 def test_concat_section_says_how_to_compute_missing_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):

@@ -162,4 +162,10 @@ def concat_section() -> None:
                  n_fit_words=entry["n_fit_words"], grid=", ".join(str(c) for c in cfg["c_grid"]),
                  **{f"c_{name}": inputs[name]["c"] for name in concat.INPUTS},
                  **{f"dim_{name}": inputs[name]["dim"] for name in concat.INPUTS}))
+    learned = results_view.learned_mix(results)
+    if learned is not None:  # the two sections' "uniform s" on POS differ: say why before a student asks
+        pos = learned["tasks"]["pos"]
+        st.caption(t("elmo.concat.vs_learned", before=_accuracy_cell(pos["fixed"]["uniform"]),
+                     before_train=pos["n_train"], before_test=pos["n_test"], here=_accuracy_cell(inputs["elmo"]),
+                     here_train=entry["n_train_words"], here_test=entry["n_test_words"]))
     _provenance(results, entry["model"])
