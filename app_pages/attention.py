@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.attention_view import MAX_CHARS, attention_view, check_text, encode_pair, inspect_text
+from core.attention_view import MAX_CHARS, attention_view, encode_pair, inspect_text
 from core.safe_text import md_escape
+from core.validation import check_text
 from ui import attention_tabs, cache
 from ui.cache import model_call
 from ui.i18n import t
@@ -59,10 +60,10 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
 view = None
 if model_or_message(model_name, t("att.no_model"), masked_lm=True) is not None:
     try:
-        first = check_text(ss["att_sentence"])
+        first = check_text(ss["att_sentence"], MAX_CHARS)
         second = (ss["att_pair"] or "").strip()
         if second:
-            second = check_text(second)
+            second = check_text(second, MAX_CHARS)
         notes = model_call(inspect_text, model_name, first + ("\n" + second if second else ""))
         if notes.unknown:
             st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))

@@ -16,7 +16,8 @@ from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
-from ui import cache, elmo_mixer as mixer, sentence_inputs
+from ui import cache, sentence_inputs
+from ui import elmo_mixer as mixer
 from ui.i18n import error_text, layer_name, t
 from ui.learned_mix_section import concat_section, learned_section
 from ui.page import chart, how_computed, load_model, presenting, show_error
@@ -64,7 +65,8 @@ with col_a.container(border=True):
     how_computed(t("elmo.example.computed_by"))
 with col_b.container(border=True, key="elmo_exercise"):
     # "predict, then reveal", as in the lecture: the answer stays hidden until the class has computed it
-    st.subheader(t("elmo.exercise.title"))
+    if not large:  # on the projector the scene bar names the exercise: the whole derivation fits below it
+        st.subheader(t("elmo.exercise.title"))
     st.markdown(t("elmo.example.given", s=format_vector(S_EXERCISE), gamma=f"{GAMMA_EXERCISE:.0f}"))
     revealed = st.toggle(t("elmo.exercise.reveal"), key="elmo_reveal")
     if revealed:

@@ -126,12 +126,11 @@ def _computed(func, **kwargs):
 
 
 # ---- ① predictions, ② replay -----------------------------------------------------------------------
-with st.container(key="fill_result"):
-    st.header(t("fill.sec.predict"))
-    if fill is not None:
-        runs = _computed(fm.word_candidates, top_n=sections.TOP_K_MAX) or []
-        sections.predictions(fill, runs)
-        sections.answer_check(known, fm.proposals(fill, runs))
+st.header(t("fill.sec.predict"))
+if fill is not None:
+    runs = _computed(fm.word_candidates, top_n=sections.TOP_K_MAX) or []
+    sections.predictions(fill, runs)
+    sections.answer_check(known, fm.proposals(fill, runs))
 if fill is not None:
     sections.compare_candidates(model_name, masked, len(fill.masks))
 else:

@@ -33,7 +33,8 @@ THREAD_CSS = """
 THREAD_PRESENT_CSS = """
 <style>
 [class*="st-key-thread_"] { padding: 0.6rem 0.9rem !important; gap: 0.3rem !important; }
-[class*="st-key-thread_"] p, [class*="st-key-lane_label"] p { font-size: 0.85rem !important; line-height: 1.35 !important; }
+[class*="st-key-thread_"] p, [class*="st-key-lane_label"] p {
+  font-size: 0.85rem !important; line-height: 1.35 !important; }
 .st-key-home_threads { gap: 0.6rem !important; }
 </style>
 """

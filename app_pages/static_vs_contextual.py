@@ -1,8 +1,9 @@
 """静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
 
-Thin page: widgets → core.vectors_view.occurrence_layers (through ui.cache.occurrence_view: once per
-models, sentences and word) → ``ui.static_explorer`` (core.figures.vectors → render), whose layer
-scrubber and centring toggle live in an st.fragment and only slice the cached arrays.
+The result comes first, the sentence inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
+(through ui.cache.occurrence_view: once per models, sentences and word) → ``ui.static_explorer``
+(core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
+the cached arrays.
 """
 from __future__ import annotations
 
@@ -28,10 +29,13 @@ ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
 ss.setdefault("static_centre", url_param("centre", False, cast=bool))
 
 
-# ---- inputs -------------------------------------------------------------------------------------
+# ---- the result first, the inputs below it: at 1280×720 the charts start on the first screen ------
 st.title(t("static.title"))
 st.markdown(t("static.intro"))
+result_area = st.container()
+st.divider()
 
+# ---- inputs -------------------------------------------------------------------------------------
 with sentence_inputs.render("static_upload", height=250):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
@@ -69,11 +73,12 @@ except LabError as err:
     show_error(err)
     st.stop()
 
-if view.oov:
-    st.warning(t("static.oov", word=md_escape(word), name=registry.DEFAULT_STATIC)
-               + (" " + t("static.oov_contextual", name=ctx_name) if view.num_occurrences else ""))
-sentence_inputs.show_occurrence_notes(view, parsed, contextual=ctx_encoder is not None)
-if len(view.missing) == len(parsed.sentences) and not view.oov:
-    st.stop()  # nothing to plot; the note above says why
-static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None,
-                         static_dim=static_encoder.vectors.shape[1] if static_encoder is not None else None)
+with result_area:
+    if view.oov:
+        st.warning(t("static.oov", word=md_escape(word), name=registry.DEFAULT_STATIC)
+                   + (" " + t("static.oov_contextual", name=ctx_name) if view.num_occurrences else ""))
+    sentence_inputs.show_occurrence_notes(view, parsed, contextual=ctx_encoder is not None)
+    if len(view.missing) == len(parsed.sentences) and not view.oov:
+        st.stop()  # nothing to plot; the note above says why
+    static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None,
+                             static_dim=static_encoder.vectors.shape[1] if static_encoder is not None else None)

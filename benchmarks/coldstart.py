@@ -26,8 +26,7 @@ try:
 except ImportError:
     psutil = None
 
-from benchmarks.common import (ROOT, Config, child_env, error_result, free_port, log, make_result,
-                               skipped_result)
+from benchmarks.common import ROOT, Config, child_env, error_result, free_port, log, make_result, skipped_result
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]

@@ -45,7 +45,7 @@ class Config:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def for_mode(cls, quick: bool, **overrides) -> "Config":
+    def for_mode(cls, quick: bool, **overrides) -> Config:
         base = cls(quick=quick)
         if quick:
             base.fillmask_reps, base.embed_sentences, base.slider_moves, base.coldstart_runs = 40, 200, 50, 1

@@ -21,8 +21,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import (ROOT, WORD, Config, child_env, error_result, inconclusive_result, interleaved,
-                               load_encoder, log, make_result, make_sentences, net_ratio, skipped_result)
+from benchmarks.common import (
+    ROOT,
+    WORD,
+    Config,
+    child_env,
+    error_result,
+    inconclusive_result,
+    interleaved,
+    load_encoder,
+    log,
+    make_result,
+    make_sentences,
+    net_ratio,
+    skipped_result,
+)
 
 # (name, limit, reference path): every figure is t(reference) / t(CLI net), higher is better
 FIGURES = (("embed_cli_vs_batched_throughput", 0.7, "batched"), ("embed_cli_vs_loop_speedup", 5.0, "loop"))

@@ -1,8 +1,8 @@
 """Performance benchmarks of the ELMo→BERT Lab, each figure reported as a ratio against its limit.
 
-    python -m benchmarks.run [--quick] [--json out.json] [--only fillmask,embed,slider,coldstart]
+    python -m benchmarks.run [--quick] [--json out.json] [--only fillmask,embed,embed_stream,slider,coldstart]
 
-Runs the benchmark modules (benchmarks/fillmask.py, embed.py, slider.py, coldstart.py; each one's
+Runs the benchmark modules (benchmarks/fillmask.py, embed.py, embed_stream.py, slider.py, coldstart.py; each one's
 docstring says what its figures measure and their targets). JSON goes to stdout (and to ``--json``),
 a short table and progress lines to stderr. Compared code paths are measured side by side in one
 run: their repetitions are interleaved (the order rotates every repetition) and medians are
@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import coldstart, embed, fillmask, slider
+from benchmarks import coldstart, embed, embed_stream, fillmask, slider
 from benchmarks.common import ROOT, Config, error_result, log
 
 BENCHMARKS: dict[str, Callable[[Config], list[dict]]] = {
-    "fillmask": fillmask.measure, "embed": embed.measure, "slider": slider.measure, "coldstart": coldstart.measure}
+    "fillmask": fillmask.measure, "embed": embed.measure, "embed_stream": embed_stream.measure,
+    "slider": slider.measure, "coldstart": coldstart.measure}
 ALL = tuple(BENCHMARKS)
 
 

@@ -14,12 +14,20 @@ from __future__ import annotations
 import statistics
 import time
 
-from benchmarks.common import (WORD, Config, load_encoder, make_labelled_sentences, make_result, ms, quantile,
-                               skipped_result)
+from benchmarks.common import (
+    WORD,
+    Config,
+    load_encoder,
+    make_labelled_sentences,
+    make_result,
+    ms,
+    quantile,
+    skipped_result,
+)
 
 NAMES, LIMITS = ("elmo_slider_remix_ms", "elmo_slider_forward_passes"), (20.0, 0)
-# ui.elmo_mixer.W_RANGE, the page's weight slider in softmax mode (not imported: ui.cache sets torch's
-# thread count for the server when it is imported, which would change every other benchmark)
+# ui.elmo_mixer.W_RANGE, the page's weight slider in softmax mode (not imported: the ui modules' Streamlit
+# caches log a warning each outside a Streamlit server; tests/test_benchmarks_smoke.py keeps the two equal)
 W_RANGE = (-3.0, 3.0)
 
 

@@ -95,7 +95,8 @@ def timed(page, action) -> float | None:
     within one render (seen on the γ slider: the chart had moved), which leaves nothing to observe."""
     page.evaluate(WATCH_RUN_JS)
     action()
-    seconds = page.evaluate(f"() => Promise.race([window.__labRun, new Promise(r => setTimeout(() => r(-1), {UNSEEN_S * 1000}))])")
+    seconds = page.evaluate("() => Promise.race([window.__labRun, "
+                            f"new Promise(r => setTimeout(() => r(-1), {UNSEEN_S * 1000}))])")
     page.wait_for_function(IDLE_JS, timeout=120_000, polling=50)
     return None if seconds < 0 else seconds
 
@@ -122,7 +123,7 @@ def control_timings(browser, url: str, reps: int) -> dict[str, list[float]]:
     box = page.locator(".st-key-fill_sentence input")
     for i in range(reps):
         sentence = f"我{'今天' if i % 2 else '昨天'}吃了一个[MASK][MASK]。"
-        out["fill_mask_sentence"].append(timed(page, lambda: (box.fill(sentence), box.press("Enter"))))
+        out["fill_mask_sentence"].append(timed(page, lambda text=sentence: (box.fill(text), box.press("Enter"))))
     page.close()
     page, _ = open_page(browser, f"{url}/attention-heatmap")
     for _ in range(reps):
@@ -132,7 +133,7 @@ def control_timings(browser, url: str, reps: int) -> dict[str, list[float]]:
     page.locator('.st-key-elmo_gamma input[type="range"]').focus()  # react-aria: a visually hidden range input
     for i in range(reps):
         key = "ArrowRight" if i % 2 else "ArrowLeft"
-        out["elmo_gamma_slider"].append(timed(page, lambda: page.keyboard.press(key)))
+        out["elmo_gamma_slider"].append(timed(page, lambda pressed=key: page.keyboard.press(pressed)))
     page.close()
     return out
 

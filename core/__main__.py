@@ -2,6 +2,8 @@
 
     python -m core models
     python -m core embed --model mini-bert-zh --word 苹果 我吃了一个苹果 苹果昨天发布了新手机
+    python -m core embed --word 苹果 --input corpus.txt --format projector --out projector/   # or csv, parquet
+    python -m core attention --format bertviz-json --out attention.json 我吃了一个苹果
     python -m core fill-mask --model mini-bert-zh 我吃了一个[MASK][MASK]
     python -m core mix --layers '[[1,0,0],[0,1,0],[0,0,1]]' --weights '[0.2,0.3,0.5]' --gamma 2
     python -m core attention --model mini-bert-zh 我吃了一个苹果 --layer 1 --head 0
@@ -17,6 +19,7 @@ import math
 import os
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from . import safe_json
 from .errors import LabError
@@ -48,6 +51,7 @@ def _write(text: str | None = None) -> None:
 # sentence the models take is refused before it is held in memory (``/dev/zero`` has no newline), and
 # so is a file with more sentences than --max-sentences (a 20 MB file is hours of CPU time).
 MAX_INPUT_SENTENCES = 10_000
+EMBED_FORMATS = ("jsonl", "projector", "csv", "parquet")
 MISSING_SHOWN = 10  # "sentence i: word not found" lines on stderr; the rest are counted in one line
 
 
@@ -87,17 +91,6 @@ def _sentences(args):
         raise LabError("file_unreadable", file=args.input) from exc
 
 
-def _chunks(items, size: int):
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def cmd_models(args) -> None:
     from .registry import list_models
 
@@ -105,32 +98,124 @@ def cmd_models(args) -> None:
            for info in list_models()])
 
 
+class _Stdout:
+    """stdout as a text handle for the table writers, through :func:`_write`."""
+
+    write = staticmethod(_write)
+
+
+def _count_lines(path: str) -> int:
+    """Lines of the --input file, read in blocks (bounded memory): the progress bar's total."""
+    try:
+        with open(path, "rb") as handle:
+            return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+    except OSError as exc:
+        raise LabError("file_unreadable", file=path) from exc
+
+
+def _progress(args):
+    """A tqdm bar on stderr when it is a terminal; quiet (disabled) in a pipe, a file or a test."""
+    from tqdm import tqdm
+
+    shown = sys.stderr.isatty()
+    total = len(args.sentences) + (_count_lines(args.input) if shown and args.input else 0)
+    return tqdm(total=total or None, unit=" sentences", disable=not shown, file=sys.stderr, dynamic_ncols=True)
+
+
+class _JsonLines:
+    """``embed``'s default output: one JSON line per occurrence, its layers' vectors rounded to 6 decimals."""
+
+    def __init__(self, handle):
+        self.handle, self.rows = handle, 0
+
+    def write(self, vectors) -> int:
+        import numpy as np
+
+        for occ in vectors.occurrences:
+            self.handle.write(json.dumps({"sentence_index": occ.sentence_index, "sentence": occ.sentence,
+                                          "start": occ.start, "end": occ.end,
+                                          "layers": np.round(occ.layers.astype(np.float64), 6).tolist()},
+                                         ensure_ascii=False) + "\n")
+        self.rows += len(vectors.occurrences)
+        return len(vectors.occurrences)
+
+
+class _VectorSink:
+    """Where ``embed``'s batches go: ``--format`` (JSON Lines by default) to ``--out`` or stdout."""
+
+    def __init__(self, args):
+        from . import export
+
+        self.format, self.out, self._files, self._writer = args.format, args.out, [], None
+        needs = {"projector": "a directory", "parquet": "a .parquet file"}
+        if self.format in needs and not self.out:
+            raise LabError("export_needs_out", format=self.format, what=needs[self.format])
+        try:
+            if self.format == "projector":
+                Path(self.out).mkdir(parents=True, exist_ok=True)
+                self._files = [open(Path(self.out) / name, "w", encoding="utf-8", newline="\n")
+                               for name in export.PROJECTOR_FILES]
+                self._writer = export.ProjectorWriter(*self._files)
+            elif self.format == "parquet":
+                self._writer = export.TableWriter("parquet", self.out)
+            else:  # jsonl, csv: to --out, else to stdout
+                self._files = [open(self.out, "w", encoding="utf-8", newline="")] if self.out else []
+                handle = self._files[0] if self._files else _Stdout()
+                self._writer = _JsonLines(handle) if self.format == "jsonl" else export.TableWriter("csv", handle)
+        except OSError as exc:
+            self.close()
+            raise LabError("out_unwritable", file=self.out, error=exc.strerror or type(exc).__name__) from exc
+
+    def write(self, vectors) -> int:
+        try:
+            return self._writer.write(vectors)
+        except OSError as exc:
+            raise LabError("out_unwritable", file=self.out or "stdout", error=exc.strerror or type(exc).__name__) \
+                from exc
+
+    def close(self) -> None:
+        if hasattr(self._writer, "close"):  # Parquet's footer
+            self._writer.close()
+        for handle in self._files:
+            handle.close()
+
+    def summary(self) -> dict | None:
+        """What a file export wrote (printed as one JSON line; stdout carried no data)."""
+        if not self.out:
+            return None
+        from .export import PROJECTOR_FILES
+
+        files = [Path(self.out) / name for name in PROJECTOR_FILES] if self.format == "projector" else [Path(self.out)]
+        return {"format": self.format, "files": [str(f) for f in files], "rows": self._writer.rows}
+
+
 def cmd_embed(args) -> None:
-    import numpy as np
+    from .api import load, stream_word_vectors
 
-    from .occurrences import MAX_SENTENCES, word_vectors
-    from .registry import load_encoder
+    encoder = load(args.model)
+    sink = _VectorSink(args)
+    seen = missing_count = total_found = 0
+    bar = _progress(args)
 
-    encoder = load_encoder(args.model)
-    show_progress = sys.stderr.isatty()
-    seen = total_found = missing_count = 0
-    for part in _chunks(_sentences(args), MAX_SENTENCES):
-        result = word_vectors(encoder, part, args.word)
-        if result.oov:
-            raise LabError("word_oov", word=args.word, model=encoder.name)
-        for occ in result.occurrences:
-            total_found += 1
-            _emit({"sentence_index": seen + occ.sentence_index, "sentence": occ.sentence, "start": occ.start,
-                   "end": occ.end, "layers": np.round(occ.layers.astype(np.float64), 6).tolist()})
-        for missing in result.missing:
-            missing_count += 1
-            if missing_count <= MISSING_SHOWN:
-                print(f"sentence {seen + missing}: “{args.word}” not found", file=sys.stderr)
-        seen += len(part)
-        if show_progress and seen > MAX_SENTENCES:
-            print(f"\rembedded {seen} sentences", end="", file=sys.stderr, flush=True)
-    if show_progress and seen > MAX_SENTENCES:
-        print(file=sys.stderr)
+    def read():
+        nonlocal seen
+        for sentence in _sentences(args):
+            seen += 1
+            bar.update()
+            yield sentence
+
+    try:
+        for part in stream_word_vectors(encoder, read(), args.word):
+            total_found += len(part.occurrences)
+            sink.write(part)
+            for missing in part.missing:
+                missing_count += 1
+                if missing_count <= MISSING_SHOWN:
+                    bar.write(f"sentence {missing}: “{args.word}” not found", file=sys.stderr)
+        bar.total = seen  # the total counted blank lines, which are skipped
+    finally:
+        bar.close()
+        sink.close()
     if not seen:
         raise LabError("empty_input")
     if missing_count > MISSING_SHOWN:
@@ -138,17 +223,15 @@ def cmd_embed(args) -> None:
               f"({missing_count} of {seen} in all)", file=sys.stderr)
     if not total_found:
         raise LabError("word_in_no_sentence", word=args.word)
+    if sink.summary():
+        _emit(sink.summary())
 
 
 def _masked_lm(name: str):
     """The encoder of ``name``, which must be a BERT-family masked LM."""
-    from .encoders import BertEncoder
-    from .registry import load_encoder
+    from .api import load_masked_lm
 
-    encoder = load_encoder(name)
-    if not isinstance(encoder, BertEncoder):
-        raise LabError("not_masked_lm", name=name, model_type=encoder.kind)
-    return encoder
+    return load_masked_lm(name)
 
 
 def cmd_fill_mask(args) -> None:
@@ -226,9 +309,17 @@ def cmd_attention(args) -> None:
     encoder = load_encoder(args.model)
     if not isinstance(encoder, BertEncoder):
         raise LabError("no_attention", name=args.model)
+    if args.format != "json" and not args.out:
+        raise LabError("export_needs_out", format=args.format, what="a file")
     sentence = " ".join(args.sentence).strip()
     encoding = encoder.encode([sentence], attentions=True)[0]
     att = encoding.attentions
+    if args.format != "json":  # every layer and head, in bertviz's layout
+        from .export import write_bertviz
+
+        path = write_bertviz(att, encoding.tokens, args.out, args.format.removeprefix("bertviz-"), model=encoder.name)
+        _emit({"format": args.format, "files": [str(path)], "shape": [att.shape[0], 1, *att.shape[1:]]})
+        return
     layers = range(att.shape[0]) if args.layer is None else [args.layer]
     heads = range(att.shape[1]) if args.head is None else [args.head]
     for name, value, limit in (("--layer", args.layer, att.shape[0]), ("--head", args.head, att.shape[1])):
@@ -290,6 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "than the models' sentence limit is refused")
     embed.add_argument("--max-sentences", type=_positive_int, default=MAX_INPUT_SENTENCES, metavar="N",
                        help=f"refuse input with more than N sentences (default {MAX_INPUT_SENTENCES:,})")
+    embed.add_argument("--format", choices=EMBED_FORMATS, default="jsonl",
+                       help="jsonl: one JSON line per occurrence (stdout, the default); projector: vectors.tsv + "
+                       "metadata.tsv for the TensorBoard Embedding Projector (--out DIR); csv / parquet: one row per "
+                       "occurrence and layer, the vector as columns d0, d1, … (csv: --out FILE or stdout)")
+    embed.add_argument("--out", metavar="PATH", help="the directory (projector) or file (jsonl, csv, parquet) to "
+                       "write; stdout then gets one JSON line saying what was written")
     embed.add_argument("sentences", nargs="*")
     embed.set_defaults(func=cmd_embed)
     fill = sub.add_parser("fill-mask", help="top-k candidates for every [MASK]")
@@ -309,6 +406,10 @@ def build_parser() -> argparse.ArgumentParser:
     att.add_argument("--model", default=DEFAULT_BERT)
     att.add_argument("--layer", type=int)
     att.add_argument("--head", type=int)
+    att.add_argument("--format", choices=("json", "bertviz-json", "bertviz-npz"), default="json",
+                     help="json: the chosen matrices on stdout; bertviz-json / bertviz-npz: every layer and head as "
+                     "bertviz's head_view takes them, (layers, 1, heads, n, n) and the tokens, to --out FILE")
+    att.add_argument("--out", metavar="FILE")
     att.add_argument("sentence", nargs="+")
     att.set_defaults(func=cmd_attention)
     bilm = sub.add_parser("bilm", help="ELMo's forward and backward LM predictions of every token (mini-elmo-zh); "
@@ -338,13 +439,17 @@ def _not_utf8(argv: list[str]) -> int | None:
 
 
 def main(argv=None) -> int:
+    """Run one command; the process's exit code is returned (0, or 2 after a one-line error or a usage message)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     bad = _not_utf8(argv)
     if bad is not None:
         err = LabError("argv_not_utf8", index=bad + 1)
         print(f"error: {err.message(LANG, markdown=False)}", file=sys.stderr)
         return 2
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # argparse has printed its usage message (or --help)
+        return stop.code
     try:
         args.func(args)
         _write()

@@ -25,6 +25,7 @@ import numpy as np
 from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
 from .encoders import Encoding
 from .errors import LabError
+from .validation import check_text
 
 MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway
 PAIR_JOINER = "\n"  # joins the two sentences of a pair in Encoding.text; covered by no token
@@ -57,16 +58,6 @@ class AttentionView:
         if match is None:
             match = next((i for i, s in enumerate(self.special) if not s), 0)
         return match
-
-
-def check_text(text: str | None, limit: int = MAX_CHARS) -> str:
-    """The stripped sentence, or LabError empty_input / too_long."""
-    text = (text or "").strip()
-    if not text:
-        raise LabError("empty_input")
-    if len(text) > limit:
-        raise LabError("too_long", length=len(text), limit=limit)
-    return text
 
 
 def attention_view(encoding: Encoding, hide_special: bool = False, word_level: bool = False,
@@ -114,7 +105,7 @@ def encode_pair(encoder, first: str, second: str) -> Encoding:
     ``Encoding.text`` is ``first + PAIR_JOINER + second`` and the second sentence's offsets are
     shifted into that text, so ``word_groups`` segments both sentences.
     """
-    first, second = check_text(first), check_text(second)
+    first, second = check_text(first, MAX_CHARS), check_text(second, MAX_CHARS)
     encoder.check_length(first, second)
     batch, outputs = encoder.forward([first], [second], attentions=True, heads=False)
     ids = batch["input_ids"][0].tolist()

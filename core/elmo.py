@@ -118,7 +118,7 @@ class BiLM(nn.Module):
         (directory / "vocab.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: Path | str) -> "BiLM":
+    def load(cls, directory: Path | str) -> BiLM:
         from safetensors.torch import load_file
 
         directory = Path(directory)

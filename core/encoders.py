@@ -14,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads at once (a classroom's first visits), could fail with an ImportError
 from transformers import BertTokenizerFast
 
 from .errors import LabError
+from .validation import check_length
 
 MAX_SENTENCE_CHARS = 2000
 
@@ -54,8 +56,7 @@ def _check_sentences(sentences: list[str]) -> None:
     if not sentences or not any(s.strip() for s in sentences):
         raise LabError("empty_input")
     for sentence in sentences:
-        if len(sentence) > MAX_SENTENCE_CHARS:
-            raise LabError("too_long", length=len(sentence), limit=MAX_SENTENCE_CHARS)
+        check_length(sentence, MAX_SENTENCE_CHARS)
 
 
 def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:

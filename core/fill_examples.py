@@ -16,7 +16,8 @@ EVAL_DIR = Path(__file__).resolve().parent.parent / "assets" / "eval"
 DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the lecture's fill-mask demo set
 # Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
 WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"
-# Everyday whole-word sentences written before the continued pre-training on everyday text (issue #31).
+# Everyday whole-word sentences written before the continued pre-training on everyday text, so that no
+# choice of that training could be made on them.
 EVERYDAY_CHECK_FILE = EVAL_DIR / "fill_mask_everyday_check.tsv"
 CHECK_SETS = {"demo_set": DEMO_FILE, "words_check": WORDS_CHECK_FILE, "everyday_check": EVERYDAY_CHECK_FILE}
 MASK = "[MASK]"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .attention_view import check_text
 from .encoders import BertEncoder
 from .errors import LabError
+from .validation import check_length, check_text
 from .wordfilter import creates_vulgar
 
 MAX_MASKS = 16
@@ -81,8 +81,7 @@ def check_masked_sentence(sentence: str, mask_token: str = "[MASK]") -> str:
     sentence = normalise_masks((sentence or "").strip(), mask_token)
     if not sentence:
         raise LabError("empty_input")
-    if len(sentence) > MAX_CHARS:
-        raise LabError("too_long", length=len(sentence), limit=MAX_CHARS)
+    check_length(sentence, MAX_CHARS)
     count = sentence.count(mask_token)
     if count == 0:
         raise LabError("no_mask")
@@ -280,8 +279,7 @@ def masked_input(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: 
     text = (plain or "").strip() if mode == "word" else (plain or "")
     if not text.strip():
         raise LabError("empty_input")
-    if len(text) > MAX_CHARS:  # checked before masking: the message gives the length the user typed
-        raise LabError("too_long", length=len(text), limit=MAX_CHARS)
+    check_length(text, MAX_CHARS)  # before masking: the message gives the length the user typed
     if mode == "word":
         if not (word or "").strip():
             raise LabError("empty_word")
@@ -320,7 +318,8 @@ def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vul
         best = max(result.masks, key=lambda slot: slot.candidates[0].score)
         choice = best.candidates[0]
         parts = text.split(encoder.mask_token)
-        filled = encoder.mask_token.join(parts[:best.index + 1]) + _as_text(choice.token) + encoder.mask_token.join(parts[best.index + 1:])
+        filled = (encoder.mask_token.join(parts[:best.index + 1]) + _as_text(choice.token)
+                  + encoder.mask_token.join(parts[best.index + 1:]))
         open_masks = [MaskSlot(m.index, m.token_index, m.candidates, m.probabilities[:0]) for m in result.masks]
         steps.append(FillStep(len(steps) + 1, text, best.index, choice.token, choice.score, open_masks, filled))
         text = filled
@@ -364,7 +363,8 @@ def _corruption_input(encoder: BertEncoder, sentence: str) -> tuple[list[str], l
     return tokens, [i for i in range(len(encoder.tokenizer)) if i not in special]
 
 
-def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0, rate: float = 0.15) -> list[CorruptedToken]:
+def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0,
+                   rate: float = 0.15) -> list[CorruptedToken]:
     """BERT's pretraining corruption of one sentence: ``rate`` of the tokens chosen (at least
     one); of those 80% → [MASK], 10% → a random token, 10% unchanged."""
     tokens, normal_ids = _corruption_input(encoder, sentence)

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention_view import check_text
 from .encoders import BertEncoder, ElmoEncoder, Encoding
 from .errors import LabError
 from .fillmask import Candidate, fill_mask, top_candidates
+from .validation import check_text
 
 MAX_CHARS = 60  # per sentence: one row per character in the page's tables
 TOP_K = 10  # candidates kept per prediction (the page's slider slices them)

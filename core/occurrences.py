@@ -13,6 +13,7 @@ import numpy as np
 
 from .encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 from .errors import LabError
+from .validation import check_length
 
 MAX_SENTENCES = 200
 
@@ -92,8 +93,7 @@ def word_vectors(encoder: Encoder, sentences: list[str], word: str,
     if len(sentences) > MAX_SENTENCES:
         raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
     for sentence in sentences:
-        if len(sentence) > MAX_SENTENCE_CHARS:
-            raise LabError("too_long", length=len(sentence), limit=MAX_SENTENCE_CHARS)
+        check_length(sentence, MAX_SENTENCE_CHARS)
     labels = labels or [None] * len(sentences)
     spans = [find_spans(s, word) for s in sentences]
     missing = [i for i, found in enumerate(spans) if not found]
@@ -105,7 +105,8 @@ def word_vectors(encoder: Encoder, sentences: list[str], word: str,
         if vector is not None:
             for i, found in enumerate(spans):
                 for start, end in found:
-                    result.occurrences.append(Occurrence(i, sentences[i], start, end, [], vector[None].copy(), labels[i]))
+                    result.occurrences.append(Occurrence(i, sentences[i], start, end, [], vector[None].copy(),
+                                                         labels[i]))
         return result
 
     present = [i for i, found in enumerate(spans) if found]

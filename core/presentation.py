@@ -31,7 +31,8 @@ class Scene:
     url_path: str
     params: tuple[tuple[str, str], ...] = ()
     # widget or container key of what the scene is about (a chart's controls, a chart): presentation
-    # mode scrolls it to just below the scene bar on arrival; None keeps the page top (title pages)
+    # mode scrolls it to just below the scene bar on arrival, where it must fit whole, axis labels and legend
+    # included, at 1280×720 (tests/e2e/test_presenter_bar_browser.py); None keeps the page top (title pages)
     result: str | None = None
 
     @property
@@ -61,22 +62,24 @@ SCENES: tuple[Scene, ...] = (
     # ELMo's pre-training task: the forward and backward language models
     _scene("bilm", "pretraining-objectives", "obj_bilm_result", sentence="我吃了一个苹果", pos=5),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets
-    _scene("worked", "elmo-weights", "elmo_exercise", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5], gamma=2.0),
-    _scene("syntax", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
-    _scene("semantics", "elmo-weights", "elmo_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
+    _scene("worked", "elmo-weights", "elmo_exercise", scene="lecture_apple", mode="direct", w=[0.2, 0.3, 0.5],
+           gamma=2.0),
+    _scene("syntax", "elmo-weights", "elmo_s_result", scene="apple", mode="direct", w=[0.5, 0.4, 0.1], gamma=2.0),
+    _scene("semantics", "elmo-weights", "elmo_s_result", scene="apple", mode="direct", w=[0.1, 0.3, 0.6], gamma=2.0),
     # ... and the s and γ two real tasks learned (results of python -m core.experiments)
-    _scene("learned", "elmo-weights", "elmo_learned"),
+    _scene("learned", "elmo-weights", "elmo_learned_bars"),
     # the claim behind those presets ("lower layers: syntax, upper layers: semantics"), measured
     _scene("evidence", "layer-evidence", "evidence_result", section="pos"),
     # BERT: deep bidirectionality vs ELMo's concatenation, masked language model, iterative filling,
     # masked vs left-to-right prediction, self-attention
-    _scene("deep", "pretraining-objectives", "obj_deep_result", a="苹果昨天发布了新手机", b="苹果昨天掉在了地上", token=0),
-    _scene("fill", "fill-mask", "fill_result", sentence="我吃了一个[MASK][MASK]。"),
+    _scene("deep", "pretraining-objectives", "obj_deep_result", a="苹果昨天发布了新手机", b="苹果昨天掉在了地上",
+           token=0),
+    _scene("fill", "fill-mask", "fill_topk", sentence="我吃了一个[MASK][MASK]。"),
     _scene("iterative", "fill-mask", "fill_replay_result", sentence="他去[MASK][MASK]馆借了三本书。"),
     _scene("objective", "pretraining-objectives", "obj_gpt_result", sentence="我吃了一个苹果", mask=5),
-    _scene("attention", "attention-heatmap", "att_result", sentence="苹果昨天发布了新手机", token="苹"),
+    _scene("attention", "attention-heatmap", "att_head_view", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, today's parameter-efficient fine-tuning, the lecture's exercises
-    _scene("transfer", "feature-vs-finetune", "transfer_result"),
+    _scene("transfer", "feature-vs-finetune", "transfer_compare"),
     _scene("lora", "feature-vs-finetune", "transfer_lora"),
     _scene("exercises", "exercises"),
 )

@@ -98,7 +98,6 @@ _cache: OrderedDict[str, Encoder] = OrderedDict()  # key (see model_key) -> enco
 _failures: OrderedDict[str, tuple[float, LabError]] = OrderedDict()  # key -> (monotonic time, the error), oldest first
 _load_locks: dict[str, tuple[threading.Lock, int]] = {}  # key -> (its lock, loads waiting on it); gone when 0
 _state_lock = threading.Lock()  # guards the dicts above, never held while loading
-load_counts: dict[str, int] = {}  # how often each model was really loaded (tests assert once per process)
 
 
 def _unknown(name: str) -> LabError:
@@ -171,7 +170,6 @@ def _load_once(key: str) -> Encoder:
     with _state_lock:
         _cache[key] = encoder
         _failures.pop(key, None)
-        load_counts[key] = load_counts.get(key, 0) + 1
         others = [k for k in _cache if k not in EMBEDDED]
         for old in others[:-MAX_OTHER_MODELS]:
             del _cache[old]

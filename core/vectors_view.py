@@ -26,8 +26,9 @@ from . import geometry
 from .encoders import Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .mixing import layer_normalise, normalise_weights, scalar_mix
-from .safe_text import csv_safe
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
+from .safe_text import csv_safe
+from .validation import check_length
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
 MAX_LINE_CHARS = 500  # one sentence (the models have their own, smaller token limits)
@@ -72,8 +73,7 @@ def parse_input(text: str, word: str) -> ParsedInput:
     ``too_many_sentences``, ``empty_word``.
     """
     text = text or ""
-    if len(text) > MAX_TEXT_CHARS:
-        raise LabError("too_long", length=len(text), limit=MAX_TEXT_CHARS)
+    check_length(text, MAX_TEXT_CHARS)
     clean, removed = strip_controls(text)
     sentences, labels = parse_labelled(clean.split("\n"))
     if not sentences:
@@ -81,14 +81,12 @@ def parse_input(text: str, word: str) -> ParsedInput:
     if len(sentences) > MAX_SENTENCES:
         raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
     for sentence in sentences:
-        if len(sentence) > MAX_LINE_CHARS:
-            raise LabError("too_long", length=len(sentence), limit=MAX_LINE_CHARS)
+        check_length(sentence, MAX_LINE_CHARS)
     word_clean, removed_word = strip_controls(word or "")
     word_clean = " ".join(word_clean.split())
     if not word_clean:
         raise LabError("empty_word")
-    if len(word_clean) > MAX_WORD_CHARS:
-        raise LabError("too_long", length=len(word_clean), limit=MAX_WORD_CHARS)
+    check_length(word_clean, MAX_WORD_CHARS)
     return ParsedInput(sentences, labels, word_clean, removed + removed_word)
 
 

@@ -14,7 +14,6 @@ from streamlit.testing.v1 import AppTest
 from core.errors import LabError
 from core.safe_text import GFM_AUTOLINKS
 
-
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 

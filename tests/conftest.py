@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from model_support import build_tiny_static
+from registry_support import count_loads
 
 TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京心里的放下说相声抖银行在那边走行不"
              "今天天气很好。，！？水果公司的是了人")
@@ -120,6 +121,23 @@ def models_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def clean_registry(monkeypatch):
+    """The registry's caches emptied for the test and restored afterwards."""
+    from core import registry
+
+    for name in ("_cache", "_failures", "_load_locks"):
+        monkeypatch.setattr(registry, name, type(getattr(registry, name))())
+
+
+@pytest.fixture
+def model_loads(monkeypatch):
+    """How often each model key is really loaded during the test (a Counter; ``registry_support.count_loads``)."""
+    from core import registry
+
+    return count_loads(registry, monkeypatch.setattr)
+
+
+@pytest.fixture
 def encode_calls(monkeypatch):
     """How many times a contextual model really runs (BERT or ELMo forward passes)."""
     from core.encoders import BertEncoder, ElmoEncoder
@@ -136,7 +154,7 @@ def encode_calls(monkeypatch):
     return calls
 
 
-# ---- a hub that never answers (issue #28) ------------------------------------------------------------
+# ---- a hub that never answers --------------------------------------------------------------------------
 @pytest.fixture
 def silent_hub(monkeypatch):
     """A "hub" on 127.0.0.1 that accepts connections and never answers, as the endpoint of this process's

@@ -27,6 +27,22 @@ def test_app_runs_home_by_default():
     assert at.query_params["lang"] == "zh"
 
 
+@pytest.mark.parametrize("setting, threads", [(None, 1), ("3", 3)])
+def test_app_sets_torch_threads_at_startup(monkeypatch, setting, threads):
+    """One intra-op thread per model call unless LAB_TORCH_THREADS says otherwise: set by app.py, not as a
+    side effect of importing a module."""
+    import torch
+
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", calls.append)
+    if setting is None:
+        monkeypatch.delenv("LAB_TORCH_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("LAB_TORCH_THREADS", setting)
+    app()
+    assert calls == [threads]
+
+
 def test_switch_to_english_changes_title():
     at = app()
     zh_title = at.title[0].value

@@ -8,11 +8,9 @@ import pytest
 
 from core.attention import drop_tokens, rollout
 from core.attention_view import (
-    MAX_CHARS,
     PAIR_JOINER,
     AttentionView,
     attention_view,
-    check_text,
     encode_pair,
     inspect_text,
 )
@@ -150,19 +148,6 @@ def test_only_special_tokens_left(tiny_bert):
         with pytest.raises(LabError) as info:
             attention_view(encoding, hide_special=hide, word_level=words)
         assert info.value.code == "empty_input"
-
-
-@pytest.mark.parametrize(("text", "code"), [("", "empty_input"), ("  \n", "empty_input"), (None, "empty_input"),
-                                            ("好" * (MAX_CHARS + 1), "too_long")])
-def test_check_text(text, code):
-    with pytest.raises(LabError) as info:
-        check_text(text)
-    assert info.value.code == code
-
-
-def test_check_text_strips():
-    assert check_text("  今天 \n") == "今天"
-    assert check_text("好" * MAX_CHARS) == "好" * MAX_CHARS
 
 
 def test_inspect_text(tiny_bert):

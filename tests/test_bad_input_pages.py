@@ -33,8 +33,8 @@ from core import scenes
 from core.errors import MESSAGES, LabError
 from core.registry import list_models
 from core.safe_text import well_formed_model_name
-from ui.sidebar import MAX_MODEL_ID_LEN
 from ui.i18n import translate
+from ui.sidebar import MAX_MODEL_ID_LEN
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 600  # seconds for one page run; generous: two busy cores
@@ -135,8 +135,9 @@ EXPECT: dict[str, dict[str, object]] = {
                      "600_cjk": E("too_long"), "over_model_limit": E("too_long"), "only_masks": E("special_in_text"),
                      "20_masks": E("too_long"), "script": M, "md_html": M, "emoji": M, "english": M, "control": M},
     "obj_pair": {case: E("no_shared_prefix") for case in CASES} | {
-        "empty": E("empty_input"), "whitespace": E("empty_input"), "5000_chars": E("too_long"), "600_cjk": E("too_long"),
-        "over_model_limit": E("too_long"), "only_masks": E("special_in_text"), "20_masks": E("too_long")},
+        "empty": E("empty_input"), "whitespace": E("empty_input"), "5000_chars": E("too_long"),
+        "600_cjk": E("too_long"), "over_model_limit": E("too_long"), "only_masks": E("special_in_text"),
+        "20_masks": E("too_long")},
     # exercises: the typed vector (every case is not 3 numbers) and the free-text box (never judged)
     "answer": {case: E() for case in CASES if case not in ("empty", "whitespace")},
     "free": {},
@@ -350,7 +351,8 @@ def test_pages_with_uploads_use_the_tested_parser():
         for path in page_files(page):
             source = path.read_text(encoding="utf-8")
             if "file_uploader" in source:
-                assert "scenes.decode_upload(" in source, f"{path.name} parses uploads without core.scenes.decode_upload"
+                assert "scenes.decode_upload(" in source, \
+                    f"{path.name} parses uploads without core.scenes.decode_upload"
 
 
 @pytest.mark.parametrize("seed", range(5))

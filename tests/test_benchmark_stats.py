@@ -19,7 +19,7 @@ def test_clear_signal_gives_the_ratio_of_medians():
 
 
 def test_net_time_within_the_startup_jitter_is_inconclusive():
-    # the --quick case of issue #19: 200 sentences add less than process start varies between runs
+    # the --quick case: 200 sentences add less than process start varies between runs
     result = net_ratio(reference=[3.4, 3.5, 3.6], full=[6.2, 5.5, 6.4], base=[5.6, 5.0, 6.1])
     assert result.value is None
     assert result.net_s == pytest.approx(0.6) and result.spread_s == pytest.approx(0.9 + 1.1)

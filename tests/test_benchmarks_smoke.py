@@ -33,7 +33,8 @@ def check_result(result: dict) -> None:
     assert isinstance(result["pass"], bool)
     if result["limit"]:
         assert result["ratio_to_limit"] == pytest.approx(result["value"] / result["limit"], rel=1e-3, abs=1e-4)
-    expected = (result["value"] >= result["limit"]) if result["target"] == ">=" else (result["value"] <= result["limit"])
+    value, limit = result["value"], result["limit"]
+    expected = value >= limit if result["target"] == ">=" else value <= limit
     assert result["pass"] is expected
 
 
@@ -78,7 +79,9 @@ def test_sentences_are_deterministic_and_contain_the_word():
 
 def test_slider_positions_sweep_the_page_sliders():
     from core.vectors_view import normalised_s
+    from ui.elmo_mixer import W_RANGE
 
+    assert slider.W_RANGE == W_RANGE
     positions = slider.slider_positions(3, 7)
     tops = [values[-1] for values, _ in positions]
     assert tops[0] == slider.W_RANGE[0] and tops[-1] == slider.W_RANGE[1] and tops == sorted(tops)

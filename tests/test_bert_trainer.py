@@ -52,7 +52,8 @@ def test_a_token_file_trains_and_exports_without_the_corpus(tmp_path):
           "--workers", "1", "--max-steps", "3", "--threads", "1", *TINY])
     model = BertForPreTraining.from_pretrained(out)
     assert model.config.num_hidden_layers == 1 and model.dtype == torch.float16
-    assert (out / "vocab.txt").read_text(encoding="utf-8").splitlines() == VOCAB.read_text(encoding="utf-8").splitlines()
+    shipped = VOCAB.read_text(encoding="utf-8").splitlines()
+    assert (out / "vocab.txt").read_text(encoding="utf-8").splitlines() == shipped
 
 
 def test_export_leaves_the_training_weights_in_full_precision(tmp_path):
@@ -85,8 +86,8 @@ def test_two_corpora_mix_and_the_learning_curve(tmp_path, capsys):
     news = tmp_path / "news.txt"
     talk = tmp_path / "talk.txt"
     news.write_text("\n".join(["这一行留作评估。它有两句。"] + LINES * 3) + "\n", encoding="utf-8")
-    talk.write_text("\n".join(["这两句留作评估。你好吗？", "你好吗？", "我很好。", "今天去哪儿？", "去公园。", "好啊。"] * 2) + "\n",
-                    encoding="utf-8")
+    talk_lines = ["这两句留作评估。你好吗？", "你好吗？", "我很好。", "今天去哪儿？", "去公园。", "好啊。"]
+    talk.write_text("\n".join(talk_lines * 2) + "\n", encoding="utf-8")
     out, curve = tmp_path / "model", tmp_path / "curve.jsonl"
     main(["--vocab", str(VOCAB), "--corpus", str(news), f"{talk}:2", "--join-lines", "talk", "--out", str(out),
           "--checkpoint", str(tmp_path / "ckpt" / "b.pt"), "--whole-word", "0.3", "--max-steps", "2",

@@ -41,7 +41,8 @@ def test_the_elmo_vector_is_the_uniform_scalar_mix_of_standardised_layers():
 
 
 def test_three_inputs_on_the_shipped_models(small_run, elmo, static_model):
-    assert (small_run["model"], small_run["static_model"]) == (elmo.name, static_model.name) and not small_run["skipped"]
+    assert (small_run["model"], small_run["static_model"]) == (elmo.name, static_model.name)
+    assert not small_run["skipped"]
     inputs = small_run["inputs"]
     assert list(inputs) == list(concat.INPUTS)
     static_dim, elmo_dim = static_model.vectors.shape[1] + 1, elmo.encode(["我"])[0].layers.shape[2]  # + OOV flag

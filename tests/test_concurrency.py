@@ -4,7 +4,7 @@ Round 1 opens every page at the same moment (10 sessions over the 8 pages, so th
 hit twice: two sessions race to load the same model); round 2 switches every session to another page
 through the sidebar navigation, again all at once. Every page must finish without an exception box,
 a traceback or an error message; afterwards each model must have been loaded exactly once by the
-server process (``core.registry.load_counts``, published by the server wrapper in
+server process (the registry's loads, counted and published by the server wrapper in
 tests/e2e/conftest.py), and the server's resident memory is printed before and after.
 
 Why a real server and not AppTest in threads: ``AppTest.run`` swaps process-wide globals for every run
@@ -18,9 +18,20 @@ import time
 
 import pytest
 
-from e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, URL_PATHS, VIEWPORT, alerts, body_text, browser_missing_reason,
-                          open_page, page_url, start_server, wait_idle)
 from core.registry import list_models
+from e2e.conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    URL_PATHS,
+    VIEWPORT,
+    alerts,
+    body_text,
+    browser_missing_reason,
+    open_page,
+    page_url,
+    start_server,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 

@@ -64,12 +64,10 @@ def test_empty_batch_is_a_clear_error(tiny_bert):
     assert err.value.code == "empty_input"
 
 
-def test_model_loaded_once_per_process(tiny_bert_dir):
-    from core import registry
-
+def test_model_loaded_once_per_process(clean_registry, model_loads, tiny_bert_dir):
     first = load_encoder(str(tiny_bert_dir))
     again = load_encoder(str(tiny_bert_dir))
-    assert first is again and registry.load_counts[str(tiny_bert_dir)] == 1
+    assert first is again and model_loads == {str(tiny_bert_dir): 1}
 
 
 def test_hub_id_offline_gives_instructions(monkeypatch, tmp_path):

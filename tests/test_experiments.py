@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.experiments import context_specificity as cs
-from core.experiments import STAGES, pos_probe, probe_presets, sense_probe
-from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.encoders import StaticEncoder
+from core.experiments import STAGES, pos_probe, probe_presets, sense_probe
+from core.experiments import context_specificity as cs
+from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.occurrences import find_spans
 from model_support import synthetic_sentences
 
@@ -108,7 +108,8 @@ def test_loo_centroid_accuracy_separable_and_static():
 
 def test_sense_probe_on_tiny_bert(tiny_bert):
     sets = [{"word": "苹果", "file": None,
-             "sentences": ["我吃了一个苹果", "今天吃苹果", "水果是苹果", "苹果发布新手机", "苹果公司发布了", "苹果手机"],
+             "sentences": ["我吃了一个苹果", "今天吃苹果", "水果是苹果",
+                           "苹果发布新手机", "苹果公司发布了", "苹果手机"],
              "labels": ["水果", "水果", "水果", "公司", "公司", "公司"]}]
     result = sense_probe.run_sense_probe([tiny_bert], static=FakeStatic(), sense_sets=sets)
     entry = result["models"][tiny_bert.name]

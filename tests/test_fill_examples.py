@@ -10,7 +10,6 @@ from core import presentation as pres
 from core.registry import list_models, load_encoder
 
 
-
 @pytest.fixture(scope="module")
 def mini_bert():
     info = next((m for m in list_models() if m.name == "mini-bert-zh"), None)
@@ -84,7 +83,7 @@ def test_lookup_restores_the_true_sentence_from_the_data():
     example = fx.EXAMPLES[0]
     assert fx.lookup(example.masked) == fx.Known(example.accepted, example.plain, "examples")
     for path in fx.CHECK_SETS.values():
-        for masked, answers in fx.answer_set(path):
+        for masked, _ in fx.answer_set(path):
             true = fx.lookup(masked).sentence
             assert fx.MASK not in true and len(true) == len(masked) - masked.count(fx.MASK) * (len(fx.MASK) - 1)
 

@@ -145,7 +145,7 @@ def test_iterative_fill_one_mask_per_step(tiny_bert):
 
 
 def test_iterative_fill_terminates_when_model_prefers_mask(tmp_path):
-    """Regression: a model whose favourite prediction is [MASK] used to loop forever."""
+    """A model whose favourite prediction is [MASK] must not fill [MASK] with [MASK] forever."""
     from conftest import build_tiny_bert
 
     directory = build_tiny_bert(tmp_path / "mask-lover", seed=3)
@@ -248,8 +248,8 @@ def test_word_candidates_are_joint_chain_probabilities(tiny_bert):
     # the first character's probability is the one fill_mask gives for that mask (same context)
     first = runs[0].words[0]
     slot = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_k=50).masks[0]
-    assert first.per_token[0] == pytest.approx(float(slot.probabilities[tiny_bert.tokenizer.get_vocab()[first.word[0]]]),
-                                               rel=1e-4)
+    first_id = tiny_bert.tokenizer.get_vocab()[first.word[0]]
+    assert first.per_token[0] == pytest.approx(float(slot.probabilities[first_id]), rel=1e-4)
 
 
 def test_word_candidates_second_character_sees_the_first(tiny_bert):

@@ -38,7 +38,8 @@ def test_fixed_settings_and_the_ordering():
     assert settings["layer_2"] == one_hot(3, 2).tolist()
     assert settings["syntax"] == PRESETS["syntax"][0] and settings["semantics"] == PRESETS["semantics"][0]
     assert "syntax" not in lm.fixed_settings(4)  # the lecture's presets are written for L + 1 = 3
-    assert lm.depth([1, 0, 0]) == 0 and lm.depth([0, 0, 1]) == 1 and lm.depth(PRESETS["syntax"][0]) == pytest.approx(0.3)
+    assert lm.depth([1, 0, 0]) == 0 and lm.depth([0, 0, 1]) == 1
+    assert lm.depth(PRESETS["syntax"][0]) == pytest.approx(0.3)
 
     def task(*seeds):
         return {"seeds": [{"s": s} for s in seeds]}

@@ -1,10 +1,12 @@
-"""core.lora: LoRA through peft on the real embedded mini-bert-zh (a few reviews, two steps), and on the tiny BERT."""
+"""core.transfer.lora: LoRA through peft on the real embedded mini-bert-zh (a few reviews, two steps), and on the
+tiny BERT."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from core import lora, transfer
+from core import transfer
+from core.transfer import lora
 
 CONFIG = transfer.TransferConfig(n_train=16, n_test=16, max_chars=30, steps=2, batch_size=8, eval_points=1,
                                  threads=1, seed=5)

@@ -196,7 +196,8 @@ def test_cli_right_context(capsys):
 
 
 @pytest.mark.parametrize("argv", [["right-context", "今天天气很好", "苹果昨天"], ["bilm", "[MASK]"],
-                                  ["bilm", "--top-k", "0", "苹果"], ["right-context", "--bert", DEFAULT_ELMO, "苹果", "苹"]])
+                                  ["bilm", "--top-k", "0", "苹果"],
+                                  ["right-context", "--bert", DEFAULT_ELMO, "苹果", "苹"]])
 def test_cli_errors(capsys, argv):
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -13,9 +13,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import (assert_no_exception, assert_text_notes, chart, page_app, plotly_array, texts, type_text,
-                             zh_message)
-
+from apptest_support import (
+    assert_no_exception,
+    assert_text_notes,
+    chart,
+    page_app,
+    plotly_array,
+    texts,
+    type_text,
+    zh_message,
+)
 from core.attention_view import MAX_CHARS, attention_view, encode_pair
 from core.registry import list_models
 
@@ -84,8 +91,9 @@ def test_default_run(tiny, tiny_bert):
     assert spec["layout"]["yaxis"]["scaleanchor"] == "x"
     assert at.query_params["sentence"] == SENTENCE
     assert at.query_params["layer"] == "1" and at.query_params["head"] == "1"
-    assert len(at.get("download_button")) == 2
-    assert [tab.label for tab in at.tabs] == ["单个注意力头", "全部层 × 头", "各层的头平均", "注意力 rollout", "某个字/词看向哪里"]
+    assert len(at.get("download_button")) == 3  # CSV, HTML, every layer and head for bertviz
+    assert [tab.label for tab in at.tabs] == ["单个注意力头", "全部层 × 头", "各层的头平均", "注意力 rollout",
+                                              "某个字/词看向哪里"]
     assert [key for keys in TAB_CHARTS.values() for key in keys if chart(at, key)] == ["att_heatmap"]
     _assert_all_rows_sum_to_one(at)
     grid = chart(_open(at, "grid"), "att_grid")

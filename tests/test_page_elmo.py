@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import assert_no_exception, messages, plotly_array
+from conftest import build_tiny_bert
 from core import scenes
 from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
 from core.safe_text import md_escape
-from apptest_support import assert_no_exception, messages, plotly_array
-from conftest import build_tiny_bert
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,7 +220,8 @@ def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
     assert_no_exception(at)
     assert "有 8 / 12 个句子里没有「银行」" in messages(at)
     scatter = chart(at, "elmo_scatter")
-    assert len(np.concatenate([plotly_array(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")])) == 4
+    mixed = [plotly_array(tr["x"]) for tr in scatter["data"] if tr["name"].startswith("混合后")]
+    assert len(np.concatenate(mixed)) == 4
 
 
 def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
@@ -417,7 +418,8 @@ def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, ti
     assert [h for h in sentences.values() if h in text] == [sentences[headline]]
     words = {"better": "拼接更准", "worse": "拼接反而更差", "tie": "分不出高下"}
     for c in comparisons:
-        assert f"{100 * c.diff:+.1f} 个百分点（95% 区间 {100 * c.low:+.1f} 到 {100 * c.high:+.1f}），{words[c.direction]}" in text
+        interval = f"95% 区间 {100 * c.low:+.1f} 到 {100 * c.high:+.1f}"
+        assert f"{100 * c.diff:+.1f} 个百分点（{interval}），{words[c.direction]}" in text
     captions = "\n".join(c.value for c in at.caption)
     assert str(entry["n_test_words"]) in captions
     # the learned-s section's uniform-s POS figure differs from this one: both shown, with their data sizes
@@ -439,13 +441,13 @@ def test_concat_section_says_how_to_compute_missing_results(models_dir, tiny_ber
 
 
 def test_learned_section_prefers_session_results_and_speaks_english(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
-    import core.experiments as experiments
+    from ui.cache import EXPERIMENT_RESULTS_KEY
 
     results = committed_results()
     with_results(monkeypatch, tmp_path, results)
     session = json.loads(json.dumps(results))
     session["learned_mix"]["tasks"]["pos"]["learned"]["gamma"] = 3.31  # recomputed on the evidence page
-    at = make_app(tiny_bert_dir, lang="en", **{experiments.SESSION_KEY: session})
+    at = make_app(tiny_bert_dir, lang="en", **{EXPERIMENT_RESULTS_KEY: session})
     assert_no_exception(at)
     assert "s and γ learned per task" in [s.value for s in at.subheader]
     assert chart(at, "elmo_learned_bars")["data"][0]["name"] == "learned by POS tagging (γ = 3.3)"

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
 import core.registry as registry
-from core.experiments import view
 from core.errors import LabError
+from core.experiments import view
 from core.safe_text import md_escape
 from core.stats import Z_95, wilson_interval
 
@@ -112,7 +112,8 @@ def test_renders_from_the_json_with_published_numbers_and_sample_sizes(monkeypat
     lookup = data["pos"]["baselines"]["word_identity"]["fine"]
     below = [name for name, e in data["pos"]["models"].items()
              if not any(view.direction(lookup, v, cfg["n_test_words"])[0] == "higher" for v in e["fine"])]
-    assert ("**怎么读这张图**" in body) is bool(below) and all(name in body.split("**怎么读这张图**")[-1] for name in below)
+    how_to_read = "**怎么读这张图**"
+    assert (how_to_read in body) is bool(below) and all(name in body.split(how_to_read)[-1] for name in below)
 
 
 def test_pos_tagset_switch_changes_the_curve(monkeypatch, tmp_path):
@@ -189,7 +190,8 @@ def test_presets_section(monkeypatch, tmp_path):
     assert fig["data"][2]["y"] == pytest.approx([0.5, 0.4, 0.1])  # the lecture's example, as the lecture gives it
     body = texts(at)
     assert "**两组预设不同**" in body and "语义预设给第 1、2 层" in body
-    assert f"相差不到抽样误差（约 ±{100 * expected['semantics']['margin']:.1f}%）的层：1、2 → s = [0.00, 0.50, 0.50]" in body
+    margin = f"{100 * expected['semantics']['margin']:.1f}"
+    assert f"相差不到抽样误差（约 ±{margin}%）的层：1、2 → s = [0.00, 0.50, 0.50]" in body
 
 
 def test_presets_of_the_shipped_results_say_what_the_probes_support(monkeypatch, tmp_path):

@@ -91,7 +91,8 @@ def test_formula_card_accepts_tolerant_input_and_checks_it():
     assert not at.success and "γ" in at.warning[0].value and "别忘了" in at.warning[0].value
     at.text_input(key="ex_formula_answer").set_value("0.4, zero, 1").run()
     # Markdown source: the example's dots are escaped, the page shows "0.1, 0.2, 0.3"
-    assert [e.value for e in at.error] == [f"无法识别「zero」：请输入 3 个数字，用逗号或空格分隔，例如 {md_escape('0.1, 0.2, 0.3')}。"]
+    example = md_escape("0.1, 0.2, 0.3")
+    assert [e.value for e in at.error] == [f"无法识别「zero」：请输入 3 个数字，用逗号或空格分隔，例如 {example}。"]
     assert at.text_input(key="ex_formula_answer").value == "0.4, zero, 1"  # the text stays in its box
     at.text_input(key="ex_formula_answer").set_value("0.4 0.6").run()
     assert "2" in at.error[0].value and "3" in at.error[0].value
@@ -102,7 +103,8 @@ def test_formula_card_accepts_tolerant_input_and_checks_it():
 
 def test_formula_reveal_shows_the_lecture_answer():
     at = page()
-    shown = [m.value for m in at.markdown] + [e.help or "" for e in at.text_input] + [e.placeholder or "" for e in at.text_input]
+    shown = ([m.value for m in at.markdown] + [e.help or "" for e in at.text_input]
+             + [e.placeholder or "" for e in at.text_input])
     assert not any("0.4" in text and "0.6" in text for text in shown)  # nothing gives the answer away before reveal
     at.button(key="ex_formula_reveal").click().run()
     assert any(m.value == "因此，该词符的最终 ELMo 向量为 **[0.4, 0.6, 1.0]**。" for m in at.markdown)

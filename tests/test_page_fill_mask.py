@@ -10,9 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import (assert_no_exception, assert_text_notes, chart, page_app, plotly_array, texts, type_text,
-                             zh_message)
 
+from apptest_support import (
+    assert_no_exception,
+    assert_text_notes,
+    chart,
+    page_app,
+    plotly_array,
+    texts,
+    type_text,
+    zh_message,
+)
 from core import fill_examples as fx
 from core import fillmask as fm
 from core.registry import list_models, load_encoder

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 
+from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 from core import objectives as obj
 from core.budgets import load_budgets, token_ratio
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO

@@ -234,7 +234,8 @@ def test_real_elmo(models_dir, tiny_bert_dir):
 
 def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
-    at.file_uploader(key="static_upload").upload("s.txt", "水果|我吃了一个苹果\n公司|苹果手机\n".encode(), "text/plain").run()
+    upload = "水果|我吃了一个苹果\n公司|苹果手机\n".encode()
+    at.file_uploader(key="static_upload").upload("s.txt", upload, "text/plain").run()
     assert_no_exception(at)
     assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"
     at.file_uploader(key="static_upload").upload("x.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "text/plain").run()
@@ -258,7 +259,8 @@ def test_url_state_round_trip(models_dir, tiny_bert_dir):
 def test_downloads(models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["下载图（HTML）", "下载向量（CSV）", "下载向量（JSON）"]
+    assert labels == ["下载图（HTML）", "下载向量（CSV）", "下载向量（JSON）",
+                      "下载给 Embedding Projector（vectors.tsv + metadata.tsv，ZIP）"]
 
 
 # ---- bad input: a clear message, never a traceback, the text stays in the box ----------------------------

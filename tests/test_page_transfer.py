@@ -10,10 +10,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import chart, plotly_array
 from core import transfer
 from core.errors import LabError
 from core.transfer.__main__ import main as transfer_main
-from apptest_support import chart, plotly_array
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "transfer.py")
@@ -287,10 +287,11 @@ def test_page_shows_cached_results(page, results):
     params = at.table[1].value  # trained / frozen parameters and time per approach
     assert list(params.iloc[:, 0]) == ["特征式 · ELMo", "特征式 · BERT", "微调 · BERT", "LoRA · BERT"]
     assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
-                                                          bert["trained_params"], results["fine_tune"]["trained_params"],
+                                                          bert["trained_params"],
+                                                          results["fine_tune"]["trained_params"],
                                                           lora["trained_params"])]
-    assert list(params.iloc[:, 2]) == [f"{results['feature_elmo']['frozen_params']:,}", f"{bert['frozen_params']:,}", "0",
-                                       f"{lora['frozen_params']:,}"]
+    assert list(params.iloc[:, 2]) == [f"{results['feature_elmo']['frozen_params']:,}",
+                                       f"{bert['frozen_params']:,}", "0", f"{lora['frozen_params']:,}"]
     assert params.iloc[3, 3] == f"{lora['seconds']:.0f} 秒 / {lora['cpu_seconds']:.0f} 秒"
     assert len(at.get("plotly_chart")) == 5
     summary = chart(at, "transfer_lora_fig")["data"]  # frozen features ([CLS], mean), full fine-tuning, LoRA
@@ -450,7 +451,8 @@ def test_recompute_and_discard(page, monkeypatch):
 def test_figures_are_plain_data():
     from core.figures import transfer as figs
 
-    fig = figs.accuracy_bars(["a<b>", "b", "c", "d"], [0.5, None, 0.75, 0.7], ["feature", "feature", "finetune", "lora"],
+    fig = figs.accuracy_bars(["a<b>", "b", "c", "d"], [0.5, None, 0.75, 0.7],
+                             ["feature", "feature", "finetune", "lora"],
                              baseline=0.5, baseline_label="x", axis_title="acc")
     assert list(fig.data[0].x) == [0.5, 0.0, 0.75, 0.7] and list(fig.data[0].text) == ["50.0%", "—", "75.0%", "70.0%"]
     assert fig.data[0].y[0] == "a&lt;b&gt;" and fig.data[0].marker.color[3] == figs.LORA_COLOUR

@@ -53,7 +53,8 @@ def test_lecture_values_in_scenes():
     # lecture order: the biLM before the scalar mix; deep bidirectionality before BERT's MLM, which is
     # then set against left-to-right prediction
     assert order.index("oov") < order.index("bilm") < order.index("worked")
-    assert order.index("semantics") + 1 == order.index("learned") < order.index("evidence")  # the presets, then learned s
+    # the presets, then learned s
+    assert order.index("semantics") + 1 == order.index("learned") < order.index("evidence")
     assert order.index("evidence") < order.index("deep") < order.index("fill") < order.index("iterative") \
         < order.index("objective") < order.index("attention")
 

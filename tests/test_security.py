@@ -9,7 +9,8 @@
     pickle weights only is refused (``LabError("unsafe_weights")``) without unpickling anything.
 (c) ``trust_remote_code`` is never true.
 (d) Uploads are size-limited (.streamlit/config.toml ``server.maxUploadSize``: what the app accepts).
-(e) Issue #28: training from the browser only when the presenter turned it on, one run at a time; a model
+(e) Markdown from model names stays inert, URL JSON is bounded, the model cache and server settings hold.
+(f) Training from the browser only when the presenter turned it on, one run at a time; a model
     directory's config and weights checked before they cost memory; user text never becomes a link.
 """
 from __future__ import annotations
@@ -294,7 +295,7 @@ def test_upload_size_is_limited():
     assert 0 < server["maxUploadSize"] <= 5
     from core.scenes import MAX_UPLOAD_BYTES
 
-    assert MAX_UPLOAD_BYTES == server["maxUploadSize"] * 1_000_000  # the server takes what the app takes (#28)
+    assert MAX_UPLOAD_BYTES == server["maxUploadSize"] * 1_000_000  # the server takes what the app takes
     # the protections Streamlit has on by default stay on
     assert server.get("enableXsrfProtection", True) is True
     assert server.get("enableCORS", True) is True
@@ -302,7 +303,7 @@ def test_upload_size_is_limited():
         "tracebacks must not reach the browser"
 
 
-# ---- (e) issue #17: Markdown from names, bounded URL JSON, model cache, server settings ---------------
+# ---- (e) Markdown from names, bounded URL JSON, model cache, server settings ------------------------
 MD_PAYLOADS = ["![i](http://evil.example/md.png)", "[x](http://evil.example)", "<http://evil.example/a>",
                ":material/home: **b** `c`", "a`b![i](http://evil.example/c.png)"]
 
@@ -430,7 +431,7 @@ def test_app_makes_no_remote_icon_request():
             assert isinstance(icon, ast.Constant) and not icon.value.startswith(":material/"), ast.unparse(icon)
 
 
-# ---- (f) issue #28: training switch, model directories that cost memory, autolinks ------------------------
+# ---- (f) training switch, model directories that cost memory, autolinks ----------------------------------
 def transfer_page(monkeypatch, tiny_bert_dir, tmp_path):
     """The transfer page without results (its recompute box open) on the tiny BERT, run once."""
     from streamlit.testing.v1 import AppTest

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core import experiments, transfer
-from core.lora import DEFAULT_LORA
 from core.stats import paired_difference_interval, wilson_interval
+from core.transfer.lora import DEFAULT_LORA
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,7 +29,8 @@ def tiny_static(tmp_path_factory):
     return StaticEncoder("tiny-w2v", build_tiny_static(tmp_path_factory.mktemp("tiny-w2v")))
 
 
-APPLE = ["水果|我吃了一个苹果", "公司|苹果昨天发布了新手机", "水果|苹果是水果", "公司|苹果公司发布了手机", "今天天气很好"]
+APPLE = ["水果|我吃了一个苹果", "公司|苹果昨天发布了新手机", "水果|苹果是水果", "公司|苹果公司发布了手机",
+         "今天天气很好"]
 
 
 # ---- parse_input --------------------------------------------------------------------------------

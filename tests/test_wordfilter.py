@@ -41,7 +41,8 @@ def test_clean_lines_drops_vulgar_lines_and_exact_repeats():
 def test_cleaning_leaves_the_heldout_split_alone(tmp_path):
     corpus = tmp_path / "corpus.txt"
     # line 0 and line 100 are held out; both are repeats of a training line and line 100 is vulgar
-    lines = ["重复的一句话。"] + [f"第{i}行的内容。" for i in range(1, 100)] + ["真是牛逼。"] + ["真是牛逼。", "重复的一句话。"]
+    lines = (["重复的一句话。"] + [f"第{i}行的内容。" for i in range(1, 100)] + ["真是牛逼。"]
+             + ["真是牛逼。", "重复的一句话。"])
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert list(read_lines(corpus, "heldout")) == ["重复的一句话。", "真是牛逼。"]
     train = list(clean_lines(read_lines(corpus, "train")))

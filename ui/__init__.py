@@ -36,8 +36,10 @@ PAGES: tuple[PageSpec, ...] = (
              "home.link.objectives"),
     PageSpec("app_pages/elmo_weights.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),
     PageSpec("app_pages/fill_mask.py", "fill-mask", "nav.fill_mask", ":material/edit_note:", "home.link.fill_mask"),
-    PageSpec("app_pages/attention.py", "attention-heatmap", "nav.attention", ":material/grid_on:", "home.link.attention"),
-    PageSpec("app_pages/transfer.py", "feature-vs-finetune", "nav.transfer", ":material/science:", "home.link.transfer"),
+    PageSpec("app_pages/attention.py", "attention-heatmap", "nav.attention", ":material/grid_on:",
+             "home.link.attention"),
+    PageSpec("app_pages/transfer.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
+             "home.link.transfer"),
     PageSpec("app_pages/exercise_cards.py", "exercises", "nav.exercises", ":material/quiz:", "home.link.exercises"),
     PageSpec("app_pages/evidence.py", "layer-evidence", "evidence.nav", ":material/biotech:", "home.link.evidence"),
 )

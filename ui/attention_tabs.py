@@ -14,11 +14,13 @@ from core.attention_view import AttentionView
 from core.figures import bert as figs
 from core.figures.style import export_html
 from core.safe_text import md_escape
+from ui import downloads
 from ui.i18n import t
 from ui.page import chart, presenting
 from ui.state import keep_widgets, seed_widget, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
+PROJECTOR_HEATMAP_PX = 600  # what lies below the scene bar at 1280×720
 ss = st.session_state
 
 
@@ -41,24 +43,35 @@ def single_head(view: AttentionView, token: int) -> None:
     for key, top in (("att_layer", L), ("att_head", H)):
         if not isinstance(ss.get(key), int) or not 1 <= ss[key] <= top:
             ss[key] = 1
-    c1, c2 = st.columns(2)
-    c1.slider(t("att.layer"), 1, max(L, 2), key="att_layer", disabled=L == 1)
-    c2.slider(t("att.head"), 1, max(H, 2), key="att_head", disabled=H == 1)
-    keep_widgets("att_layer", "att_head")
-    layer, head = min(int(ss["att_layer"]), L), min(int(ss["att_head"]), H)
-    sync_to_url(layer=layer, head=head)
-    matrix = view.att[layer - 1, head - 1]
-    fig = figs.attention_heatmap(matrix, labels, title=t("att.heatmap_title", l=layer, h=head),
-                                 x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
-                                 large=large)
-    chart(fig, "att_heatmap", width="content")
-    st.caption(t("att.heatmap_note", sums=f"{float(matrix.sum(axis=1).min()):.4f} … {float(matrix.sum(axis=1).max()):.4f}"))
+    with st.container(key="att_head_view"):  # the scene "attention": the sliders and the whole heatmap
+        # on the projector the sliders stand beside the heatmap: both fit below the scene bar at 1280×720
+        if large:
+            map_area, slider_area = st.columns([2, 1], gap="large", vertical_alignment="center")
+            layer_area = head_area = slider_area
+        else:
+            layer_area, head_area = st.columns(2)
+            map_area = st.container()
+        layer_area.slider(t("att.layer"), 1, max(L, 2), key="att_layer", disabled=L == 1)
+        head_area.slider(t("att.head"), 1, max(H, 2), key="att_head", disabled=H == 1)
+        keep_widgets("att_layer", "att_head")
+        layer, head = min(int(ss["att_layer"]), L), min(int(ss["att_head"]), H)
+        sync_to_url(layer=layer, head=head)
+        matrix = view.att[layer - 1, head - 1]
+        fig = figs.attention_heatmap(matrix, labels, title=t("att.heatmap_title", l=layer, h=head),
+                                     x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
+                                     large=large, max_height=PROJECTOR_HEATMAP_PX if large else None)
+        with map_area:
+            chart(fig, "att_heatmap", width="content")
+    row_sums = matrix.sum(axis=1)
+    st.caption(t("att.heatmap_note", sums=f"{float(row_sums.min()):.4f} … {float(row_sums.max()):.4f}"))
     d1, d2 = st.columns(2)
     # files are made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
     d1.download_button(t("att.download_csv"), lambda: _matrix_csv(matrix, labels),
-                       file_name=f"attention_L{layer}_H{head}.csv", mime="text/csv", on_click="ignore", key="att_dl_csv")
+                       file_name=f"attention_L{layer}_H{head}.csv", mime="text/csv", on_click="ignore",
+                       key="att_dl_csv")
     d2.download_button(t("att.download_html"), lambda: export_html(fig), file_name=f"attention_L{layer}_H{head}.html",
                        mime="text/html", on_click="ignore", key="att_dl_html")
+    downloads.bertviz_button(view)
 
 
 # ---- every layer × head --------------------------------------------------------------------------

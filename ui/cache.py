@@ -7,13 +7,11 @@ here, keyed by the raw name, would keep every spelling of a path alive.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import streamlit as st
-import torch
 
 from core import experiments, registry
 from core import vectors_view as vv
@@ -21,13 +19,6 @@ from core.encoders import Encoding
 from core.errors import LabError
 
 Result = TypeVar("Result")
-
-# The server runs every session's model calls in its own threads on a few cores. One intra-op thread
-# per call lets two sessions compute side by side; with torch's default (all cores per call) a call
-# waits for a core held by another session or process: word candidates took 3.5 s instead of 0.36 s
-# on the 2-core machine with another job running, against 74 ms vs 106 ms when idle.
-# LAB_TORCH_THREADS overrides (e.g. for bert-base-chinese and a single presenter).
-torch.set_num_threads(int(os.environ.get("LAB_TORCH_THREADS", "1")))
 
 
 def encoder(name: str):
@@ -90,7 +81,12 @@ def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # n
     return _load(path)
 
 
+# The session-state key of this session's recomputed layer experiments (the evidence page writes it, the ELMo
+# page reads it; the results file is not touched).
+EXPERIMENT_RESULTS_KEY = "evidence_results"
+
+
 def experiment_results() -> dict | None:
     """The layer experiments' results: this session's recomputation (evidence page), else the shipped file."""
-    return (st.session_state.get(experiments.SESSION_KEY)
+    return (st.session_state.get(EXPERIMENT_RESULTS_KEY)
             or file_result(experiments.load_results, experiments.DEFAULT_OUT))

@@ -12,11 +12,18 @@ import streamlit as st
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
-from core.mixing import (PRESETS, format_vector, layer_normalise, mean_norms, one_hot, pre_softmax_from_normalised,
-                         scalar_mix)
+from core.mixing import (
+    PRESETS,
+    format_vector,
+    layer_normalise,
+    mean_norms,
+    one_hot,
+    pre_softmax_from_normalised,
+    scalar_mix,
+)
 from ui.i18n import t
 from ui.page import chart, presenting
-from ui.state import url_param, sync_to_url
+from ui.state import sync_to_url, url_param
 
 MODES = ("softmax", "direct")
 W_RANGE = (-3.0, 3.0)
@@ -124,17 +131,17 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
         return None
     for j, note in enumerate(s_notes):
         note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
-    st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
-    chart(figs.weights_bar(layer_names, s, None, large=large, height=380 if large else 320), "elmo_bars",
-          toolbar=False)
-    st.markdown(t("elmo.s_now", s=format_vector(s, 2), gamma=f"{gamma:.1f}"))
-    n = len(layer_names)
-    toy = scalar_mix(np.identity(n), s, gamma)
-    is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
-    if is_exercise and not ss.get("elmo_reveal"):
-        st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
-    else:
-        st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy, 2), n=n))
+    with st.container(key="elmo_s_result"):  # the scenes "syntax" and "semantics": s and what it gives
+        st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
+        chart(figs.weights_bar(layer_names, s, None, large=large, height=320), "elmo_bars", toolbar=False)
+        st.markdown(t("elmo.s_now", s=format_vector(s, 2), gamma=f"{gamma:.1f}"))
+        n = len(layer_names)
+        toy = scalar_mix(np.identity(n), s, gamma)
+        is_exercise = n == 3 and np.allclose(s, S_EXERCISE, atol=5e-3) and abs(gamma - GAMMA_EXERCISE) < 1e-6
+        if is_exercise and not ss.get("elmo_reveal"):
+            st.markdown(t("elmo.toy_hidden"))  # the live result would give exercise 2's answer away
+        else:
+            st.markdown(t("elmo.toy_now" if n == 3 else "elmo.toy_now_n", vec=format_vector(toy, 2), n=n))
     return s, gamma
 
 

@@ -20,6 +20,7 @@ from ui.i18n import current_lang, t
 from ui.page import chart, presenting
 from ui.state import one_of, sync_to_url, url_param
 
+
 def pct(value) -> str:
     return "—" if value is None else f"{100 * float(value):.1f}%"
 
@@ -60,6 +61,10 @@ def csv_text(rows: list[dict]) -> str:
 
 def show_figure(fig, name: str, rows: list[dict] | None = None) -> None:
     chart(fig, f"fig_{name}")
+    download_buttons(fig, name, rows)
+
+
+def download_buttons(fig, name: str, rows: list[dict] | None = None) -> None:
     with st.container(horizontal=True):  # buttons as wide as their labels, side by side
         # made on click, not on every rerun (the HTML inlines plotly.js: 4.8 MB)
         st.download_button(t("evidence.download_html"), lambda: export_html(fig), file_name=f"evidence-{name}.html",
@@ -106,8 +111,10 @@ def pos_section(results: dict) -> None:
                      (t("evidence.baseline.word_identity"), base["word_identity"]),
                      (t("evidence.baseline.majority", tag=majority_tag), base["majority"])]
         fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
-                           yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=presenting())
-        show_figure(fig, f"pos-{tags}", view.pos_table(results))
+                           yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=presenting(),
+                           height=500 if presenting() else 600)  # with the tag set, below the bar at 720 p
+        chart(fig, f"fig_pos-{tags}")
+    download_buttons(fig, f"pos-{tags}", view.pos_table(results))
     st.caption(t("evidence.interval_note", n=cfg["n_test_words"]))
     static = results["pos"].get("static")
     st.caption(t("evidence.pos.sample", n_train_sent=cfg["n_train_sentences"], n_test_sent=cfg["n_test_sentences"],
@@ -127,7 +134,8 @@ def pos_section(results: dict) -> None:
     below = [r["name"] for r in rows  # no layer beats looking the word up beyond sampling error
              if all(view.direction(lookup, v, n)[0] != "higher" for v in r["values"] if v is not None)]
     if below:  # the probe learned no more than looking the word up: say so next to the verdicts
-        st.markdown(t("evidence.pos.below_lookup", models="、".join(below) if current_lang() == "zh" else ", ".join(below),
+        joiner = "、" if current_lang() == "zh" else ", "
+        st.markdown(t("evidence.pos.below_lookup", models=joiner.join(below),
                       lookup=pct(lookup), margin=pct(view.direction(lookup, lookup, n)[1])))
     show_table(view.pos_table(results), ("fine", "coarse"), key="pos")
     st.markdown(t("evidence.pos.note", n_train_words=cfg["n_train_words"]))
@@ -155,7 +163,8 @@ def senses_section(results: dict) -> None:
                  (t("evidence.baseline.chance"), view.sense_chance(results, chosen))]
     title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
     fig = layer_curves(to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
-                       yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05), large=presenting())
+                       yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
+                       large=presenting())
     show_figure(fig, "senses", view.sense_table(results))
     st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
     details = "；".join(
@@ -164,7 +173,8 @@ def senses_section(results: dict) -> None:
     n_sentences = view.sense_n(results)
     st.caption(t("evidence.senses.sample", details=details))
     n_scope = view.sense_n(results, chosen)
-    scope = t("evidence.senses.scope_all") if chosen is None else t("evidence.senses.scope_word", word=chosen, n=n_scope)
+    scope = (t("evidence.senses.scope_all") if chosen is None
+             else t("evidence.senses.scope_word", word=chosen, n=n_scope))
     for r in rows:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:

@@ -47,30 +47,32 @@ def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str]
 # ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------
 @st.fragment
 def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
-    st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
-    keep_widgets("fill_top_k")
-    k = int(ss["fill_top_k"])
-    sync_to_url(top_k=k)
     large = presenting()
-    slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
-    fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
-    # On the projector the whole words stand beside the characters, level with them, named in their title.
-    beside = bool(runs) and large
-    word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
-                   + t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
-                   [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
-    if beside:
-        chars_area, words_area = st.columns([len(slots), len(word_slots) + 0.5], gap="large")
-    else:
-        chars_area = words_area = st.container()
-    with chars_area:
-        chart(fig, "fill_topk_chart")
+    with st.container(key="fill_topk"):  # the scene "fill": the slider and the charts, wholly below the scene bar
+        st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
+        keep_widgets("fill_top_k")
+        k = int(ss["fill_top_k"])
+        sync_to_url(top_k=k)
+        slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
+        fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
+        # On the projector the whole words stand beside the characters, level with them, named in their title.
+        beside = bool(runs) and large
+        word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
+                       + t("fill.word_run_title", i=run.first + 1, j=run.first + run.length),
+                       [w.word for w in run.words[:k]], [w.score for w in run.words[:k]]) for run in runs]
+        if beside:
+            chars_area, words_area = st.columns([len(slots), len(word_slots) + 0.5], gap="large")
+        else:
+            chars_area = words_area = st.container()
+        with chars_area:
+            chart(fig, "fill_topk_chart")
+        if word_slots:
+            with words_area:
+                if not beside:
+                    st.subheader(t("fill.sec.words"))
+                chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
     if word_slots:
-        with words_area:
-            if not beside:
-                st.subheader(t("fill.sec.words"))
-            chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
-            st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
+        st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
     if hidden:
         st.caption(t("fill.hidden_note", n=hidden))
@@ -218,7 +220,8 @@ def _corruption(name: str) -> None:
     hover = [f"{tok.token} → {tok.shown} ({t('fill.action.' + tok.action)})" for tok in tokens]
     chart(figs.token_strip([[tok.token for tok in tokens], [tok.shown for tok in tokens]],
                            [["chosen" if tok.chosen else "keep" for tok in tokens], [tok.action for tok in tokens]],
-                           colours=CORRUPT_COLOURS, kind_names={kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS},
+                           colours=CORRUPT_COLOURS,
+                           kind_names={kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS},
                            hover=[hover, hover], track_names=[t("fill.track.original"), t("fill.track.shown")],
                            large=presenting()), "fill_corrupt_chart")
     n, chosen = len(tokens), sum(tok.chosen for tok in tokens)

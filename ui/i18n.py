@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from functools import lru_cache
+from datetime import UTC
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ DEFAULT_LANG = "zh"
 I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 
 
-@lru_cache(maxsize=None)
+@cache
 def table(lang: str) -> dict[str, str]:
     """The translation table of ``lang`` (empty for an unknown language). Cached per process."""
     if lang not in LANGS:
@@ -113,10 +114,10 @@ def timestamp(value: object) -> str:
     """An ISO time from a results file ("2026-12-03T08:05:07Z" or "…+00:00") in the UI language, in UTC.
 
     Anything that is not an ISO time is shown as it is (an older file, a hand-edited one)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(timezone.utc)
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
     except ValueError:
         return str(value)
     return t("time.utc", year=moment.year, month=f"{moment.month:02d}", day=f"{moment.day:02d}",

@@ -3,12 +3,12 @@ session's recomputation): s and γ as two tasks learned them (``core.experiments
 lecture's use of ELMo, [x; ELMo] on POS tagging (``core.experiments.concat``)."""
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from core import experiments
 from core.errors import LabError
-from core.experiments import concat, learned_mix, view as results_view
+from core.experiments import concat, learned_mix
+from core.experiments import view as results_view
 from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
 from ui.cache import experiment_results
@@ -86,7 +86,8 @@ def learned_section() -> None:
                       large=large, height=520 if large else 440), "elmo_learned_bars")
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
     dots = [_estimate(t(f"elmo.learned.dot.{kind}", task=task_names[task]),
-                      tasks[task]["learned"] if kind == "learned" else tasks[task]["fixed"]["uniform"], task_names[task])
+                      tasks[task]["learned"] if kind == "learned" else tasks[task]["fixed"]["uniform"],
+                      task_names[task])
             for task in learned_mix.TASKS for kind in ("learned", "uniform")]
     chart(interval_dots(dots, title=t("elmo.learned.acc_title"), xaxis_title=t("elmo.learned.acc_axis"), large=large),
           "elmo_learned_accuracy")
@@ -97,7 +98,8 @@ def learned_section() -> None:
                else t("elmo.learned.top.stable", layer=layer_labels[v.top_layer]))
         col.markdown(t(f"elmo.learned.result.{task}", s=format_vector(r["s"], 2), gamma=f"{r['gamma']:.1f}", top=top,
                        spread=f"{v.spread:.2f}", seed_lo=_pct(v.seed_accuracy[0]), seed_hi=_pct(v.seed_accuracy[1]),
-                       acc=_accuracy_cell(r), n=tasks[task]["n_test"], uniform=_accuracy_cell(tasks[task]["fixed"]["uniform"]),
+                       acc=_accuracy_cell(r), n=tasks[task]["n_test"],
+                       uniform=_accuracy_cell(tasks[task]["fixed"]["uniform"]),
                        diff=_points(v.diff), lo=_points(v.low), hi=_points(v.high),
                        compare=t(f"elmo.learned.compare.{v.vs_uniform}")))
     depths = {task: [learned_mix.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
@@ -125,8 +127,9 @@ def learned_section() -> None:
     cfg = entry["config"]
     st.caption(t("elmo.learned.method", model=entry["model"], grid=", ".join(str(c) for c in cfg["c_grid"]),
                  c_pos=tasks["pos"]["c"], c_sentiment=tasks["sentiment"]["c"], steps=cfg["steps"],
-                 tags=tasks["pos"]["n_classes"], **{f"{task}_{part}": tasks[task][f"n_{part}"]
-                                                    for task in learned_mix.TASKS for part in ("train", "dev", "test")}))
+                 tags=tasks["pos"]["n_classes"],
+                 **{f"{task}_{part}": tasks[task][f"n_{part}"]
+                    for task in learned_mix.TASKS for part in ("train", "dev", "test")}))
     _provenance(results, entry["model"])
 
 
@@ -149,7 +152,8 @@ def concat_section() -> None:
     large = presenting()
     chart(interval_dots([_estimate(names[name], inputs[name]) for name in concat.INPUTS],
                         title=t("elmo.concat.chart_title"), xaxis_title=t("elmo.learned.acc_axis"),
-                        reference=[(names["word_identity"], entry["word_identity"])], large=large), "elmo_concat_accuracy")
+                        reference=[(names["word_identity"], entry["word_identity"])], large=large),
+          "elmo_concat_accuracy")
     headline, comparisons = concat.verdict(entry)
     lines = [t(f"elmo.concat.verdict.{headline}")]
     for c in comparisons + [concat.compare(entry, "word_identity")]:

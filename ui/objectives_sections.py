@@ -74,40 +74,40 @@ def show_text_notes(text: str) -> None:
 def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     large = presenting()
     n = len(reading.tokens)
-    with st.container(key="obj_bilm_result"):
-        forward_ll, backward_ll = reading.log_likelihood("forward"), reading.log_likelihood("backward")
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t("obj.ll.forward"), f"{forward_ll:.2f}", help=t("obj.ll.help"))
-        m2.metric(t("obj.ll.backward"), f"{backward_ll:.2f}", help=t("obj.ll.help"))
-        m3.metric(t("obj.ll.sum"), f"{forward_ll + backward_ll:.2f}", help=t("obj.ll.help"))
-        position = _in_range("obj_pos", n, DEFAULT_POSITION)
+    forward_ll, backward_ll = reading.log_likelihood("forward"), reading.log_likelihood("backward")
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("obj.ll.forward"), f"{forward_ll:.2f}", help=t("obj.ll.help"))
+    m2.metric(t("obj.ll.backward"), f"{backward_ll:.2f}", help=t("obj.ll.help"))
+    m3.metric(t("obj.ll.sum"), f"{forward_ll + backward_ll:.2f}", help=t("obj.ll.help"))
+    position = _in_range("obj_pos", n, DEFAULT_POSITION)
+    with st.container(key="obj_bilm_result"):  # the scene "bilm": every character's two probabilities
         st.subheader(t("obj.prob.title"))
         chart(position_bars(
             reading.tokens, [(t("obj.series.forward"), [p.actual for p in reading.forward], FORWARD_COLOUR),
                              (t("obj.series.backward"), [p.actual for p in reading.backward], BACKWARD_COLOUR)],
             yaxis_title=t("obj.prob_axis"), highlight=position, large=large), "obj_prob_chart")
-        st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos",
-                     format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
-        keep_widgets("obj_pos")
-        position = int(ss["obj_pos"])
-        sync_to_url(pos=position)
-        start, end = reading.offsets[position]
-        forward, backward = reading.forward[position], reading.backward[position]
-        left, right = reading.text[:start], reading.text[end:]
-        slots = [(t("obj.slot.forward", left=_clip(left, True) or t("obj.start")),
-                  [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
-                 (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
-                  [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-        chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
-        token = reading.tokens[position]
-        if forward.actual is None:
-            st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
-        else:
-            st.caption(t("obj.actual_note", token=md_escape(token), fp=_pct(forward.actual), fr=_rank(forward.rank),
-                         bp=_pct(backward.actual), br=_rank(backward.rank)))
-        hidden = forward.hidden + backward.hidden
-        if hidden:
-            st.caption(t("obj.hidden_note", n=hidden))
+    st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos",
+                 format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
+    keep_widgets("obj_pos")
+    position = int(ss["obj_pos"])
+    sync_to_url(pos=position)
+    start, end = reading.offsets[position]
+    forward, backward = reading.forward[position], reading.backward[position]
+    left, right = reading.text[:start], reading.text[end:]
+    slots = [(t("obj.slot.forward", left=_clip(left, True) or t("obj.start")),
+              [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
+             (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
+              [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
+    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
+    token = reading.tokens[position]
+    if forward.actual is None:
+        st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
+    else:
+        st.caption(t("obj.actual_note", token=md_escape(token), fp=_pct(forward.actual), fr=_rank(forward.rank),
+                     bp=_pct(backward.actual), br=_rank(backward.rank)))
+    hidden = forward.hidden + backward.hidden
+    if hidden:
+        st.caption(t("obj.hidden_note", n=hidden))
     st.markdown(t("obj.bilm.read"))
     st.subheader(t("obj.table.title"))
     st.dataframe(pd.DataFrame({
@@ -157,11 +157,6 @@ def deep_section(bert_name: str | None) -> None:
             m2.metric(t("obj.m.backward"), f"{moved.smallest('elmo_backward', metric):.3f}", help=t("obj.m.min_help"))
             m3.metric(t("obj.m.bert"), f"{moved.smallest('bert', metric):.3f}", help=t("obj.m.min_help"))
             token = _in_range("obj_token", len(moved.tokens), 0)
-            st.selectbox(t("obj.token"), list(range(len(moved.tokens))), key="obj_token",
-                         format_func=lambda i: t("obj.token_option", i=i + 1, token=moved.tokens[i]))
-            keep_widgets("obj_token")
-            token = int(ss["obj_token"])
-            sync_to_url(token=token)
             series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
@@ -169,7 +164,12 @@ def deep_section(bert_name: str | None) -> None:
                       Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
             chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
                                xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
-                               percent=False, large=large, height=520), "obj_move_chart")
+                               percent=False, large=large, height=430 if large else 520), "obj_move_chart")
+        # below the curves: the metrics and the whole chart fit below the scene bar at 1280×720
+        st.selectbox(t("obj.token"), list(range(len(moved.tokens))), key="obj_token",
+                     format_func=lambda i: t("obj.token_option", i=i + 1, token=moved.tokens[i]))
+        keep_widgets("obj_token")
+        sync_to_url(token=int(ss["obj_token"]))
         st.markdown(t("obj.deep.read"))
         columns = ([t("obj.heat.fwd", j=j) for j in range(1, len(fwd))]
                    + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
@@ -213,7 +213,8 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
                     [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                      ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                     colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                    track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large), "obj_gpt_strip")
+                    track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
+                      "obj_gpt_strip")
                 slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
                           [c.score for c in left.candidates[:top_k]]),
                          (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
@@ -221,13 +222,13 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
                 chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
                 st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                              mp=_pct(masked.actual), mr=_rank(masked.rank)))
-                if left.hidden + masked.hidden:
-                    st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
-                surer, others = obj.surer_positions(reading.forward, every)
-                count = t("obj.gpt.count", model=bert_name, surer=len(surer), n=len(surer) + len(others))
-                if others:
-                    chars = md_escape(" ".join(reading.tokens[k] for k in others))
-                    count += "  \n" + t("obj.gpt.count_left", chars=chars)
-                st.markdown(count)
-                budget_note(registry.DEFAULT_ELMO, bert_name)
+            if left.hidden + masked.hidden:
+                st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
+            surer, others = obj.surer_positions(reading.forward, every)
+            count = t("obj.gpt.count", model=bert_name, surer=len(surer), n=len(surer) + len(others))
+            if others:
+                chars = md_escape(" ".join(reading.tokens[k] for k in others))
+                count += "  \n" + t("obj.gpt.count_left", chars=chars)
+            st.markdown(count)
+            budget_note(registry.DEFAULT_ELMO, bert_name)
             st.markdown(t("obj.gpt.read"))

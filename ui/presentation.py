@@ -81,7 +81,8 @@ div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; height:
 /* at projector size long metric labels and page links wrap instead of ending in "…" */
 [data-testid="stMetricLabel"] .stMarkdownEllipsis,
 [data-testid="stMetricLabel"] .stMarkdownEllipsis p,
-[data-testid="stPageLink-NavLink"] span:has(> [data-testid="stMarkdownContainer"]) { white-space: normal; overflow: visible; }
+[data-testid="stPageLink-NavLink"] span:has(> [data-testid="stMarkdownContainer"]) {
+  white-space: normal; overflow: visible; }
 </style>
 """
 

@@ -28,8 +28,8 @@ MAX_WORD = 100
 # "static.upload_refused" of the translation tables (tests/test_i18n.py keeps the two in step), the last
 # one also under a refused file's red chip. Raw HTML renders constants only.
 UPLOADER_CSS_ZH = """<style>
-[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
-  display: none; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
+  [data-testid="stMarkdownContainer"] { display: none; }
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "选择文件"; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT，最大 1 MB"; font-size: 0.875rem;
@@ -41,8 +41,8 @@ UPLOADER_CSS_ZH = """<style>
   font-size: 0.875rem; color: #B3261E; align-self: center; }
 </style>"""
 UPLOADER_CSS_EN = """<style>
-[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"] [data-testid="stMarkdownContainer"] {
-  display: none; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
+  [data-testid="stMarkdownContainer"] { display: none; }
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "Choose a file"; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT, 1 MB at most"; font-size: 0.875rem;
@@ -50,8 +50,8 @@ UPLOADER_CSS_EN = """<style>
 [data-testid="stTooltipErrorContent"] { font-size: 0; }
 [data-testid="stTooltipErrorContent"]::after { content: "Not uploaded: only a .txt file of 1 MB at most";
   font-size: 0.875rem; }
-[data-testid="stFileChips"]:has([aria-invalid="true"])::after { content: "Not uploaded: only a .txt file of 1 MB at most";
-  font-size: 0.875rem; color: #B3261E; align-self: center; }
+[data-testid="stFileChips"]:has([aria-invalid="true"])::after {
+  content: "Not uploaded: only a .txt file of 1 MB at most"; font-size: 0.875rem; color: #B3261E; align-self: center; }
 </style>"""
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import registry
+from core import hub_cache, registry
 from core.errors import LabError
 from core.safe_text import well_formed_model_name
-from ui.i18n import LANGS, DEFAULT_LANG, error_text, model_description, t
+from ui.i18n import DEFAULT_LANG, LANGS, error_text, model_description, t
 from ui.state import sync_to_url, url_param
 
 MAX_MODEL_ID_LEN = 200
@@ -178,6 +178,7 @@ def render_sidebar() -> None:
 
         models, problem = get_model_infos()
         bert_models = [m for m in (models or []) if getattr(m, "kind", None) == "bert"]
+        bert_models += hub_cache.cached_masked_lms()  # hub models downloaded before class: offered by name
         if problem:
             st.info(problem)
         elif not bert_models:

@@ -14,7 +14,8 @@ Encoding in the URL: ``bool`` -> ``"1"``/``"0"``; ``list``/``tuple``/``dict`` ->
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 

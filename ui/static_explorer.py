@@ -13,6 +13,7 @@ from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.figures.style import export_html
 from core.safe_text import md_escape
+from ui import downloads
 from ui.i18n import layer_name, t
 from ui.page import chart, presenting
 from ui.state import sync_to_url, url_param
@@ -44,26 +45,37 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
     large, word_md = presenting(), md_escape(parsed.word)
     names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
+    pair = has_points and view.num_occurrences == 2
     with st.container(key="static_result"):
+        # on the projector the controls (and a pair's cosine) share one row, so that they and the whole
+        # figure fit below the scene bar at 1280×720; the pair's explanation follows the figure
+        if not large:
+            slot_layer, slot_centre, slot_pair = st.container(), st.container(), None
+        elif pair:
+            slot_layer, slot_centre, slot_pair = st.columns([5, 4, 3], vertical_alignment="center")
+        else:
+            (slot_layer, slot_centre), slot_pair = st.columns([3, 2], vertical_alignment="center"), None
         j = 0
         if names:
             if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
                 wanted = url_param("layer", len(names) - 1, cast=int)
                 ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
-            j = st.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
-                                 format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
-                                 disabled=not has_points, persist_state="session")
-        centre = st.toggle(t("static.centre"), key="static_centre", persist_state="session",
-                           help=t("static.centre_help" if view.can_centre else "static.centre_pair"),
-                           disabled=has_points and not view.can_centre)
+            j = slot_layer.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
+                                         format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
+                                         disabled=not has_points, persist_state="session")
+        centre = slot_centre.toggle(t("static.centre"), key="static_centre", persist_state="session",
+                                    help=t("static.centre_help" if view.can_centre else "static.centre_pair"),
+                                    disabled=has_points and not view.can_centre)
         sync_to_url(layer=j if names else None, centre=True if centre else None)
         centre = centre and view.can_centre  # the toggle keeps its value for the next sentences
-        if has_points and view.num_occurrences == 2:
+        if pair:
             # two points: PCA always puts them at mirrored ends, so the number must carry the message
             pair_cos = float(view.cosine[centre][j][0][1])
-            c_metric, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
-            c_metric.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
-            c_note.caption(t("static.pair_cos_note", dim=view.stacked().shape[-1]))
+            pair_note = t("static.pair_cos_note", dim=view.stacked().shape[-1])
+            if not large:  # the metric beside its explanation
+                slot_pair, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
+                c_note.caption(pair_note)
+            slot_pair.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
 
         words, s_coords, s_explained, s_hover, s_note = _static_parts(view, parsed.word, static_dim)
         static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_dim)
@@ -88,9 +100,11 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-            neighbour_name=t("static.fig.neighbours"), large=large, height=640 if large else 560,
+            neighbour_name=t("static.fig.neighbours"), large=large, height=430 if large else 560,
         )
         chart(fig, "static_scatter")
+    if pair and large:
+        st.caption(pair_note)
     if has_points:
         ev = view.projection.explained_variance_ratio
         st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
@@ -139,3 +153,4 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
     col3.download_button(t("static.dl_json"), data=lambda: vv.to_json(view), file_name="vectors.json",
                          mime="application/json", on_click="ignore", key="static_dl_json",
                          icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
+    downloads.projector_button(view)

@@ -11,9 +11,9 @@ import streamlit as st
 
 from core import registry, transfer
 from core.errors import LabError
-from core.lora import DEFAULT_LORA
 from core.figures import transfer as figs
 from core.figures.style import export_html
+from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
@@ -55,7 +55,7 @@ def explorer(view: transfer.TransferView) -> None:
     layer_labels = {j: t("transfer.layer_label", j=j, name=_layer_name(j)) for j in range(n)}
     pool_labels = {p: t(f"transfer.pool.{p}") for p in transfer.POOLINGS}
 
-    with st.container(key="transfer_result"):
+    with st.container(key="transfer_compare"):  # the scene "transfer": the four accuracies and the verdict
         c1, c2 = st.columns([3, 2], gap="large")
         c1.select_slider(t("transfer.layer"), options=list(range(n)), key="transfer_layer",
                          format_func=layer_labels.__getitem__, help=t("transfer.layer_help"))
@@ -65,7 +65,8 @@ def explorer(view: transfer.TransferView) -> None:
         sync_to_url(layer=layer, pool=pool)
 
         steps = view.config["steps"]
-        labels = [t("transfer.method.elmo"), t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+        labels = [t("transfer.method.elmo"),
+                  t("transfer.method.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
                   t("transfer.method.finetune", steps=steps), t("transfer.method.lora", steps=steps)]
         probe = view.bert.probe(pool, layer)
         approaches = [view.elmo, probe, view.finetune, view.lora]
@@ -74,24 +75,25 @@ def explorer(view: transfer.TransferView) -> None:
             if approach is not None:
                 low, high = approach.interval
                 col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=view.n_test))
-                if approach.choice:
+                if approach.choice and not large:  # on the projector: in the tuning table below (room for the verdict)
                     col.caption(t("transfer.chosen", name=approach.choice.name, value=f"{approach.choice.chosen:g}"))
         _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test)
-        if view.elmo is None:
-            st.caption(t("transfer.elmo_skipped"))
-        else:
-            _elmo_page_note(view)
-        if view.lora is None:
-            st.caption(t("transfer.lora.missing"))
-        _tuning_table(view, probe, labels)
-        bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
-                t("transfer.bar.finetune"), t("transfer.bar.lora")]
-        fig = figs.accuracy_bars(bars, [a.accuracy if a else None for a in approaches],
-                                 ["feature", "feature", "finetune", "lora"], hover=labels, baseline=view.majority_baseline,
-                                 baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                                 title=t("transfer.fig.acc"), large=large)
-        chart(fig, "transfer_acc")
-        budget_note(transfer.ELMO_MODEL, transfer.BERT_MODEL)
+    if view.elmo is None:
+        st.caption(t("transfer.elmo_skipped"))
+    else:
+        _elmo_page_note(view)
+    if view.lora is None:
+        st.caption(t("transfer.lora.missing"))
+    _tuning_table(view, probe, labels)
+    bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
+            t("transfer.bar.finetune"), t("transfer.bar.lora")]
+    fig = figs.accuracy_bars(bars, [a.accuracy if a else None for a in approaches],
+                             ["feature", "feature", "finetune", "lora"], hover=labels,
+                             baseline=view.majority_baseline,
+                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
+                             title=t("transfer.fig.acc"), large=large)
+    chart(fig, "transfer_acc")
+    budget_note(transfer.ELMO_MODEL, transfer.BERT_MODEL)
 
     refs = [(t("transfer.ref.finetune"), view.finetune.accuracy, figs.FINETUNE_COLOUR)]
     if view.elmo:
@@ -145,7 +147,8 @@ def _elmo_page_note(view: transfer.TransferView) -> None:
 
 def _tuning_table(view: transfer.TransferView, probe: transfer.Approach, labels: list[str]) -> None:
     """Each approach's one hyper-parameter: the candidates' validation accuracy and the one chosen."""
-    rows = [(label, approach) for label, approach in zip(labels, (view.elmo, probe, view.finetune, view.lora)) if approach]
+    rows = [(label, approach) for label, approach in zip(labels, (view.elmo, probe, view.finetune, view.lora))
+            if approach]
     with st.expander(t("transfer.tuning.title")):
         if view.validation and view.finetune.choice:
             tries = sorted({len(a.choice.val_accuracy) for _, a in rows if a.choice})
@@ -170,8 +173,9 @@ def _tuning_table(view: transfer.TransferView, probe: transfer.Approach, labels:
             t("transfer.params.col.method"): [label for label, _ in rows],
             t("transfer.tuning.col.tried"): [tried(a) for _, a in rows],
             t("transfer.tuning.col.chosen"): [chosen(a) for _, a in rows],
-            t("transfer.tuning.col.test"): [t("transfer.tuning.test", acc=_fmt_acc(a.accuracy), low=_fmt_acc(a.interval[0]),
-                                              high=_fmt_acc(a.interval[1])) for _, a in rows],
+            t("transfer.tuning.col.test"): [t("transfer.tuning.test", acc=_fmt_acc(a.accuracy),
+                                              low=_fmt_acc(a.interval[0]), high=_fmt_acc(a.interval[1]))
+                                            for _, a in rows],
         }), hide_index=True)
 
 
@@ -237,7 +241,8 @@ def parameters(view: transfer.TransferView) -> None:
 def fine_tuning_curve(view: transfer.TransferView) -> None:
     large, ft, lora = presenting(), view.finetune, view.lora
     st.header(t("transfer.curve.title"))
-    runs = [figs.CurveRun(t("transfer.bar.finetune"), ft.curve_steps, ft.curve_accuracy, ft.losses, figs.FINETUNE_COLOUR)]
+    runs = [figs.CurveRun(t("transfer.bar.finetune"), ft.curve_steps, ft.curve_accuracy, ft.losses,
+                          figs.FINETUNE_COLOUR)]
     if lora:
         runs.append(figs.CurveRun(t("transfer.bar.lora"), lora.curve_steps, lora.curve_accuracy, lora.losses,
                                   figs.LORA_COLOUR))
@@ -281,12 +286,14 @@ def _lora_summary(view: transfer.TransferView) -> None:
                    view.bert.probe(p, top)) for p in transfer.POOLINGS]
     approaches += [(t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
     chart(figs.approach_summary(
-        [name for name, _, _ in approaches], [kind for _, kind, _ in approaches], [a.accuracy for _, _, a in approaches],
+        [name for name, _, _ in approaches], [kind for _, kind, _ in approaches],
+        [a.accuracy for _, _, a in approaches],
         [a.interval for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
         [a.cpu_seconds or 0.0 for _, _, a in approaches],
         panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"), t("transfer.lora.panel.time")],
         title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
-    _verdict("transfer.lora.verdict", transfer.compare(view.lora, view.finetune), n=view.n_test, share=_lora_share(view))
+    _verdict("transfer.lora.verdict", transfer.compare(view.lora, view.finetune), n=view.n_test,
+             share=_lora_share(view))
 
 
 # ---- recompute: models load here, on the click, never when the page is only viewed ---------------------
@@ -321,7 +328,8 @@ def recompute(from_session: bool) -> None:
         st.warning(t(refused))
     elif clicked:
         bar = st.progress(0.0, text=t("transfer.stage.data"))
-        stage_text = {s: t(f"transfer.stage.{s}") for s in ("data", "elmo", "bert", "probe", "finetune", "lora", "done")}
+        stages = ("data", "elmo", "bert", "probe", "finetune", "lora", "done")
+        stage_text = {s: t(f"transfer.stage.{s}") for s in stages}
 
         def report(fraction: float, stage: str) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0),

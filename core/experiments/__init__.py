@@ -52,7 +52,6 @@ PUBLISHED = {
     "ethayarajh": {"source": "Ethayarajh 2019", "static_variance_explained_below": 5},
 }
 
-SESSION_KEY = "evidence_results"  # pages' session copy of recomputed results (the JSON file is not touched)
 STAGE_SHARE = {"pos": 0.40, "senses": 0.03, "context": 0.10, "learned_mix": 0.27, "concat": 0.20}
 STAGES = tuple(STAGE_SHARE)
 
@@ -94,7 +93,7 @@ def stale_models(results: dict) -> list[str]:
         if "sha256" not in before and "mtime" in before:  # results written before hashes were stored
             stat = (MODELS_DIR / name / now["file"]).stat()
             now = {"file": now["file"], "bytes": stat.st_size,
-                   "mtime": _dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds")}
+                   "mtime": _dt.datetime.fromtimestamp(stat.st_mtime, _dt.UTC).isoformat(timespec="seconds")}
         if before != now:
             stale.append(name)
     return stale
@@ -121,7 +120,7 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
     requested = [m if isinstance(m, str) else m.name for m in models + ([static] if static is not None else [])]
     results: dict = {
         "version": FORMAT_VERSION, "quick": bool(quick),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "requested_models": requested,
         "checkpoints": {name: checkpoint_fingerprint(name) for name in requested if checkpoint_fingerprint(name)},
         "published": PUBLISHED,

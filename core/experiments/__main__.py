@@ -16,9 +16,9 @@ import argparse
 import sys
 import time
 
-from . import DEFAULT_MODELS, DEFAULT_OUT, STAGES, concat, load_results, run_all, save_results, stale_models
 from ..errors import LabError
 from ..registry import DEFAULT_STATIC
+from . import DEFAULT_MODELS, DEFAULT_OUT, STAGES, concat, load_results, run_all, save_results, stale_models
 
 
 def previous_results(path: str, only: list[str], requested: list[str], quick: bool) -> dict:

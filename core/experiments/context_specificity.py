@@ -119,7 +119,8 @@ def specificity_measures(occurrences: dict[str, np.ndarray], sentences: Sequence
     return {"self_similarity": means["self_similarity"], "intra_sentence": means["intra_sentence"],
             "anisotropy": means["anisotropy"], "self_similarity_adjusted": adjust(means["self_similarity"]),
             "intra_sentence_adjusted": adjust(means["intra_sentence"]), "per_word": per_word,
-            "n_pairs": int(len(pairs)), "se": {k: [standard_error(x[:, j]) for j in range(num_layers)] for k, x in samples.items()},
+            "n_pairs": int(len(pairs)),
+            "se": {k: [standard_error(x[:, j]) for j in range(num_layers)] for k, x in samples.items()},
             "change": change}
 
 
@@ -189,7 +190,8 @@ def run_context_specificity(models: Sequence, *, static=None, sentences: Sequenc
                    "n_sentences": len(used), "n_occurrences": int(sum(len(c) for c in contexts.values())),
                    "n_pairs": n_pairs, "seed": seed, "words": words,
                    "contexts_per_word": {w: len(c) for w, c in contexts.items()},
-                   "selection": "most frequent words by number of sentences, punctuation (w) and numerals (m) excluded"},
+                   "selection": "most frequent words by number of sentences, "
+                                "punctuation (w) and numerals (m) excluded"},
         "models": {}, "static": None, "skipped": {},
     }
     for encoder, name, sub, is_static in each_model(models, static, progress, out["skipped"]):

@@ -216,8 +216,11 @@ def _cell_px(labels: Sequence[str], font: int, n: int, max_width: int = MAX_FIGU
 
 def attention_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str | None = None,
                       x_title: str = "", y_title: str = "", highlight_row: int | None = None,
-                      large: bool = False, hover_template: str | None = None) -> go.Figure:
-    """One (n, n) attention matrix: row = query (from), column = key (to), square cells."""
+                      large: bool = False, hover_template: str | None = None,
+                      max_height: int | None = None) -> go.Figure:
+    """One (n, n) attention matrix: row = query (from), column = key (to), square cells. ``max_height``:
+    the figure's height at most (the cells shrink); x labels too wide for their cell alternate between
+    two rows, so that every column keeps its label."""
     m = np.asarray(matrix, dtype=float)
     n = m.shape[0]
     if m.shape != (n, n) or len(labels) != n:
@@ -225,11 +228,18 @@ def attention_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str |
     font = _font(large)
     safe = [esc(label) for label in labels]
     cell, step = _cell_px(labels, font, n)
-    xtext = [s if i % step == 0 else "" for i, s in enumerate(safe)]
+    top = 60 if title else 20
+    bottom = int(font * 2.2 + (font * 2 if x_title else 0) + 10)
+    if max_height is not None:
+        cell = max(12, min(cell, (max_height - top - bottom - font) // n))  # a line more for a 2nd label row
+        step = max(1, math.ceil((max(text_width(label, font) for label in labels) + 8) / cell))
+    if step == 2:  # two rows of labels: each has two cells' width
+        xtext = [s if i % 2 == 0 else "<br>" + s for i, s in enumerate(safe)]
+        bottom += int(font * 1.3)
+    else:
+        xtext = [s if i % step == 0 else "" for i, s in enumerate(safe)]
     custom = _pair_labels([f"{i}: {label}" for i, label in enumerate(safe)])
     left = int(max(text_width(label, font) for label in labels) + 24 + (font * 2 if y_title else 0))
-    bottom = int(font * 2.2 + (font * 2 if x_title else 0) + 10)
-    top = 60 if title else 20
     layout = {
         **style_layout(title, large=large),
         "width": left + n * cell + 110, "height": top + n * cell + bottom,

@@ -46,7 +46,8 @@ def style_layout(title: str | None = None, *, large: bool = False, height: int |
     return layout
 
 
-def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False, height: int | None = None) -> go.Figure:
+def base_layout(fig: go.Figure, title: str | None = None, *, large: bool = False,
+                height: int | None = None) -> go.Figure:
     """Apply the common layout to a built figure."""
     return fig.update_layout(style_layout(title, large=large, height=height))
 

@@ -37,7 +37,8 @@ def accuracy_bars(labels: Sequence[str], accuracies: Sequence[float | None], kin
     colours = [KIND_COLOURS[k] for k in kinds]
     text = [_pct(a) if a is not None else "—" for a in accuracies]
     fig = go.Figure(go.Bar(
-        x=values, y=["<br>".join(esc(part) for part in l.split("\n")) for l in labels], orientation="h", marker_color=colours, text=text,
+        x=values, y=["<br>".join(esc(part) for part in l.split("\n")) for l in labels], orientation="h",
+        marker_color=colours, text=text,
         textposition="outside", cliponaxis=False, customdata=[esc(h) for h in (hover or labels)],
         hovertemplate="%{customdata}: %{x:.1%}<extra></extra>",
         textfont={"size": 22 if large else 16},
@@ -68,7 +69,8 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
         bounds = (intervals or {}).get(name)
         error = {} if bounds is None else {"error_y": {
             "type": "data", "symmetric": False, "thickness": 1.5, "width": 5, "color": FEATURE_COLOUR,
-            "array": [hi - a for a, (_, hi) in zip(accs, bounds)], "arrayminus": [a - lo for a, (lo, _) in zip(accs, bounds)]}}
+            "array": [hi - a for a, (_, hi) in zip(accs, bounds)],
+            "arrayminus": [a - lo for a, (lo, _) in zip(accs, bounds)]}}
         fig.add_trace(go.Scatter(
             x=x, y=list(accs), mode="lines+markers", name=esc(name),
             line={"color": FEATURE_COLOUR, "dash": dashes[i % len(dashes)], "width": 3},
@@ -88,8 +90,8 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
     if selected is not None and 0 <= selected < len(layer_names):
         fig.add_vrect(x0=selected - 0.3, x1=selected + 0.3, fillcolor=FEATURE_COLOUR, opacity=0.12, line_width=0)
     base_layout(fig, title, large=large, height=height or (460 if large else 400))
-    fig.update_xaxes(tickvals=list(range(len(layer_names))), ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)],
-                     title_text=esc(layer_axis_title))
+    fig.update_xaxes(tickvals=list(range(len(layer_names))),
+                     ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)], title_text=esc(layer_axis_title))
     values = [v for accs in series.values() for v in accs] + [v for _, v, _ in references]
     values += [lo for bounds in (intervals or {}).values() for lo, _ in bounds]
     values += [baseline] if baseline is not None else []
@@ -181,14 +183,15 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
                                   "array": [hi - a for a, (_, hi) in zip(accs, intervals)],
                                   "arrayminus": [a - lo for a, (lo, _) in zip(accs, intervals)]},
                          customdata=[[_pct(lo), _pct(hi)] for lo, hi in intervals],
-                         hovertemplate="%{x:.1%} (95%: %{customdata[0]}–%{customdata[1]})<extra></extra>"), row=1, col=1)
+                         hovertemplate="%{x:.1%} (95%: %{customdata[0]}–%{customdata[1]})<extra></extra>"),
+                  row=1, col=1)
     fig.add_trace(go.Bar(x=[max(int(n), 1) for n in trained], y=y, orientation="h", marker_color=colours,
                          text=[f"{int(n):,}" for n in trained], textposition="outside", cliponaxis=False, textfont=font,
                          hovertemplate="%{x:,}<extra></extra>"), row=1, col=2)
     fig.add_trace(go.Bar(x=[float(t) for t in seconds], y=y, orientation="h", marker_color=colours,
                          text=[f"{float(t):.0f} s" for t in seconds], textposition="outside", cliponaxis=False,
                          textfont=font, hovertemplate="%{x:.1f} s<extra></extra>"), row=1, col=3)
-    base_layout(fig, title, large=large, height=height or (130 + (95 if large else 75) * len(labels)))
+    base_layout(fig, title, large=large, height=height or (130 + (80 if large else 75) * len(labels)))
     # no tick at an axis' far end: it would run into the next panel's first tick
     fig.update_xaxes(range=[0, 1], tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75], row=1, col=1)
     fig.update_xaxes(type="log", range=[0, np.log10(max([10, *trained])) + 1.2], dtick=2, row=1, col=2)

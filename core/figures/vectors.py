@@ -12,10 +12,33 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .bert import text_width
 from .style import PALETTE, STATIC_COLOUR, base_layout
 
 UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
+# A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
+# (a longer line ran into the right subplot's "PC2" axis title)
+NOTE_WIDTH_PX = 260
+_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
+_CLOSING = "）」』，。、：；！？)"  # never the first character of a line
+
+
+def wrap_note(text: str, font_px: float, max_px: float = NOTE_WIDTH_PX) -> str:
+    """``text`` (plotly markup, lines split by ``<br>``) broken between words, or between CJK characters,
+    so that no line is wider than ``max_px``."""
+    lines = []
+    for line in text.split("<br>"):
+        current = ""
+        for piece in _PIECE.findall(line):
+            if (current.strip() and piece[0] not in _CLOSING
+                    and text_width((current + piece).rstrip(), font_px) > max_px):
+                lines.append(current.rstrip())
+                current = piece.lstrip()
+            else:
+                current += piece
+        lines.append(current.rstrip())
+    return "<br>".join(lines)
 
 
 def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
@@ -64,7 +87,7 @@ def label_positions(coords: np.ndarray) -> list[str]:
     occupied = list(unit)
     positions = []
     for point in unit:
-        def clearance(spot):
+        def clearance(spot, point=point):
             anchor = point + step * np.asarray(spot[1])
             return min(np.linalg.norm(anchor - other) for other in occupied if other is not point)
         name, offset = max(_LABEL_SPOTS, key=clearance) if len(occupied) > 1 else _LABEL_SPOTS[0]
@@ -137,8 +160,8 @@ def static_vs_contextual_figure(
         fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
     if static_note and not has_static_points:
         x0, x1 = fig.layout.xaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=static_note, showarrow=False,
-                           font={"size": size, "color": "#8a1c1c"}, align="center")
+        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=wrap_note(static_note, size),
+                           xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
 
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
@@ -168,11 +191,13 @@ def static_vs_contextual_figure(
     if contextual_note:
         x0, x1 = fig.layout.xaxis2.domain
         fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=contextual_note,
-                           showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
+                           xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
 
     base_layout(fig, title, large=large, height=height)
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0},
-                      margin={"b": 110, "t": 95 if static_heading != static_title else 70})
+    # the legend starts a fixed distance below the plots, clear of the axis titles however short the figure
+    top, bottom = 95 if static_heading != static_title else 70, 130
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -(3.6 * size) / (height - top - bottom),
+                              "x": 0}, margin={"b": bottom, "t": top})
     fig.update_annotations(font_size=size + 1, selector={"text": static_heading})
     fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
     return fig
@@ -221,9 +246,9 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
         hovertemplate="%{x}: %{y:.0%}<extra></extra>",
     ))
     if current is not None and 0 <= current < len(y) and y[current] is not None:
+        ring = {"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": PALETTE[1]}}
         fig.add_trace(go.Scatter(x=[layer_names[current]], y=[y[current]], mode="markers", showlegend=False,
-                                 marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": PALETTE[1]}},
-                                 hoverinfo="skip"))
+                                 marker=ring, hoverinfo="skip"))
     if static_accuracy is not None:
         fig.add_trace(go.Scatter(
             x=list(layer_names), y=[float(static_accuracy)] * len(layer_names), mode="lines",

@@ -42,8 +42,9 @@ def tokenize_corpus(tokenizer, lines: list[str], segment: bool = False) -> list[
     With ``segment`` each sentence is a (2, n) array: token ids and a 1 where a jieba word starts.
     """
     if segment:
-        import jieba
         import logging
+
+        import jieba
 
         jieba.setLogLevel(logging.WARNING)
     paragraphs = []
@@ -449,7 +450,8 @@ class LearningCurve:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(point, ensure_ascii=False) + "\n")
-        summary = ", ".join(f"{k} {v['hits']}/{v['sentences']}" for k, v in point.items() if isinstance(v, dict) and "hits" in v)
+        summary = ", ".join(f"{k} {v['hits']}/{v['sentences']}" for k, v in point.items()
+                            if isinstance(v, dict) and "hits" in v)
         print(f"curve point at step {self.run.step}: {summary} ({time.time() - started:.0f}s)", flush=True)
         self.last = time.time()
         model.train()

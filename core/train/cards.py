@@ -42,14 +42,14 @@ def parameter_count(path: Path) -> int:
         return sum(int(np.prod(handle.get_slice(key).get_shape())) for key in handle.keys())
 
 
-SENSE_TARGET = 0.9  # issue #3: leave-one-out 1-NN sense accuracy at the best layer ...
+SENSE_TARGET = 0.9  # the target: leave-one-out 1-NN sense accuracy at the best layer ...
 SENSE_TARGET_MODELS = ("mini-bert-zh", "mini-elmo-zh")  # ... of the contextual models
 SENSE_MIN_PER_SENSE = 20  # ... on at least this many sentences per sense
 
 
 SENSE_SETS = ("`authored`: sentences written for this project (`assets/eval/apple_senses.txt`), in no training text. "
-              "`heldout_corpus`: every sentence of the 1% held-out split that contains 苹果 and whose cue words point to "
-              "one sense only (rules in `core/train/evaluate.py`; sentences with cues both ways are left out).")
+              "`heldout_corpus`: every sentence of the 1% held-out split that contains 苹果 and whose cue words "
+              "point to one sense only (rules in `core/train/evaluate.py`; sentences with cues both ways are left out).")
 
 
 def _senses_table(report: dict, model: str) -> str:
@@ -68,8 +68,10 @@ def _senses_table(report: dict, model: str) -> str:
             small.append(f"{set_name} has fewer than {SENSE_MIN_PER_SENSE} occurrences of a sense; "
                          f"one error there moves its figure by {1 / sum(result['n'].values()):.1%}.")
         if model in SENSE_TARGET_MODELS:
-            verdicts.append(f"{set_name} {result['best']:.1%} ({'met' if result['best'] >= SENSE_TARGET else 'missed'})")
-    table = SENSE_SETS + "\n\n| sentence set (occurrences per sense) | majority baseline | leave-one-out 1-NN sense accuracy per layer |\n|---|---|---|\n" + "\n".join(rows)
+            verdict = "met" if result["best"] >= SENSE_TARGET else "missed"
+            verdicts.append(f"{set_name} {result['best']:.1%} ({verdict})")
+    table = (SENSE_SETS + "\n\n| sentence set (occurrences per sense) | majority baseline "
+             "| leave-one-out 1-NN sense accuracy per layer |\n|---|---|---|\n" + "\n".join(rows))
     if small:
         table += "\n\n" + " ".join(small)
     if verdicts:
@@ -111,7 +113,7 @@ EVERYDAY_COMMAND = """nice -n 10 python -m core.train.bert --vocab assets/models
 
 
 def _everyday_section(curve: Path = EVERYDAY_CURVE) -> str | None:
-    """The continued pre-training experiment on everyday text (issue #31): its learning curve so far. The
+    """The continued pre-training experiment on everyday text: its learning curve so far. The
     shipped weights are the curve's first point until a point meets the shipping rule."""
     if not curve.is_file():
         return None
@@ -146,8 +148,8 @@ def write_cards(report: dict, models_dir: Path, training: dict) -> None:
                             "## Training run\n\n" + training.get(name, "(not recorded)"),
                             "## Word senses of 苹果 (fruit vs Apple Inc.)\n\n" + _senses_table(report, name),
                             DATA_AND_LICENCES,
-                            "Figures reproduced by `python -m core.train.evaluate` (writes `assets/models/evaluation.json` "
-                            "and these cards)."])
+                            "Figures reproduced by `python -m core.train.evaluate` "
+                            "(writes `assets/models/evaluation.json` and these cards)."])
         (directory / "README.md").write_text(text + "\n", encoding="utf-8")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import collections
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..wordfilter import contains_vulgar
 

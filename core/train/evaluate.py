@@ -40,7 +40,8 @@ from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
 DEMO_TOP = 3
 NEIGHBOUR_WORDS = ["苹果", "手机", "银行", "老师"]
-_APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米|版本|芯片|果粉|官网|专卖店|安卓|市值")
+_APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑|平板|笔记本|乔布斯|库克|华为|三星|小米"
+                        r"|版本|芯片|果粉|官网|专卖店|安卓|市值")
 _FRUIT = re.compile(r"吃|水果|果品|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
 
 

@@ -3,7 +3,7 @@
 One small task, the sentiment of Chinese shopping reviews (``data``), solved three ways: (a) feature-based,
 a FROZEN mini-elmo-zh or mini-bert-zh turns each review into a vector for a logistic regression
 (``features``); (b) fine-tuning, a copy of mini-bert-zh plus a new head, every parameter trained
-(``finetune``); (c) LoRA (``core.lora``), the same loop training only low-rank adapters and the head.
+(``finetune``); (c) LoRA (``lora``), the same loop training only low-rank adapters and the head.
 Each approach's one hyper-parameter is chosen on the same validation split (``tuning``); ``compare``
 says whether two accuracies differ beyond sampling error.
 ``run`` runs the whole experiment; ``python -m core.transfer`` writes it to ``assets/transfer_results.json``
@@ -11,12 +11,30 @@ says whether two accuracies differ beyond sampling error.
 Streamlit.
 """
 from .compare import Comparison, ElmoPageGap, LayerTies, compare, curve_verdict, elmo_page_gap, layer_ties
-from .data import (DATA_FILES, DATA_PACKAGE, DATA_PACKAGE_VERSION, DEFAULT_CONFIG, LABELS, Dataset, TransferConfig,
-                   data_dir, load_reviews, sample_dataset)
+from .data import (
+                   DATA_FILES,
+                   DATA_PACKAGE,
+                   DATA_PACKAGE_VERSION,
+                   DEFAULT_CONFIG,
+                   LABELS,
+                   Dataset,
+                   TransferConfig,
+                   data_dir,
+                   load_reviews,
+                   sample_dataset,
+)
 from .features import POOLINGS, bert_features, fit_probe, standardised_mix
 from .finetune import count_params, fine_tune
-from .results import (RESULTS_PATH, RESULTS_VERSION, curve_text, load_results, model_fingerprint,
-                      save_results, stale_models, summary_lines)
+from .results import (
+                   RESULTS_PATH,
+                   RESULTS_VERSION,
+                   curve_text,
+                   load_results,
+                   model_fingerprint,
+                   save_results,
+                   stale_models,
+                   summary_lines,
+)
 from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
 from .tuning import FINETUNE_LRS, LORA_LRS, choose, tune_lr, validation_split
 from .view import Approach, BertFeatures, Choice, ElmoFeatures, Trained, TransferView, read_view

@@ -25,11 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test", type=int, default=DEFAULT_CONFIG.n_test)
     parser.add_argument("--steps", type=int, default=DEFAULT_CONFIG.steps)
     parser.add_argument("--finetune-lrs", type=float, nargs="+", default=list(FINETUNE_LRS),
-                        help="full fine-tuning's learning rates, one chosen on the validation split (default: %(default)s)")
+                        help="full fine-tuning's learning rates, one chosen on the validation split "
+                        "(default: %(default)s)")
     parser.add_argument("--lora-lrs", type=float, nargs="+", default=list(LORA_LRS),
                         help="LoRA's learning rates, one chosen on the validation split (default: %(default)s)")
     parser.add_argument("--no-tune", action="store_true",
-                        help="no learning-rate choice: --lr for full fine-tuning, core.lora's default for LoRA")
+                        help="no learning-rate choice: --lr for full fine-tuning, core.transfer.lora's default "
+                        "for LoRA")
     parser.add_argument("--lr", type=float, default=DEFAULT_CONFIG.lr, help="with --no-tune (default: %(default)s)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_CONFIG.batch_size)
     parser.add_argument("--seed", type=int, default=DEFAULT_CONFIG.seed)

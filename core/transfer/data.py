@@ -36,7 +36,7 @@ class TransferConfig:
     val_share: float = 0.25  # the last quarter of the training reviews (150 of 600) chooses every hyper-parameter
     C_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)  # the logistic regressions' inverse regularisation
 
-    def replace(self, **changes) -> "TransferConfig":
+    def replace(self, **changes) -> TransferConfig:
         return replace(self, **changes)
 
     def check(self) -> None:

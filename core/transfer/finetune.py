@@ -1,6 +1,6 @@
 """Fine-tuning: a fresh copy of a BERT encoder plus a new linear head (transformers'
 *ForSequenceClassification), every parameter updated end to end for a few hundred steps on the CPU.
-``fine_tune(prepare=...)`` lets LoRA (core.lora) train only some parameters in this same loop. The cached
+``fine_tune(prepare=...)`` lets LoRA (``lora``) train only some parameters in this same loop. The cached
 encoder is never modified: the model trained here holds a copy of its weights.
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
               progress: Callable[[int, int], None] | None = None, *, prepare: Callable | None = None) -> dict:
     """Train a copy of ``encoder`` + a linear head; held-out accuracy over the steps. By default every
     parameter is trained; ``prepare(model)`` may return the model to train instead, with only some
-    parameters requiring gradients (LoRA: ``core.lora``), so that both go through this one loop."""
+    parameters requiring gradients (LoRA: ``lora``), so that both go through this one loop."""
     import torch
 
     if getattr(encoder, "kind", None) != "bert":
@@ -95,7 +95,8 @@ def fine_tune(encoder, data: Dataset, config: TransferConfig,
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     warmup = max(1, int(config.warmup * config.steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min((step + 1) / warmup, max(0.0, (config.steps - step) / max(1, config.steps - warmup))))
+        optimiser,
+        lambda step: min((step + 1) / warmup, max(0.0, (config.steps - step) / max(1, config.steps - warmup))))
     tokenizer, max_tokens = encoder.tokenizer, encoder.max_tokens
     texts, labels = data.train_texts, data.train_labels
     generator = torch.Generator().manual_seed(config.seed)

@@ -16,7 +16,8 @@ RESULTS_VERSION = 1
 
 def model_fingerprint(encoder_or_dir) -> str | None:
     """sha256 (first 16 hex digits) of a model directory's weights, to tell stale cached results."""
-    directory = encoder_or_dir if isinstance(encoder_or_dir, (str, Path)) else getattr(encoder_or_dir, "directory", None)
+    is_path = isinstance(encoder_or_dir, (str, Path))
+    directory = encoder_or_dir if is_path else getattr(encoder_or_dir, "directory", None)
     if directory is None:
         name = getattr(encoder_or_dir, "name", None)
         if name is None:
@@ -81,12 +82,13 @@ def summary_lines(results: dict) -> list[str]:
         choices = (bert.get("choice") or {}).get(pooling) or [None] * len(bert["accuracy"][pooling])
         accs = " ".join(f"{a:.3f}" + (f" (C {c['chosen']:g})" if c else "")
                         for a, c in zip(bert["accuracy"][pooling], choices))
-        lines.append(f"feature-based  {bert['model']:<14} {pooling:<4} per layer (0..{len(bert['accuracy'][pooling]) - 1}) "
-                     f"+ LR: {accs}")
+        last_layer = len(bert["accuracy"][pooling]) - 1
+        lines.append(f"feature-based  {bert['model']:<14} {pooling:<4} per layer (0..{last_layer}) + LR: {accs}")
     lines.append(f"               trained {bert['trained_params']:,} / frozen {bert['frozen_params']:,}")
     ft = results["fine_tune"]
-    lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, lr {results['config']['lr']:g}, "
-                 f"acc {ft['accuracy']:.3f} (held-out accuracy by step {curve_text(ft['curve'])})  "
+    lines.append(f"fine-tuning    {ft['model']:<14} {results['config']['steps']} steps, "
+                 f"lr {results['config']['lr']:g}, acc {ft['accuracy']:.3f} "
+                 f"(held-out accuracy by step {curve_text(ft['curve'])})  "
                  f"trained {ft['trained_params']:,} / frozen {ft['frozen_params']:,}  {_chosen(ft.get('choice'))}")
     lora = results.get("lora")
     if lora:

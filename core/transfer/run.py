@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -46,7 +46,9 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
     """
     import torch
 
-    from ..lora import DEFAULT_LORA, lora_fine_tune  # core.lora builds on this package: imported here, not above
+    # here, not above: the package imports this module, and `python -m core.transfer.lora` runs lora as
+    # __main__, which the package must not have imported first
+    from .lora import DEFAULT_LORA, lora_fine_tune
 
     config.check()
     progress = progress or _no_progress
@@ -57,7 +59,8 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
     timings: dict[str, float] = {}
     cpu_timings: dict[str, float] = {}
     cost = {**STAGE_COST, "elmo": STAGE_COST["elmo"] if elmo_encoder is not None else 0.0,
-            "tune_finetune": STAGE_COST["finetune"] * len(finetune_lrs), "tune_lora": STAGE_COST["lora"] * len(lora_lrs)}
+            "tune_finetune": STAGE_COST["finetune"] * len(finetune_lrs),
+            "tune_lora": STAGE_COST["lora"] * len(lora_lrs)}
     share = {stage: c / sum(cost.values()) for stage, c in cost.items()}
     base = {"value": 0.0}
 
@@ -105,8 +108,8 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
             train_x, test_x = standardised_mix(layers[:, :n_train], layers[:, n_train:])
             elmo_result = {"model": elmo_encoder.name, "mix": "uniform", "pooling": "mean", "standardised": True,
                            "layers": list(elmo_encoder.layer_names), "dim": int(train_x.shape[1]),
-                           "frozen_params": count_params(elmo_encoder.model), "fingerprint": model_fingerprint(elmo_encoder),
-                           **probe(train_x, test_x)}
+                           "frozen_params": count_params(elmo_encoder.model),
+                           "fingerprint": model_fingerprint(elmo_encoder), **probe(train_x, test_x)}
             finish("elmo", t0)
             elmo_result.update(seconds=timings["elmo"], cpu_seconds=cpu_timings["elmo"])  # features + the regression
 
@@ -126,7 +129,8 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
                 done += 1
                 report(done, n_fits)
         bert_result = {"model": bert_encoder.name, "layers": list(bert_encoder.layer_names),
-                       "dim": int(train_f["cls"].shape[-1]), "frozen_params": count_params(bert_encoder.model.base_model),
+                       "dim": int(train_f["cls"].shape[-1]),
+                       "frozen_params": count_params(bert_encoder.model.base_model),
                        "fingerprint": model_fingerprint(bert_encoder),
                        **{key: {p: [r[key] for r in per_layer[p]] for p in POOLINGS}
                           for key in ("accuracy", "train_accuracy", "correct", "choice")},
@@ -159,7 +163,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
 
     return {
         "version": RESULTS_VERSION,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "config": asdict(config),
         "data": {**data.source, "n_train": len(data.train_texts), "n_test": len(data.test_texts),
                  "max_chars": config.max_chars, "seed": config.seed, "examples": data.examples(3)},

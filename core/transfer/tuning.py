@@ -1,8 +1,8 @@
 """Every approach gets the same tuning budget on the same validation split: the last ``val_share`` of the
 (shuffled) training reviews (150 of 600). Each tries the five candidates of its one hyper-parameter there
-(the probes' C from ``TransferConfig.C_grid``, the learning rate of full fine-tuning and of LoRA), trained on the other training reviews;
-the best is then trained on all the training reviews and scored once on the test reviews, which never
-take part in a choice.
+(the probes' C from ``TransferConfig.C_grid``, the learning rate of full fine-tuning and of LoRA), trained
+on the other training reviews; the best is then trained on all the training reviews and scored once on the
+test reviews, which never take part in a choice.
 """
 from __future__ import annotations
 

@@ -65,7 +65,9 @@ class BertFeatures(Approach):
 
     def probe(self, pooling: str, layer: int) -> Approach:
         """The frozen features of one layer and pooling + logistic regression, as an approach of its own."""
-        pick = (lambda table: table[pooling][layer] if table else None)
+        def pick(table: dict | None):
+            return table[pooling][layer] if table else None
+
         return Approach(**{**{k: getattr(self, k) for k in ("model", "n_test", "trained_params", "frozen_params",
                                                               "seconds", "cpu_seconds")},
                            "accuracy": self.at(pooling, layer), "correct": pick(self.per_layer_correct),
@@ -121,7 +123,8 @@ def _approach(entry: dict, n_test: int) -> dict:
 def _trained(entry: dict, n_test: int, lr: float) -> Trained:
     return Trained(**_approach(entry, n_test), lr=float(lr), encoder_params=int(entry.get("encoder_params", 0)),
                    head_params=int(entry.get("head_params", 0)),
-                   curve_steps=[p["step"] for p in entry["curve"]], curve_accuracy=[p["accuracy"] for p in entry["curve"]],
+                   curve_steps=[p["step"] for p in entry["curve"]],
+                   curve_accuracy=[p["accuracy"] for p in entry["curve"]],
                    losses=list(entry.get("losses", [])), adapter_params=entry.get("adapter_params"),
                    settings=entry.get("settings"))
 
@@ -140,7 +143,8 @@ def read_view(results: dict) -> TransferView:
     def top_cls(table: dict | None):  # the approach itself is the top layer's [CLS]: what fine-tuning classifies
         return table["cls"][top] if table else None
 
-    features = BertFeatures(**_approach({**bert, "accuracy": per_layer["cls"][top], "correct": top_cls(bert.get("correct")),
+    features = BertFeatures(**_approach({**bert, "accuracy": per_layer["cls"][top],
+                                         "correct": top_cls(bert.get("correct")),
                                          "choice": top_cls(bert.get("choice"))}, n_test),
                             layers=list(bert["layers"]), dim=int(bert.get("dim", 256)), per_layer=per_layer,
                             per_layer_correct=_per_pooling(bert.get("correct")),
@@ -153,7 +157,8 @@ def read_view(results: dict) -> TransferView:
         lora=_trained(results["lora"], n_test, results["lora"]["settings"]["lr"]) if results.get("lora") else None,
         config=dict(results["config"]), examples=list((results.get("data") or {}).get("examples") or []),
         majority_baseline=results.get("majority_baseline"), threads=int(results.get("torch_threads", 1)),
-        minutes=results.get("timings", {}).get("total", 0) / 60, cpu_minutes=results.get("cpu_timings", {}).get("total", 0) / 60,
+        minutes=results.get("timings", {}).get("total", 0) / 60,
+        cpu_minutes=results.get("cpu_timings", {}).get("total", 0) / 60,
         validation=results.get("validation"),
         tuning_cpu_seconds={stage: seconds for stage in ("finetune", "lora")
                             if (seconds := results.get("cpu_timings", {}).get(f"tune_{stage}")) is not None},

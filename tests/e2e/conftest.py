@@ -3,9 +3,10 @@
 - ``URL_PATHS`` (every page: ui.PAGES, then the st.Page url_paths added in app.py), ``DEFAULT_PAGE``
   (also served at "/") and :func:`page_url`.
 - :func:`start_server` starts ``streamlit run app.py`` on a free localhost port (a thin wrapper around
-  Streamlit's own CLI entry point, which also writes ``core.registry.load_counts`` of the server
-  process to a small JSON file every half second, so tests can check that every model was loaded
-  once per process), waits for ``/_stcore/health`` and loads ``/`` once (warms the page modules).
+  Streamlit's own CLI entry point, which also counts the registry's model loads in the server process
+  (``registry_support.count_loads``) and writes them to a small JSON file every half second, so tests
+  can check that every model was loaded once per process), waits for ``/_stcore/health`` and loads
+  ``/`` once (warms the page modules).
 - ``lab_server`` (session): one server for all browser tests. ``browser`` (module): headless Chromium.
 - :func:`wait_idle` / :func:`wait_for`: poll until the script run is over (the machine has two busy
   cores, so every wait is generous: ``LAB_E2E_TIMEOUT`` seconds, default 600).
@@ -78,19 +79,23 @@ def page_url(server, url_path: str, **query) -> str:
 
 # ---- the server ----------------------------------------------------------------------------------
 # ``streamlit run`` itself (streamlit.web.cli.main is what the ``streamlit`` command calls), plus a
-# daemon thread that publishes this process's model load counts for the tests.
+# daemon thread that publishes this process's model load counts for the tests. The counter wraps the
+# registry's loader before Streamlit starts, so that no load goes uncounted.
 SERVER_CODE = r"""
 import json, os, sys, threading, time
 sys.path.insert(0, os.getcwd())
+sys.path.append(os.path.join(os.getcwd(), "tests"))
+from core import registry
+from registry_support import count_loads
+load_counts = count_loads(registry)
 status = os.environ["LAB_E2E_STATUS"]
 
 def publish():
-    from core import registry
     while True:
         try:
             tmp = status + ".tmp"
             with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"load_counts": dict(registry.load_counts), "pid": os.getpid()}, f)
+                json.dump({"load_counts": dict(load_counts), "pid": os.getpid()}, f)
             os.replace(tmp, status)
         except Exception:
             pass
@@ -290,7 +295,8 @@ def screenshot(page, name: str) -> Path:
       return Math.max(main.scrollHeight, document.documentElement.scrollHeight, window.innerHeight);
     }""")
     size = page.viewport_size or VIEWPORT
-    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), MAX_SCREENSHOT_HEIGHT))})
+    grown = int(min(max(height, size["height"]), MAX_SCREENSHOT_HEIGHT))
+    page.set_viewport_size({"width": size["width"], "height": grown})
     page.wait_for_timeout(1500)  # plotly charts re-layout on resize
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(size)

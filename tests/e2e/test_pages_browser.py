@@ -13,8 +13,23 @@ import re
 import pytest
 
 from core.presentation import SCENES
-from e2e.conftest import (DEFAULT_PAGE, ROOT, TIMEOUT_S, SCREENSHOTS, URL_PATHS, alerts, body_text, check_healthy,
-                          open_page, page_url, plotly_data, plotly_layout_titles, screenshot, wait_for, wait_idle)
+from e2e.conftest import (
+    DEFAULT_PAGE,
+    ROOT,
+    SCREENSHOTS,
+    TIMEOUT_S,
+    URL_PATHS,
+    alerts,
+    body_text,
+    check_healthy,
+    open_page,
+    page_url,
+    plotly_data,
+    plotly_layout_titles,
+    screenshot,
+    wait_for,
+    wait_idle,
+)
 from ui import PAGES
 from ui.i18n import translate
 
@@ -94,6 +109,7 @@ def check_overview(page) -> None:
     # control: the sidebar's language switch re-renders the page in English
     page.locator('[data-testid="stSidebar"] [data-testid="stRadio"] label').filter(has_text="English").click()
     wait_for(page, lambda: h1(page) == en("home.title"), "the English title")
+    wait_idle(page)  # the title comes first; below it the Chinese run may still show
     assert en("home.table.title") in body_text(page)
     assert "lang=en" in page.url
 
@@ -364,13 +380,13 @@ def test_walk_every_scene(page, warm_server, lang, width, height):
     open_page(page, page_url(warm_server, DEFAULT_PAGE, present="1", lang=lang))
     bar = page.locator(".st-key-present_bar")
     for number, scene in enumerate(SCENES, start=1):
-        wait_for(page, lambda: tr(scene.title_key) in bar.inner_text(), f"scene {number} ({scene.id})")
+        wait_for(page, lambda key=scene.title_key: tr(key) in bar.inner_text(), f"scene {number} ({scene.id})")
         wait_idle(page)
         check_healthy(page)
         assert f"{number}/{len(SCENES)}" in bar.inner_text()
         if scene.result:
-            wait_for(page, lambda: result_in_view(page, scene.result), f"scene {scene.id}: result in view",
-                     timeout_s=60)
+            wait_for(page, lambda result=scene.result: result_in_view(page, result),
+                     f"scene {scene.id}: result in view", timeout_s=60)
         if scene.id == "fill":  # the whole words (苹果 …) beside the characters, on the same screen
             wait_for(page, lambda: chart_in_view(page, "fill_words_chart"), "fill: whole-word chart in view")
         page.mouse.move(0, 0)  # no tooltip in the picture

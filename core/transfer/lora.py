@@ -9,8 +9,8 @@ Built with the ``peft`` library the way its documentation does (``LoraConfig(tas
 ``get_peft_model``) and trained by ``core.transfer.fine_tune``, the loop of full fine-tuning: the same
 copy of mini-bert-zh, the same seeded head, batches and number of steps. Only what is trained and the
 learning rate differ. ``python -m core.transfer`` chooses each one's learning rate on the same validation
-split of the training reviews (the test reviews stay unseen); ``python -m core.lora`` makes that choice
-alone, e.g. for another rank.
+split of the training reviews (the test reviews stay unseen); ``python -m core.transfer.lora`` makes that
+choice alone, e.g. for another rank.
 
 Pure module: no Streamlit; nothing is written to disk (the adapters live only in memory).
 """
@@ -22,9 +22,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from .errors import LabError
-from .model_names import DEFAULT_BERT
-from .transfer import DEFAULT_CONFIG, LORA_LRS, Dataset, TransferConfig, fine_tune, sample_dataset, tune_lr
+from ..errors import LabError
+from ..model_names import DEFAULT_BERT
+from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
+from .finetune import fine_tune
+from .tuning import LORA_LRS, tune_lr
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def sweep(encoder, lrs: Sequence[float], config: TransferConfig = DEFAULT_CONFIG
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.lora", description=(
+    parser = argparse.ArgumentParser(prog="python -m core.transfer.lora", description=(
         "Choose LoRA's learning rate on a validation split of the training reviews (the test reviews "
         "stay unseen), e.g. for another rank; python -m core.transfer makes this choice for the default."))
     parser.add_argument("--bert", default=DEFAULT_BERT, help="BERT-family model (default: %(default)s)")
@@ -102,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=int, default=DEFAULT_LORA.alpha, help="alpha (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from .registry import load_encoder
+    from ..registry import load_encoder
 
     started = time.perf_counter()
     try:

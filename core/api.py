@@ -1,0 +1,182 @@
+"""The lab's engine for exploratory analysis in Python (a notebook, a script): the same functions the pages
+and ``python -m core`` call, behind one small interface.
+
+    from core import api
+    bert = api.load("mini-bert-zh")                 # embedded name, local directory or hub id
+    vectors = api.embed(bert, ["我吃了一个苹果。", "苹果昨天发布了新手机。"], "苹果")
+    vectors.stacked().shape                         # (num_layers, num_occurrences, dim)
+    api.mix(vectors, [0.2, 0.2, 0.2, 0.2, 0.2], gamma=2).shape   # (num_occurrences, dim)
+    api.fill_mask(bert, "北京是中国的[MASK]都。").masks[0].candidates[0].token
+
+Every function takes a model as a name (loaded once per process through ``core.registry``, with the
+same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
+``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en", markdown=False)`` say why.
+Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from . import registry
+from . import vectors_view as vv
+from .attention_view import AttentionView, attention_view, encode_pair
+from .encoders import BertEncoder, Encoder, Encoding
+from .errors import LabError
+from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
+from .fillmask import fill_mask as _fill_mask
+from .mixing import scalar_mix
+from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
+
+Model = str | Encoder
+
+
+def load(model: Model) -> Encoder:
+    """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
+    local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``).
+    Loaded once per process. Raises ``LabError`` (``unknown_model``, ``hub_offline``, ``unsafe_weights``, …)."""
+    return model if isinstance(model, Encoder) else registry.load_encoder(model)
+
+
+def load_masked_lm(model: Model) -> BertEncoder:
+    """:func:`load`, refusing a model that is not a BERT-family masked LM (``not_masked_lm``)."""
+    encoder = load(model)
+    if not isinstance(encoder, BertEncoder):
+        raise LabError("not_masked_lm", name=encoder.name, model_type=encoder.kind)
+    return encoder
+
+
+def stream_word_vectors(model: Model, sentences: Iterable[str], word: str, *,
+                        batch_size: int = MAX_SENTENCES) -> Iterator[WordVectors]:
+    """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
+    ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
+    ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's start. A static model
+    without a vector for ``word`` raises ``word_oov``."""
+    encoder = load(model)
+    if not 1 <= batch_size <= MAX_SENTENCES:
+        raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
+    seen = 0
+    batch: list[str] = []
+    for sentence in sentences:
+        batch.append(sentence)
+        if len(batch) == batch_size:
+            yield _batch_vectors(encoder, batch, word, seen)
+            seen += len(batch)
+            batch = []
+    if batch:
+        yield _batch_vectors(encoder, batch, word, seen)
+
+
+def _batch_vectors(encoder: Encoder, batch: list[str], word: str, offset: int) -> WordVectors:
+    result = word_vectors(encoder, batch, word)
+    if result.oov:
+        raise LabError("word_oov", word=word, model=encoder.name)
+    result.occurrences = [replace(o, sentence_index=o.sentence_index + offset) for o in result.occurrences]
+    result.missing = [offset + i for i in result.missing]
+    return result
+
+
+def embed(model: Model, sentences: Sequence[str], word: str,
+          labels: Sequence[str | None] | None = None) -> WordVectors:
+    """Every occurrence of ``word`` in ``sentences`` with one vector per layer (the mean of the tokens that
+    cover it), as the static-vs-contextual page computes them; ``labels`` (e.g. senses, one per sentence)
+    are carried into ``Occurrence.label``.
+
+    ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
+    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word.
+    """
+    sentences = list(sentences)
+    if labels is not None and len(labels) != len(sentences):
+        raise LabError("labels_count", given=len(labels), sentences=len(sentences))
+    if not sentences:
+        raise LabError("empty_input")
+    parts = list(stream_word_vectors(model, sentences, word))
+    result = replace(parts[0], occurrences=[o for p in parts for o in p.occurrences],
+                     missing=[i for p in parts for i in p.missing])
+    for occurrence in result.occurrences:
+        occurrence.label = labels[occurrence.sentence_index] if labels is not None else None
+    return result
+
+
+def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
+        pre_softmax: bool = False, do_layer_norm: bool = False) -> np.ndarray:
+    """ELMo's scalar mix γ · Σ_j s_j h_j (``core.mixing.scalar_mix``) of ``layers``: a :func:`embed` result
+    or an array ``(num_layers, ..., dim)``. ``weights`` are s (non-negative, summing to 1) or, with
+    ``pre_softmax``, the learned w with s = softmax(w). Returns float64 ``(..., dim)``, e.g.
+    ``(num_occurrences, dim)``. Bad weights raise ``bad_mix``."""
+    stack = layers.stacked() if isinstance(layers, WordVectors) else layers
+    try:
+        return scalar_mix(stack, weights, gamma, pre_softmax=pre_softmax, do_layer_norm=do_layer_norm)
+    except (ValueError, TypeError) as exc:
+        raise LabError("bad_mix", detail=str(exc)) from exc
+
+
+@dataclass
+class LayerProjection:
+    """Every layer's occurrences in ONE seeded 2-D PCA frame, as the static-vs-contextual page draws them."""
+
+    coords: np.ndarray  # (num_layers, num_occurrences, 2), each layer centred on its own mean
+    explained_variance_ratio: np.ndarray  # (2,)
+
+
+def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
+    """The page's projection (``core.vectors_view.joint_projection``: each layer centred, one PCA with
+    seed 0 and sign-fixed components over all layers) of a :func:`embed` result or an array
+    ``(num_layers, num_occurrences, dim)``."""
+    stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
+    if stack.ndim != 3 or stack.shape[1] == 0:
+        raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))
+    projection = vv.joint_projection(stack)
+    return LayerProjection(vv.project_layers(projection, stack), projection.explained_variance_ratio)
+
+
+@dataclass
+class MaskPredictions:
+    """What BERT puts in the masks of one sentence."""
+
+    sentence: str  # as the model read it ([mask], ［MASK］ … normalised to the tokenizer's mask token)
+    tokens: list[str]  # the tokenized input, [CLS] … [SEP]
+    masks: list[MaskSlot]  # per [MASK]: top-k ``candidates`` (token, score) and the full ``probabilities`` (vocab,)
+    words: list[MaskRun]  # per run of adjacent masks: ranked whole words (left-to-right chain scores)
+
+
+def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool = True) -> MaskPredictions:
+    """The fill-mask page's predictions: top-k tokens per ``[MASK]`` (``core.fillmask.fill_mask``) and, for
+    runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
+    ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
+    encoder = load_masked_lm(model)
+    result: FillMaskResult = _fill_mask(encoder, sentence, top_k=top_k, hide_vulgar=hide_vulgar)
+    runs = word_candidates(encoder, result.sentence, top_n=top_k, hide_vulgar=hide_vulgar)
+    return MaskPredictions(result.sentence, result.tokens, result.masks, runs)
+
+
+def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encoding:
+    encoder = load(model)
+    if not isinstance(encoder, BertEncoder):
+        raise LabError("no_attention", name=encoder.name)
+    if pair:
+        return encode_pair(encoder, sentence, pair)
+    return encoder.encode([(sentence or "").strip()], attentions=True)[0]  # empty, too long: LabError
+
+
+def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,
+               word_level: bool = False) -> AttentionView:
+    """The attention page's view of one sentence (or a pair ``[CLS] sentence [SEP] pair [SEP]``):
+    ``view.att`` ``(num_layers, num_heads, n, n)`` (row = from, column = to, rows sum to 1),
+    ``view.head_avg`` and ``view.rollout`` ``(num_layers, n, n)``, ``view.labels`` (n,). ``hide_special``
+    drops [CLS]/[SEP] (rows renormalised), ``word_level`` aggregates tokens to jieba words."""
+    return attention_view(_attention_encoding(model, sentence, pair), hide_special=hide_special,
+                          word_level=word_level)
+
+
+def bertviz_attention(model: Model, sentence: str, pair: str | None = None
+                      ) -> tuple[tuple[torch.Tensor, ...], list[str]]:
+    """``(attention, tokens)`` in the form bertviz's ``head_view(attention, tokens)`` / ``model_view`` take:
+    one float32 tensor per layer of shape ``(batch=1, num_heads, n, n)``, and the n tokens. For a pair,
+    pass ``sentence_b_start=tokens.index("[SEP]") + 1`` to bertviz as well."""
+    encoding = _attention_encoding(model, sentence, pair)
+    return tuple(torch.from_numpy(np.ascontiguousarray(layer[None], dtype=np.float32))
+                 for layer in encoding.attentions), list(encoding.tokens)

@@ -1,0 +1,223 @@
+"""Word vectors and attentions in the files the analysts' tools read.
+
+- The TensorBoard Embedding Projector (projector.tensorflow.org, "Load"): ``vectors.tsv``, one vector per
+  line as tab-separated floats without a header, and ``metadata.tsv``, one line per vector in the same
+  order; with more than one column its first line is the column names (the Projector reads a single
+  column file as labels without a header). One row per (occurrence, layer), so the Projector can colour
+  and filter by layer, model, sentence or sense. :class:`ProjectorWriter`, :func:`write_projector`,
+  :func:`projector_zip`.
+- A table (pandas, R, a spreadsheet): one row per (occurrence, layer), the vector as ``d0 … d{dim-1}``
+  columns; CSV, or Parquet through pyarrow (installed with Streamlit). :class:`TableWriter`.
+- bertviz (``head_view(attention, tokens)``): per layer a ``(batch=1, num_heads, n, n)`` array, and the
+  tokens, as JSON or npz (:func:`write_bertviz`; :func:`read_bertviz` gives bertviz's tuple of tensors back).
+
+Every writer takes the :class:`~core.occurrences.WordVectors` of one batch at a time, so a corpus streams
+through in bounded memory. Text cells pass ``core.safe_text.csv_safe`` (a spreadsheet opens TSV and CSV
+alike), and a tab or line break inside a cell becomes a space (it would start a new column or row).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from .errors import LabError
+from .occurrences import WordVectors
+from .safe_text import csv_safe
+from .vectors_view import highlight
+
+PROJECTOR_FILES = ("vectors.tsv", "metadata.tsv")
+METADATA_COLUMNS = ("sentence_index", "sentence", "layer", "model")  # + "label" when senses are given
+TABLE_COLUMNS = ("model", "layer_index", "layer", "sentence_index", "sentence", "start", "end", "label")
+TABLE_FORMATS = ("csv", "parquet")
+BERTVIZ_FORMATS = ("json", "npz")
+FLOAT_FORMAT = "%.7g"  # float32 carries about 7 significant digits
+
+
+def cell(text: object) -> str:
+    """One TSV/CSV text cell: whitespace runs (tabs, line breaks) as one space, formula characters made inert."""
+    return csv_safe(" ".join(str(text).split()))
+
+
+def _layers(vectors: WordVectors, layers: Sequence[int] | None) -> list[int]:
+    count = len(vectors.layer_names)
+    chosen = list(range(count)) if layers is None else [int(j) for j in layers]
+    for j in chosen:
+        if not 0 <= j < count:
+            raise LabError("out_of_range", name="layer", low=0, high=count - 1)
+    return chosen
+
+
+def _rows(vectors: WordVectors, layers: Sequence[int] | None):
+    """(occurrence, layer index) in the order every writer uses: occurrences, then layers."""
+    chosen = _layers(vectors, layers)
+    return [(occurrence, j) for occurrence in vectors.occurrences for j in chosen]
+
+
+class ProjectorWriter:
+    """Appends batches to an open ``vectors.tsv`` / ``metadata.tsv`` pair. ``labelled``: add the sense
+    label column (decided before the first row: the header comes first)."""
+
+    def __init__(self, vectors_file: IO[str], metadata_file: IO[str], *, labelled: bool = False,
+                 layers: Sequence[int] | None = None):
+        self.vectors_file, self.metadata_file, self.layers = vectors_file, metadata_file, layers
+        self.labelled = labelled
+        self.rows = 0
+        metadata_file.write("\t".join(METADATA_COLUMNS + (("label",) if labelled else ())) + "\n")
+
+    def write(self, vectors: WordVectors) -> int:
+        """Writes the batch's rows; returns how many."""
+        rows = _rows(vectors, self.layers)
+        if not rows:
+            return 0
+        matrix = np.stack([occurrence.layers[j] for occurrence, j in rows]).astype(np.float32)
+        np.savetxt(self.vectors_file, matrix, fmt=FLOAT_FORMAT, delimiter="\t")
+        for occurrence, j in rows:
+            cells = [str(occurrence.sentence_index + 1),
+                     highlight(occurrence.sentence, occurrence.start, occurrence.end, escape=False),
+                     vectors.layer_names[j], vectors.model] + ([occurrence.label or ""] if self.labelled else [])
+            self.metadata_file.write("\t".join(cell(c) for c in cells) + "\n")
+        self.rows += len(rows)
+        return len(rows)
+
+
+def _labelled(vectors: WordVectors) -> bool:
+    return any(occurrence.label for occurrence in vectors.occurrences)
+
+
+def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequence[int] | None = None
+                    ) -> tuple[Path, Path]:
+    """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced)."""
+    directory = Path(directory)
+    paths = tuple(directory / name for name in PROJECTOR_FILES)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(paths[0], "w", encoding="utf-8", newline="\n") as vec, \
+                open(paths[1], "w", encoding="utf-8", newline="\n") as meta:
+            ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
+    except OSError as exc:
+        raise LabError("out_unwritable", file=str(directory), error=exc.strerror or type(exc).__name__) from exc
+    return paths
+
+
+def projector_zip(vectors: WordVectors, *, layers: Sequence[int] | None = None) -> bytes:
+    """The two Projector files in one zip (a browser download is one file)."""
+    vec, meta = io.StringIO(), io.StringIO()
+    ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in zip(PROJECTOR_FILES, (vec.getvalue(), meta.getvalue())):
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> dict[str, list]:
+    """The batch as columns: ``TABLE_COLUMNS`` then ``d0 … d{dim-1}`` (float32)."""
+    rows = _rows(vectors, layers)
+    columns: dict[str, list] = {
+        "model": [cell(vectors.model)] * len(rows), "layer_index": [j for _, j in rows],
+        "layer": [vectors.layer_names[j] for _, j in rows],
+        "sentence_index": [o.sentence_index + 1 for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
+        "start": [o.start for o, _ in rows], "end": [o.end for o, _ in rows],
+        "label": [cell(o.label or "") for o, _ in rows]}
+    matrix = np.stack([o.layers[j] for o, j in rows]).astype(np.float32) if rows else np.zeros((0, 0), np.float32)
+    for d in range(matrix.shape[1]):
+        columns[f"d{d}"] = matrix[:, d]
+    return columns
+
+
+class TableWriter:
+    """Appends batches to one CSV (an open text handle) or Parquet file (a path; one row group per batch)."""
+
+    def __init__(self, fmt: str, target: IO[str] | str | Path, *, layers: Sequence[int] | None = None):
+        if fmt not in TABLE_FORMATS:
+            raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
+        self.fmt, self.target, self.layers = fmt, target, layers
+        self.rows = 0
+        self._writer = None  # made on the first rows: the header / schema needs the vector size
+
+    def write(self, vectors: WordVectors) -> int:
+        columns = table_columns(vectors, self.layers)
+        count = len(columns["model"])
+        if not count:
+            return 0
+        if self.fmt == "csv":
+            if self._writer is None:
+                self._writer = csv.writer(self.target, lineterminator="\n")
+                self._writer.writerow(list(columns))
+            values = list(columns.values())
+            self._writer.writerows(
+                [v[i] if k < len(TABLE_COLUMNS) else FLOAT_FORMAT % v[i] for k, v in enumerate(values)]
+                for i in range(count))
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.table(columns)
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(str(self.target), table.schema)
+            self._writer.write_table(table)
+        self.rows += count
+        return count
+
+    def close(self) -> None:
+        if self.fmt == "parquet" and self._writer is not None:
+            self._writer.close()
+
+
+def bertviz_arrays(attention: np.ndarray) -> np.ndarray:
+    """``(num_layers, num_heads, n, n)`` → ``(num_layers, batch=1, num_heads, n, n)`` float32: bertviz's
+    tuple of per-layer ``(1, num_heads, n, n)`` tensors, stacked."""
+    att = np.asarray(attention, dtype=np.float32)
+    if att.ndim != 4 or att.shape[-1] != att.shape[-2]:
+        raise ValueError(f"attention must be (num_layers, num_heads, n, n), got shape {att.shape}")
+    return att[:, None]
+
+
+def bertviz_json(attention: np.ndarray, tokens: Sequence[str], *, model: str = "") -> str:
+    """``{"tokens": [...], "attention": [layer][batch][head][from][to], "shape": …, "model": …}``."""
+    arrays = bertviz_arrays(attention)
+    if len(tokens) != arrays.shape[-1]:
+        raise ValueError(f"{len(tokens)} tokens for attention over {arrays.shape[-1]}")
+    return json.dumps({"format": "bertviz head_view", "model": model, "tokens": list(tokens),
+                       "shape": list(arrays.shape), "attention": np.round(arrays.astype(np.float64), 6).tolist()},
+                      ensure_ascii=False)
+
+
+def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path, fmt: str, *,
+                  model: str = "") -> Path:
+    """The attention as ``fmt`` (``json``, or ``npz`` with arrays ``attention`` and ``tokens``) at ``path``."""
+    if fmt not in BERTVIZ_FORMATS:
+        raise ValueError(f"format must be one of {BERTVIZ_FORMATS}, not {fmt!r}")
+    path = Path(path)
+    try:
+        if fmt == "json":
+            path.write_text(bertviz_json(attention, tokens, model=model), encoding="utf-8")
+        else:
+            with open(path, "wb") as handle:  # a handle: np.savez would add ".npz" to another suffix
+                np.savez_compressed(handle, attention=bertviz_arrays(attention),
+                                    tokens=np.array(list(tokens), dtype=str))
+    except OSError as exc:
+        raise LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__) from exc
+    return path
+
+
+def read_bertviz(path: str | Path):
+    """``(attention, tokens)`` from :func:`write_bertviz`'s file, ready for ``bertviz.head_view(*…)``: a tuple
+    of per-layer torch tensors ``(1, num_heads, n, n)`` and the token list."""
+    import torch
+
+    path = Path(path)
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as data:
+            arrays, tokens = data["attention"], [str(t) for t in data["tokens"]]
+    else:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        arrays, tokens = np.asarray(payload["attention"], dtype=np.float32), payload["tokens"]
+    return tuple(torch.from_numpy(np.ascontiguousarray(layer)) for layer in arrays), tokens

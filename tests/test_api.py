@@ -1,0 +1,117 @@
+"""core.api on the embedded models: the functions the pages use, the shapes its docstrings promise, LabErrors."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from core import api, registry
+from core import vectors_view as vv
+from core.errors import LabError
+from core.occurrences import word_vectors
+
+APPLE = ["我吃了一个苹果。", "苹果昨天发布了新手机。", "今天天气很好。"]
+
+
+def test_load_goes_through_the_registry(bert):
+    assert api.load("mini-bert-zh") is bert is registry.load_encoder("mini-bert-zh")
+    assert api.load(bert) is bert
+    with pytest.raises(LabError) as err:
+        api.load("./no/such/model")
+    assert err.value.code == "unknown_model"
+
+
+def test_masked_lm_refuses_elmo(elmo):
+    with pytest.raises(LabError) as err:
+        api.load_masked_lm(elmo)
+    assert err.value.code == "not_masked_lm" and "mini-elmo-zh" in err.value.message("en", markdown=False)
+
+
+def test_embed_is_the_pages_word_vectors(bert):
+    vectors = api.embed("mini-bert-zh", APPLE, "苹果", labels=["水果", "公司", None])
+    assert vectors.stacked().shape == (bert.num_layers, 2, 256)
+    assert [(o.sentence_index, o.start, o.end, o.label) for o in vectors.occurrences] == [(0, 5, 7, "水果"),
+                                                                                         (1, 0, 2, "公司")]
+    assert vectors.missing == [2]
+    direct = word_vectors(bert, APPLE, "苹果")
+    np.testing.assert_array_equal(vectors.stacked(), direct.stacked())
+
+
+def test_embed_errors(bert):
+    with pytest.raises(LabError) as err:
+        api.embed(bert, APPLE, "苹果", labels=["水果"])
+    assert err.value.code == "labels_count"
+    with pytest.raises(LabError) as err:
+        api.embed(bert, [], "苹果")
+    assert err.value.code == "empty_input"
+    with pytest.raises(LabError) as err:
+        api.embed("word2vec-zh", APPLE, "苹果香蕉梨")
+    assert err.value.code == "word_oov"
+
+
+def test_embed_beyond_one_batch_keeps_global_indices(tiny_bert):
+    sentences = [f"我吃了一个苹果{i}" if i % 3 else "今天天气很好" for i in range(450)]
+    vectors = api.embed(tiny_bert, sentences, "苹果")
+    assert [o.sentence_index for o in vectors.occurrences] == [i for i in range(450) if i % 3]
+    assert vectors.missing == list(range(0, 450, 3))
+
+
+def test_stream_reads_lazily(tiny_bert):
+    """An endless stream gives its first batch: only one batch is ever held."""
+    read = []
+    endless = (read.append(i) or f"苹果{i}" for i in itertools.count())
+    first = next(api.stream_word_vectors(tiny_bert, endless, "苹果", batch_size=3))
+    assert len(first.occurrences) == 3 and len(read) == 3
+
+
+def test_mix_lecture_example_and_word_vectors(elmo):
+    identity = np.eye(3)
+    np.testing.assert_allclose(api.mix(identity, [0.2, 0.3, 0.5], gamma=2), [0.4, 0.6, 1.0])
+    vectors = api.embed(elmo, APPLE, "苹果")
+    mixed = api.mix(vectors, [0.2, 0.3, 0.5], gamma=2)
+    assert mixed.shape == (2, vectors.stacked().shape[-1])
+    np.testing.assert_allclose(mixed, 2 * np.tensordot([0.2, 0.3, 0.5], vectors.stacked().astype(float), axes=1))
+    with pytest.raises(LabError) as err:
+        api.mix(vectors, [0.5, 0.5], gamma=1)
+    assert err.value.code == "bad_mix" and "2 weights for 3 layers" in str(err.value)
+
+
+def test_project_is_the_pages_frame(bert):
+    projection = api.project(api.embed(bert, APPLE, "苹果"))
+    page = vv.occurrence_layers(bert, None, APPLE, "苹果")
+    assert projection.coords.shape == (bert.num_layers, 2, 2)
+    np.testing.assert_allclose(projection.coords, page.coords)
+    np.testing.assert_allclose(projection.explained_variance_ratio, page.projection.explained_variance_ratio)
+
+
+def test_fill_mask_with_whole_words(bert):
+    capital = api.fill_mask(bert, "北京是中国的[MASK]都。", top_k=5)
+    assert capital.tokens[0] == "[CLS]" and len(capital.masks) == 1 and capital.words == []
+    scores = [c.score for c in capital.masks[0].candidates]
+    assert len(scores) == 5 and scores == sorted(scores, reverse=True)
+    assert "首" in [c.token for c in capital.masks[0].candidates]
+    apple = api.fill_mask(bert, "我吃了一个[mask][MASK]。")
+    assert apple.sentence == "我吃了一个[MASK][MASK]。"
+    assert apple.words[0].length == 2 and all(len(w.word) == 2 for w in apple.words[0].words)
+    with pytest.raises(LabError) as err:
+        api.fill_mask(bert, "我吃了一个苹果。")
+    assert err.value.code == "no_mask"
+
+
+def test_attentions_and_bertviz_layout(bert, elmo):
+    view = api.attentions(bert, "我吃了一个苹果")
+    layers, heads, n = bert.num_layers - 1, bert.model.config.num_attention_heads, 9
+    assert view.att.shape == (layers, heads, n, n) and view.head_avg.shape == (layers, n, n)
+    np.testing.assert_allclose(view.att.sum(axis=-1), 1.0, atol=1e-4)
+    attention, tokens = api.bertviz_attention(bert, "我吃了一个苹果")
+    assert isinstance(attention, tuple) and len(attention) == layers and tokens == view.labels
+    for j, layer in enumerate(attention):
+        assert layer.dtype == torch.float32 and layer.shape == (1, heads, n, n)
+        np.testing.assert_allclose(layer[0].numpy(), view.att[j], atol=1e-6)
+    pair, pair_tokens = api.bertviz_attention(bert, "我吃了一个苹果", "他去北京")
+    assert pair_tokens.count("[SEP]") == 2 and pair[0].shape[-1] == len(pair_tokens)
+    with pytest.raises(LabError) as err:
+        api.attentions(elmo, "我吃了一个苹果")
+    assert err.value.code == "no_attention"

@@ -1,0 +1,182 @@
+"""core.export and its CLI options: the Embedding Projector's two TSV files, CSV / Parquet tables, bertviz's layout."""
+from __future__ import annotations
+
+import fcntl
+import io
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import api, export
+from core.__main__ import main
+from core.errors import LabError
+
+SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机，\t=苹果 真好", "今天天气很好。"]
+
+
+@pytest.fixture(scope="module")
+def labelled(bert):
+    return api.embed(bert, SENTENCES, "苹果", labels=["水果", "公司", None])
+
+
+def read_projector(directory):
+    vectors = (directory / "vectors.tsv").read_text(encoding="utf-8").splitlines()
+    metadata = (directory / "metadata.tsv").read_text(encoding="utf-8").splitlines()
+    return [[float(x) for x in line.split("\t")] for line in vectors], [line.split("\t") for line in metadata]
+
+
+def test_projector_layout(labelled, tmp_path):
+    export.write_projector(labelled, tmp_path / "proj")
+    vectors, metadata = read_projector(tmp_path / "proj")
+    occurrences, layers = len(labelled.occurrences), len(labelled.layer_names)
+    assert occurrences == 3 and len(vectors) == occurrences * layers == len(metadata) - 1  # the header row
+    assert metadata[0] == ["sentence_index", "sentence", "layer", "model", "label"]
+    assert all(len(row) == 256 for row in vectors) and all(len(row) == 5 for row in metadata)
+    expected = np.stack([o.layers[j] for o in labelled.occurrences for j in range(layers)])
+    np.testing.assert_allclose(vectors, expected, rtol=1e-6, atol=1e-7)
+    assert metadata[1] == ["1", "我吃了一个【苹果】。", "embeddings", "mini-bert-zh", "水果"]
+    # the tab inside the sentence became a space (no extra column), the second occurrence is marked
+    assert metadata[1 + 2 * layers][1] == "苹果昨天发布了新手机， =【苹果】 真好"
+    assert [row[2] for row in metadata[1:1 + layers]] == labelled.layer_names
+
+
+def test_unlabelled_layer_subset_and_zip(bert, tmp_path):
+    vectors = api.embed(bert, SENTENCES[:1], "苹果")
+    export.write_projector(vectors, tmp_path, layers=[4])
+    rows, metadata = read_projector(tmp_path)
+    assert metadata == [["sentence_index", "sentence", "layer", "model"],
+                        ["1", "我吃了一个【苹果】。", "layer 4", "mini-bert-zh"]]
+    np.testing.assert_allclose(rows[0], vectors.occurrences[0].layers[4], rtol=1e-6, atol=1e-7)
+    with zipfile.ZipFile(io.BytesIO(export.projector_zip(vectors, layers=[4]))) as archive:
+        assert sorted(archive.namelist()) == sorted(export.PROJECTOR_FILES)
+        for name in export.PROJECTOR_FILES:
+            assert archive.read(name).decode("utf-8") == (tmp_path / name).read_text(encoding="utf-8")
+    with pytest.raises(LabError) as err:
+        export.write_projector(vectors, tmp_path, layers=[5])
+    assert err.value.code == "out_of_range"
+
+
+def test_formula_cells_are_inert(labelled):
+    columns = export.table_columns(labelled)
+    assert all(not s.startswith(("=", "+", "-", "@")) for s in columns["sentence"])
+    assert export.cell("=SUM(A1)") == "'=SUM(A1)" and export.cell("a\tb\nc") == "a b c"
+
+
+def test_csv_and_parquet_tables(labelled, tmp_path):
+    buffer = io.StringIO()
+    writer = export.TableWriter("csv", buffer)
+    assert writer.write(labelled) == 3 * 5
+    frame = pd.read_csv(io.StringIO(buffer.getvalue()), keep_default_na=False)
+    assert list(frame.columns[:8]) == list(export.TABLE_COLUMNS) and frame.shape == (15, 8 + 256)
+    parquet = export.TableWriter("parquet", tmp_path / "v.parquet")
+    parquet.write(labelled)
+    parquet.write(labelled)  # a second batch: a second row group of the same file
+    parquet.close()
+    table = pd.read_parquet(tmp_path / "v.parquet")
+    assert table.shape == (30, 8 + 256) and list(table["label"][:5]) == ["水果"] * 5
+    expected = np.stack([o.layers[j] for o in labelled.occurrences for j in range(5)])
+    for loaded in (frame, table.iloc[:15]):
+        np.testing.assert_allclose(loaded[[f"d{d}" for d in range(256)]].to_numpy(float), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", export.BERTVIZ_FORMATS)
+def test_bertviz_files_round_trip(bert, tmp_path, fmt):
+    attention, tokens = api.bertviz_attention(bert, "苹果昨天发布了新手机。")
+    stacked = np.stack([layer[0].numpy() for layer in attention])
+    path = export.write_bertviz(stacked, tokens, tmp_path / f"att.{fmt}", fmt, model=bert.name)
+    loaded, loaded_tokens = export.read_bertviz(path)
+    assert loaded_tokens == tokens and len(loaded) == len(attention)
+    for mine, theirs in zip(loaded, attention):  # bertviz's format_attention: 4-D, batch 1, squeezable
+        assert mine.ndim == 4 and mine.shape == theirs.shape and mine.squeeze(0).shape == theirs.shape[1:]
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), atol=1e-6)
+    with pytest.raises(ValueError):
+        export.bertviz_json(stacked, tokens[:-1])
+
+
+# ---- the CLI ----------------------------------------------------------------------------------------
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_projector_export_streams_a_file(capsys, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(["我吃了一个苹果。", "", "今天天气很好。"] * 150) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "embed", "--model", "mini-bert-zh", "--word", "苹果", "--input", source,
+                         "--format", "projector", "--out", tmp_path / "proj")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["format"] == "projector" and summary["rows"] == 150 * 5
+    vectors, metadata = read_projector(tmp_path / "proj")
+    assert len(vectors) == len(metadata) - 1 == 150 * 5
+    assert [row[0] for row in metadata[1::5]] == [str(1 + 2 * k) for k in range(150)]  # blank lines skipped
+    assert "not found in 140 more sentences" in err and "%|" not in err  # no progress bar outside a terminal
+
+
+def test_cli_progress_bar_on_a_terminal(tmp_path):
+    """On a terminal stderr gets tqdm's bar, counted against the file's lines; stdout keeps only the data."""
+    source = tmp_path / "in.txt"
+    source.write_text("我吃了一个苹果。\n" * 450, encoding="utf-8")
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal 100 columns wide
+    done = subprocess.run([sys.executable, "-m", "core", "embed", "--word", "苹果", "--input", str(source),
+                           "--format", "csv"], cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE,
+                          stderr=follower, env={**os.environ, "LAB_LANG": "en"}, timeout=300)
+    os.close(follower)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal is closed: everything was read
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(leader)
+    assert done.returncode == 0 and len(done.stdout.decode("utf-8").splitlines()) == 1 + 450 * 5
+    assert b"450/450" in terminal and b"sentences" in terminal
+
+
+def test_cli_csv_to_stdout_and_jsonl_to_a_file(capsys, tmp_path):
+    code, out, _ = run(capsys, "embed", "--model", "mini-elmo-zh", "--word", "苹果", "--format", "csv",
+                       "我吃了一个苹果")
+    frame = pd.read_csv(io.StringIO(out), keep_default_na=False)
+    assert code == 0 and frame.shape == (3, 8 + 256) and list(frame["layer"]) == ["token layer", "biLSTM 1", "biLSTM 2"]
+    code, out, _ = run(capsys, "embed", "--model", "mini-bert-zh", "--word", "苹果", "--out", tmp_path / "v.jsonl",
+                       "我吃了一个苹果", "苹果很甜")
+    lines = (tmp_path / "v.jsonl").read_text(encoding="utf-8").splitlines()
+    assert code == 0 and json.loads(out)["rows"] == 2 and [json.loads(x)["sentence_index"] for x in lines] == [0, 1]
+
+
+def test_cli_attention_for_bertviz(capsys, tmp_path):
+    code, out, _ = run(capsys, "attention", "--model", "mini-bert-zh", "--format", "bertviz-json",
+                       "--out", tmp_path / "a.json", "我吃了一个苹果")
+    assert code == 0 and json.loads(out)["shape"] == [4, 1, 4, 9, 9]
+    payload = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert np.asarray(payload["attention"]).shape == (4, 1, 4, 9, 9) and len(payload["tokens"]) == 9
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["embed", "--word", "苹果", "--format", "projector", "我吃了一个苹果"], "--out a directory"),
+    (["embed", "--word", "苹果", "--format", "parquet", "我吃了一个苹果"], "--out a .parquet file"),
+    (["embed", "--word", "苹果", "--format", "csv", "--out", "{file}/x.csv", "我吃了一个苹果"], "Cannot write"),
+    (["embed", "--word", "苹果", "--format", "projector", "--out", "{file}", "我吃了一个苹果"], "Cannot write"),
+    (["attention", "--format", "bertviz-npz", "我吃了一个苹果"], "--out a file"),
+    (["attention", "--format", "bertviz-npz", "--out", "{file}/a.npz", "我吃了一个苹果"], "Cannot write"),
+])
+def test_cli_export_errors_are_one_line(capsys, tmp_path, argv, fragment):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    code, out, err = run(capsys, *[a.replace("{file}", str(blocker)) for a in argv])
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1 and fragment in err

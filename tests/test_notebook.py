@@ -1,0 +1,36 @@
+"""examples/explore.ipynb runs from top to bottom on the embedded models (nbclient, a real kernel), and is kept
+without outputs in the repository."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+NOTEBOOK = EXAMPLES / "explore.ipynb"
+
+
+def test_notebook_is_stored_without_outputs():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
+
+
+def test_notebook_runs_the_lectures_experiments(embedded_elmo_and_bert):
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    started = time.monotonic()
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(EXAMPLES)}}).execute()  # a failing cell raises here
+    elapsed = time.monotonic() - started
+    texts = "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                      for output in cell.outputs)
+    figures = sum("application/vnd.plotly.v1+json" in output.get("data", {})
+                  for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs)
+    assert "word2vec: one vector for every sentence: True" in texts
+    assert "[0.4 0.6 1. ]" in texts  # the lecture's worked example
+    assert "'首'" in texts and "metadata.tsv" in texts
+    assert figures == 7
+    assert elapsed < 60, f"the notebook took {elapsed:.0f} s"

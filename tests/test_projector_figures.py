@@ -1,0 +1,33 @@
+"""Figures that must fit a 1280×720 projector below the scene bar (issue #27): the attention heatmap keeps
+every column's label within its height limit, and the static figure's note stays inside the left subplot."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.figures.bert import attention_heatmap, text_width
+from core.figures.vectors import wrap_note
+
+LABELS = ["[CLS]", *"苹果昨天发布了新手机", "[SEP]"]
+
+
+def test_heatmap_fits_its_height_and_labels_every_column():
+    fig = attention_heatmap(np.full((12, 12), 1 / 12), LABELS, title="L1 · H1", x_title="to", y_title="from",
+                            large=True, max_height=600)
+    assert fig.layout.height <= 600
+    shown = [label.replace("<br>", "") for label in fig.layout.xaxis.ticktext]
+    assert shown == LABELS  # too wide for one row: two rows, none left out
+    assert any(label.startswith("<br>") for label in fig.layout.xaxis.ticktext)
+
+
+def test_heatmap_without_a_limit_keeps_one_row_of_labels():
+    fig = attention_heatmap(np.full((12, 12), 1 / 12), LABELS, large=True)
+    assert list(fig.layout.xaxis.ticktext) == LABELS
+
+
+def test_notes_wrap_to_the_left_subplot():
+    note = "“元宇宙” is not in the vocabulary (OOV)<br>a static embedding has no vector for it"
+    lines = wrap_note(note, 20, max_px=260).split("<br>")
+    assert all(text_width(line, 20) <= 260 for line in lines) and len(lines) > 2
+    assert " ".join(lines).split() == note.replace("<br>", " ").split()  # words kept whole, none lost
+    cjk = wrap_note("「元宇宙」不在词表中（OOV）", 20, 200).split("<br>")
+    assert len(cjk) == 2 and not any(line.startswith(("）", "」")) for line in cjk)
