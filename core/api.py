@@ -44,8 +44,9 @@ def load(model: Model) -> Encoder:
 def load_masked_lm(model: Model) -> BertEncoder:
     """:func:`load`, refusing a model that is not a BERT-family masked LM (``not_masked_lm``)."""
     encoder = load(model)
-    if not isinstance(encoder, BertEncoder):
-        raise LabError("not_masked_lm", name=encoder.name, model_type=encoder.kind)
+    if not isinstance(encoder, BertEncoder):  # named as the caller named it (the app: as the user typed it)
+        raise LabError("not_masked_lm", name=model if isinstance(model, str) else encoder.name,
+                       model_type=encoder.kind)
     return encoder
 
 

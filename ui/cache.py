@@ -13,10 +13,9 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core import experiments, registry
+from core import api, experiments, registry
 from core import vectors_view as vv
 from core.encoders import Encoding
-from core.errors import LabError
 
 Result = TypeVar("Result")
 
@@ -28,10 +27,7 @@ def encoder(name: str):
 
 def bert_encoder(name: str):
     """The encoder for ``name``, which must be a BERT-family masked LM (the fill-mask/attention pages)."""
-    model = encoder(name)
-    if getattr(model, "kind", None) != "bert":
-        raise LabError("not_masked_lm", name=name, model_type=getattr(model, "kind", "?"))
-    return model
+    return api.load_masked_lm(name)
 
 
 def encode(name: str, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
