@@ -20,7 +20,7 @@ from ui import cache, sentence_inputs
 from ui import elmo_mixer as mixer
 from ui.i18n import error_text, layer_name, t
 from ui.learned_mix_section import concat_section, learned_section
-from ui.page import chart, how_computed, load_model, presenting, show_error
+from ui.page import chart, how_computed, load_model, presenting, shared_figure, show_error
 from ui.sidebar import bert_model_name
 from ui.state import in_range, one_of, url_param
 
@@ -46,8 +46,10 @@ with col_diag:
     L = 2
     top = [t("elmo.diag.token")] + [t(f"elmo.diag.{d}", j=j) for j in range(1, L + 1) for d in ("fwd", "bwd")]
     middle = [t("elmo.diag.h0")] + [t("elmo.diag.hj", j=j) for j in range(1, L + 1)]
-    chart(figs.elmo_diagram(top, middle, t("elmo.diag.sum"), [f"s<sub>{j}</sub>" for j in range(L + 1)],
-                            title=t("elmo.diag.title"), large=large, height=480 if large else 430), "elmo_diagram")
+    diagram = shared_figure(figs.elmo_diagram, top, middle, t("elmo.diag.sum"),
+                            [f"s<sub>{j}</sub>" for j in range(L + 1)], title=t("elmo.diag.title"), large=large,
+                            height=480 if large else 430)
+    chart(diagram, "elmo_diagram")
 
 # ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
 H = np.identity(3)

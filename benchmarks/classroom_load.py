@@ -7,7 +7,11 @@ No browser per user: each session is one websocket (the ``websockets`` package, 
 streamlit) speaking Streamlit's own protocol (the protobuf ``BackMsg``/``ForwardMsg`` of the installed
 streamlit), the way the browser tab does. A session sends
 ``rerun_script`` for its page (page i % number of pages) and the time until the server's
-``script_finished`` is that page's latency. All N sessions of a round send at once. Before the rounds,
+``script_finished`` is that page's latency. All N sessions of a round send at once. Each session types
+its own sentence (``session_query``: a different subject and time word per session and round, in the
+page's own URL parameters), so a page run computes instead of reading another session's cached result,
+as in a class where every student tries a sentence of their own; ``--same-inputs`` sends every session
+the page's defaults instead (all cache hits after the warm-up). Before the rounds,
 every page is run once alone (models loaded, caches warm), so the figures are a classroom's steady
 state, not the cold start (``python -m benchmarks.run --only coldstart`` measures that).
 
@@ -33,6 +37,24 @@ from benchmarks.common import ROOT, free_port
 from ui import PAGES
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+SUBJECTS = ("小明", "小红", "老师", "妈妈", "爸爸", "奶奶", "同学们", "我的朋友", "邻居", "哥哥",
+            "姐姐", "弟弟", "妹妹", "爷爷", "医生", "司机", "班长", "小王", "阿姨", "叔叔")
+TIMES = ("昨天", "今天", "早上", "晚上", "周末", "刚才", "上午", "下午", "中午", "去年")
+
+
+def session_query(page: str, index: int) -> str:
+    """The query string of session ``index`` on ``page``: the page's own input parameters with a sentence no
+    other index gets (up to len(SUBJECTS) × len(TIMES)); "" for pages without typed input."""
+    who, when = SUBJECTS[index % len(SUBJECTS)], TIMES[index // len(SUBJECTS) % len(TIMES)]
+    inputs = {
+        "static-vs-contextual": {"text": f"{who}{when}吃了一个苹果\n苹果{when}发布了新手机", "word": "苹果"},
+        "elmo-weights": {"text": f"{who}{when}吃了一个苹果\n苹果{when}发布了新手机", "word": "苹果"},
+        "fill-mask": {"sentence": f"{who}{when}去[MASK]行取钱。"},
+        "attention-heatmap": {"sentence": f"{who}{when}在图书馆看书。"},
+        "pretraining-objectives": {"sentence": f"{who}{when}吃了一个苹果",
+                                   "a": f"苹果{when}发布了新手机", "b": f"{who}{when}把苹果掉在了地上"},
+    }
+    return urllib.parse.urlencode(inputs.get(page, {}))
 
 
 def _log(message: str) -> None:
@@ -63,8 +85,9 @@ def start_server(timeout_s: float, script: str = "app.py", log: Path | None = No
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
 
 
-async def run_page(url: str, page: str, timeout_s: float) -> dict:
-    """One session: connect, run ``page`` once, return {"page", "seconds", "status", "exceptions"}."""
+async def run_page(url: str, page: str, timeout_s: float, query: str = "") -> dict:
+    """One session: connect, run ``page`` once with ``query`` as its URL's query string, return
+    {"page", "seconds", "status", "exceptions"}."""
     import websockets
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -72,7 +95,7 @@ async def run_page(url: str, page: str, timeout_s: float) -> dict:
     ws_url = url.replace("http://", "ws://", 1) + "/_stcore/stream"
     request = BackMsg()
     request.rerun_script.page_name = page
-    request.rerun_script.query_string = ""
+    request.rerun_script.query_string = query
     exceptions = 0
     # no keepalive pings: a server busy with 30 page runs answers late, and that is what is measured
     async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=timeout_s,
@@ -101,14 +124,17 @@ def _quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(ordered, n=100, method="inclusive")[round(q * 100) - 1]
 
 
-async def classroom(url: str, sessions: int, rounds: int, timeout_s: float) -> dict:
+async def classroom(url: str, sessions: int, rounds: int, timeout_s: float, distinct: bool = True) -> dict:
     pages = [spec.url_path for spec in PAGES]
     latencies: dict[str, list[float]] = {page: [] for page in pages}
     walls, problems = [], []
     for round_index in range(rounds):
         assigned = [pages[i % len(pages)] for i in range(sessions)]
         started = time.perf_counter()
-        results = await asyncio.gather(*(run_page(url, page, timeout_s) for page in assigned), return_exceptions=True)
+        queries = [session_query(page, round_index * sessions + i) if distinct else ""
+                   for i, page in enumerate(assigned)]
+        runs = (run_page(url, page, timeout_s, query) for page, query in zip(assigned, queries))
+        results = await asyncio.gather(*runs, return_exceptions=True)
         walls.append(time.perf_counter() - started)
         for page, result in zip(assigned, results):
             if isinstance(result, BaseException):
@@ -120,7 +146,7 @@ async def classroom(url: str, sessions: int, rounds: int, timeout_s: float) -> d
         _log(f"  N={sessions} round {round_index + 1}/{rounds}: {walls[-1]:.1f} s for all sessions")
     every = [s for values in latencies.values() for s in values]
     return {
-        "sessions": sessions, "rounds": rounds,
+        "sessions": sessions, "rounds": rounds, "distinct_inputs": distinct,
         "pages": {page: {"n": len(v), "p50_s": round(_quantile(v, 0.5), 3), "p95_s": round(_quantile(v, 0.95), 3)}
                   for page, v in latencies.items() if v},
         "all_pages": {"n": len(every), "p50_s": round(_quantile(every, 0.5), 3),
@@ -130,13 +156,13 @@ async def classroom(url: str, sessions: int, rounds: int, timeout_s: float) -> d
     }
 
 
-async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: float) -> dict:
+async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: float, distinct: bool = True) -> dict:
     warm = {}
     for spec in PAGES:  # each page once alone: models loaded, caches filled
         result = await run_page(url, spec.url_path, timeout_s)
         warm[spec.url_path] = round(result["seconds"], 3)
         _log(f"  warm-up {spec.url_path}: {result['seconds']:.1f} s")
-    runs = [await classroom(url, n, rounds, timeout_s) for n in session_counts]
+    runs = [await classroom(url, n, rounds, timeout_s, distinct) for n in session_counts]
     return {"warm_up_s": warm, "runs": runs}
 
 
@@ -154,6 +180,8 @@ def main(argv=None) -> int:
     parser.add_argument("--url", type=_loopback_url, help="a running server on this machine instead of a new one")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for one page run (default 600)")
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--same-inputs", action="store_true",
+                        help="every session sends the page's default inputs (cache hits) instead of its own")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.sessions.split(",") if n.strip()]
     if not counts or min(counts) < 1 or args.rounds < 1:
@@ -166,7 +194,7 @@ def main(argv=None) -> int:
             proc, url = start_server(args.timeout)
         report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
                   "load_average_start": os.getloadavg(),
-                  **asyncio.run(measure(url, counts, args.rounds, args.timeout)),
+                  **asyncio.run(measure(url, counts, args.rounds, args.timeout, not args.same_inputs)),
                   "load_average_end": os.getloadavg()}
     finally:
         if proc is not None:

@@ -150,7 +150,8 @@ def inspect_text(encoder, text: str) -> TextNotes:
     unk_id = getattr(tokenizer, "unk_token_id", None)
     unknown: list[str] = []
     if tokenizer is not None and unk_id is not None and text.strip():
-        batch = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        with encoder.gate.tokenize():
+            batch = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         for token_id, (start, end) in zip(batch["input_ids"], batch["offset_mapping"]):
             if token_id == unk_id and end > start:
                 unknown.append(text[start:end])

@@ -147,21 +147,32 @@ def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: 
     ``hide_vulgar`` leaves out candidates that would complete a word of the vulgar-word list
     (counted in ``MaskSlot.hidden``); the next candidates move up.
     """
+    return fill_masks(encoder, [sentence], top_k, hide_vulgar)[0]
+
+
+def fill_masks(encoder: BertEncoder, sentences: list[str], top_k: int = 5,
+               hide_vulgar: bool = True) -> list[FillMaskResult]:
+    """:func:`fill_mask` of each sentence, all from one batched forward pass."""
     if not 1 <= top_k <= 50:
         raise LabError("out_of_range", name="top_k", low=1, high=50)
-    sentence = check_masked_sentence(sentence, encoder.mask_token)
-    encoder.check_length(sentence)
-    batch, outputs = encoder.forward([sentence])
-    ids = batch["input_ids"][0]
-    positions = (ids == encoder.tokenizer.mask_token_id).nonzero().flatten().tolist()
-    probs = torch.softmax(_mlm_logits(outputs)[0].float(), dim=-1).numpy()
-    slots = []
-    for k, position in enumerate(positions):
-        distribution = probs[position].astype(np.float64)
-        before, after = _around(sentence, encoder.mask_token, k)
-        chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar)
-        slots.append(MaskSlot(k, position, chosen, distribution, hidden))
-    return FillMaskResult(sentence, encoder.tokenizer.convert_ids_to_tokens(ids.tolist()), slots)
+    sentences = [check_masked_sentence(sentence, encoder.mask_token) for sentence in sentences]
+    for sentence in sentences:
+        encoder.check_length(sentence)
+    batch, outputs = encoder.forward(sentences)
+    logits = _mlm_logits(outputs)
+    results = []
+    for row, sentence in enumerate(sentences):
+        ids = batch["input_ids"][row][batch["attention_mask"][row].bool()]
+        positions = (ids == encoder.tokenizer.mask_token_id).nonzero().flatten().tolist()
+        probs = torch.softmax(logits[row, positions].float(), dim=-1).numpy()
+        slots = []
+        for k, position in enumerate(positions):
+            distribution = probs[k].astype(np.float64)
+            before, after = _around(sentence, encoder.mask_token, k)
+            chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar)
+            slots.append(MaskSlot(k, position, chosen, distribution, hidden))
+        results.append(FillMaskResult(sentence, encoder.tokenizer.convert_ids_to_tokens(ids.tolist()), slots))
+    return results
 
 
 def _is_punctuation(token: str) -> bool:
@@ -250,13 +261,13 @@ def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str],
     predicts them). A candidate whose length does not fit the masks is reported, not scored.
     """
     result = fill_mask(encoder, sentence, top_k=1)
-    vocab = encoder.tokenizer.get_vocab()
+    vocab = encoder.vocab
     scored = []
     for word in candidates:
         word = word.strip()
         if not word:
             continue
-        pieces = encoder.tokenizer.tokenize(word)
+        pieces = encoder.tokens(word)
         slots = result.masks[first_mask:first_mask + len(pieces)]
         unknown = encoder.tokenizer.unk_token
         if len(slots) != len(pieces) or any(p not in vocab or p == unknown for p in pieces):
@@ -301,7 +312,7 @@ def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None
     out, cursor = [], 0
     for start, end in spans:
         piece = sentence[start:end]
-        count = len(encoder.tokenizer.tokenize(piece)) if encoder else len(piece)
+        count = len(encoder.tokens(piece)) if encoder else len(piece)
         out.extend([sentence[cursor:start], mask * count])
         cursor = end
     out.append(sentence[cursor:])
@@ -356,7 +367,7 @@ def _corruption_input(encoder: BertEncoder, sentence: str) -> tuple[list[str], l
     """The sentence's tokens and the ids a random replacement may take (no special tokens)."""
     sentence = check_text(sentence, MAX_CHARS)
     encoder.check_length(sentence)
-    tokens = encoder.tokenizer.tokenize(sentence)
+    tokens = encoder.tokens(sentence)
     if not tokens:
         raise LabError("empty_input")
     special = set(encoder.tokenizer.all_special_ids)

@@ -26,7 +26,7 @@ import numpy as np
 
 from .encoders import BertEncoder, ElmoEncoder, Encoding
 from .errors import LabError
-from .fillmask import Candidate, fill_mask, top_candidates
+from .fillmask import Candidate, fill_masks, top_candidates
 from .validation import check_text
 
 MAX_CHARS = 60  # per sentence: one row per character in the page's tables
@@ -114,21 +114,23 @@ def masked_reading(encoder: BertEncoder, text: str, span: tuple[int, int], token
                    hide_vulgar: bool = True) -> Prediction:
     """BERT's prediction of the token ``token`` at character ``span`` of ``text``, replaced by one [MASK]:
     the context on both sides is visible. ``actual`` is None when ``token`` is not in BERT's vocabulary."""
-    text = check_sentence(text)
-    start, end = span
-    result = fill_mask(encoder, text[:start] + encoder.mask_token + text[end:], top_k=top_k, hide_vulgar=hide_vulgar)
-    slot = result.masks[0]
-    actual_id = encoder.tokenizer.get_vocab().get(token)
-    if actual_id == encoder.tokenizer.unk_token_id:
-        actual_id = None
-    return _prediction(slot.candidates, slot.hidden, slot.probabilities, actual_id)
+    return masked_readings(encoder, text, (span,), (token,), top_k, hide_vulgar)[0]
 
 
 def masked_readings(encoder: BertEncoder, text: str, spans: tuple[tuple[int, int], ...], tokens: tuple[str, ...],
                     top_k: int = TOP_K, hide_vulgar: bool = True) -> list[Prediction]:
     """:func:`masked_reading` of every token (``spans`` and ``tokens`` as in a :class:`BiLMReading`), one
-    [MASK] at a time."""
-    return [masked_reading(encoder, text, span, token, top_k, hide_vulgar) for span, token in zip(spans, tokens)]
+    [MASK] at a time, all in one batched forward pass."""
+    text = check_sentence(text)
+    masked = [text[:start] + encoder.mask_token + text[end:] for start, end in spans]
+    predictions = []
+    for result, token in zip(fill_masks(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar), tokens):
+        slot = result.masks[0]
+        actual_id = encoder.vocab.get(token)
+        if actual_id == encoder.tokenizer.unk_token_id:
+            actual_id = None
+        predictions.append(_prediction(slot.candidates, slot.hidden, slot.probabilities, actual_id))
+    return predictions
 
 
 def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[list[int], list[int]]:

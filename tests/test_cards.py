@@ -142,3 +142,43 @@ def test_the_bert_card_shows_the_everyday_learning_curve_as_recorded():
     card = (EVERYDAY_CURVE.parents[1] / "models" / "mini-bert-zh" / "README.md").read_text(encoding="utf-8")
     assert section is not None and section in card
     assert section.count("\n| ") == 1 + len(read_curve(EVERYDAY_CURVE))  # the header row and one row per point
+
+
+def _curve_point(step: int, minutes: float, hits: tuple[int, int, int], top1: float = 0.53) -> dict:
+    sizes = (28, 23, 30)
+    return {"step": step, "minutes": minutes, "heldout": {"zh_mixed_v1": {"masked_top1": top1, "nsp_accuracy": 0.91}},
+            **{name: {"hits": h, "sentences": n}
+               for name, h, n in zip(("demo_set", "words_check", "everyday_check"), hits, sizes)}}
+
+
+def test_the_stopping_rule_stops_a_flat_curve_only_after_its_time():
+    from core.train.curve_report import verdict
+
+    flat = [_curve_point(0, 0, (18, 6, 7)), _curve_point(10, 200, (19, 6, 8))]
+    assert verdict(flat)["moves"] == {"demo_set": 1, "words_check": 0, "everyday_check": 1}
+    assert not verdict(flat)["stop"]  # 200 minutes: too early to give up
+    flat.append(_curve_point(20, 360, (19, 7, 9)))
+    result = verdict(flat)
+    assert result["stop"] and not result["moved"] and result["shippable"] == []
+    assert "demo set ≥ 80%" in result["missed_at_end"]
+    moved = flat[:-1] + [_curve_point(20, 360, (18, 6, 10))]
+    assert verdict(moved)["moved"] and not verdict(moved)["stop"]
+
+
+def test_only_a_point_meeting_every_shipping_rule_is_shippable():
+    from core.train.curve_report import verdict
+
+    good = (23, 12, 15)  # 82%, 52%, 50%
+    points = [_curve_point(0, 0, (18, 6, 7)), _curve_point(5, 30, good, top1=0.515), _curve_point(9, 60, good)]
+    assert verdict(points)["shippable"] == [9]  # step 5 loses zh_mixed_v1 top-1
+
+
+def test_the_card_states_the_rules_verdict_on_the_recorded_curve():
+    from core.train.cards import EVERYDAY_CURVE, _everyday_section
+    from core.train.curve_report import read_curve, verdict
+
+    result = verdict(read_curve(EVERYDAY_CURVE))
+    section = _everyday_section()
+    assert ("nothing shipped" in section) == result["stop"]
+    for name, move in result["moves"].items():
+        assert f"{name} {move:+d}" in section

@@ -39,3 +39,13 @@ def test_two_sessions_against_a_real_server(tmp_path, capsys):
     run = report["runs"][0]
     assert run["sessions"] == 2 and not run["problems"] and len(run["pages"]) == 2
     assert set(report["warm_up_s"]) == {spec.url_path for spec in bench.PAGES}
+
+
+def test_every_session_of_a_classroom_types_its_own_sentence():
+    pages = [spec.url_path for spec in bench.PAGES]
+    queries = [bench.session_query(pages[i % len(pages)], i) for i in range(120)]
+    typed = [q for q in queries if q]
+    assert len(set(typed)) == len(typed)  # no two sessions share inputs: no page run is a cache hit
+    assert {pages[i % len(pages)] for i, q in enumerate(queries) if q} == {
+        "static-vs-contextual", "elmo-weights", "fill-mask", "attention-heatmap", "pretraining-objectives"}
+    assert "%5BMASK%5D" in bench.session_query("fill-mask", 7)

@@ -272,3 +272,17 @@ def test_proposals_are_whole_words_of_a_run_else_characters(tiny_bert):
     single = "今天天气很[MASK]。"
     result = fm.fill_mask(tiny_bert, single, top_k=4)
     assert fm.proposals(result, fm.word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]
+
+
+def test_a_batch_of_sentences_fills_as_each_alone():
+    """fill_masks pads the shorter sentences of one forward pass: each still gets its own masks' candidates."""
+    bert = _mini_bert()
+    sentences = ["我吃了一个[MASK]果", "他每天早上都喝一杯牛[MASK]，然后去[MASK]校上课。"]
+    together = fm.fill_masks(bert, sentences, top_k=3)
+    for sentence, batched in zip(sentences, together):
+        alone = fm.fill_mask(bert, sentence, top_k=3)
+        assert batched.tokens == alone.tokens  # no padding tokens
+        assert [m.token_index for m in batched.masks] == [m.token_index for m in alone.masks]
+        for a, b in zip(batched.masks, alone.masks):
+            assert [c.token for c in a.candidates] == [c.token for c in b.candidates]
+            assert [c.score for c in a.candidates] == pytest.approx([c.score for c in b.candidates], rel=1e-4)

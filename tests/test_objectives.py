@@ -87,7 +87,8 @@ def test_masked_readings_and_where_each_objective_is_surer(bert, reading):
     assert len(every) == len(reading.tokens)
     for k, prediction in enumerate(every):
         one = obj.masked_reading(bert, SENTENCE, reading.offsets[k], reading.tokens[k])
-        assert prediction.actual == pytest.approx(one.actual) and prediction.rank == one.rank
+        # one batched forward pass: the same numbers up to float rounding of a larger matrix product
+        assert prediction.actual == pytest.approx(one.actual, rel=1e-4) and prediction.rank == one.rank
     surer, others = obj.surer_positions(reading.forward, every)
     assert sorted(surer + others) == list(range(len(reading.tokens)))  # every character is known to both
     assert all(every[k].actual > reading.forward[k].actual for k in surer)

@@ -487,7 +487,7 @@ def test_a_training_run_gets_its_own_copy_of_the_model(tiny_bert_dir):
 
     shared = load_encoder(str(tiny_bert_dir))
     own = load_private(str(tiny_bert_dir))
-    assert own is not shared and own.model is not shared.model and own._lock is not shared._lock
+    assert own is not shared and own.model is not shared.model and own.gate is not shared.gate
     assert load_encoder(str(tiny_bert_dir)) is shared and model_key(str(tiny_bert_dir)) == own.name
 
 

@@ -17,7 +17,7 @@ from core.figures.style import export_html
 from core.mixing import PRESETS
 from core.registry import DEFAULT_ELMO
 from ui.i18n import current_lang, t
-from ui.page import chart, presenting
+from ui.page import chart, presenting, shared_figure
 from ui.state import one_of, sync_to_url, url_param
 
 
@@ -110,9 +110,10 @@ def pos_section(results: dict) -> None:
         baselines = [(t("evidence.baseline.static"), base["static"]),
                      (t("evidence.baseline.word_identity"), base["word_identity"]),
                      (t("evidence.baseline.majority", tag=majority_tag), base["majority"])]
-        fig = layer_curves(to_series(rows), title=t("evidence.pos.chart_title"), xaxis_title=t("evidence.axis.layer"),
-                           yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, large=presenting(),
-                           height=500 if presenting() else 600)  # with the tag set, below the bar at 720 p
+        fig = shared_figure(layer_curves, to_series(rows), title=t("evidence.pos.chart_title"),
+                            xaxis_title=t("evidence.axis.layer"), yaxis_title=t("evidence.axis.accuracy"),
+                            baselines=baselines, large=presenting(),
+                            height=500 if presenting() else 600)  # with the tag set, below the bar at 720 p
         chart(fig, f"fig_pos-{tags}")
     download_buttons(fig, f"pos-{tags}", view.pos_table(results))
     st.caption(t("evidence.interval_note", n=cfg["n_test_words"]))
@@ -162,9 +163,9 @@ def senses_section(results: dict) -> None:
     baselines = [(t("evidence.baseline.static_sense"), view.sense_static(results, chosen)),
                  (t("evidence.baseline.chance"), view.sense_chance(results, chosen))]
     title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
-    fig = layer_curves(to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
-                       yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
-                       large=presenting())
+    fig = shared_figure(layer_curves, to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
+                        yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
+                        large=presenting())
     show_figure(fig, "senses", view.sense_table(results))
     st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
     details = "；".join(
@@ -222,8 +223,8 @@ def context_section(results: dict) -> None:
     panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
                                                  else ""), to_series(view.context_series(results, m, adjusted)))
               for m in view.CONTEXT_MEASURES]
-    fig = specificity_panels(panels, title=t("evidence.ctx.chart_title"), xaxis_title=t("evidence.axis.layer_short"),
-                             large=presenting())
+    fig = shared_figure(specificity_panels, panels, title=t("evidence.ctx.chart_title"),
+                        xaxis_title=t("evidence.axis.layer_short"), large=presenting())
     show_figure(fig, f"context-{mode}", view.context_table(results))
     st.caption(t("evidence.ctx.interval_note"))
     st.caption(t("evidence.ctx.sample", words="、".join(cfg["words"])))
@@ -272,7 +273,7 @@ def presets_section(results: dict) -> None:
               (t("evidence.presets.probe_semantics"), presets["semantics"]["s"], ""),
               (t("evidence.presets.lecture_syntax"), PRESETS["syntax"][0], "/"),
               (t("evidence.presets.lecture_semantics"), PRESETS["semantics"][0], "/")]
-    fig = preset_bars(labels, groups, title=t("evidence.presets.chart_title"), large=presenting())
+    fig = shared_figure(preset_bars, labels, groups, title=t("evidence.presets.chart_title"), large=presenting())
     rows = [{"preset": name, **{f"s{j}": round(float(w), 4) for j, w in enumerate(weights)}}
             for name, weights, _ in groups]
     show_figure(fig, "presets", rows)

@@ -13,7 +13,7 @@ from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
 from ui.cache import experiment_results
 from ui.i18n import current_lang, layer_name, t, timestamp
-from ui.page import chart, how_computed, presenting, show_error
+from ui.page import chart, how_computed, presenting, shared_figure, show_error
 
 
 def _pct(p: float) -> str:
@@ -81,16 +81,17 @@ def learned_section() -> None:
     groups += [(t("elmo.learned.group.lecture", preset=t(f"elmo.preset.{name}")), PRESETS[name][0], "/")
                for name in learned_mix.LECTURE_PRESETS]
     large = presenting()
-    chart(preset_bars(layer_labels, groups, title=t("elmo.learned.chart_title"), yaxis_title=t("elmo.learned.axis"),
-                      ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
-                      large=large, height=520 if large else 440), "elmo_learned_bars")
+    chart(shared_figure(preset_bars, layer_labels, groups, title=t("elmo.learned.chart_title"),
+                        yaxis_title=t("elmo.learned.axis"),
+                        ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
+                        large=large, height=520 if large else 440), "elmo_learned_bars")
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
     dots = [_estimate(t(f"elmo.learned.dot.{kind}", task=task_names[task]),
                       tasks[task]["learned"] if kind == "learned" else tasks[task]["fixed"]["uniform"],
                       task_names[task])
             for task in learned_mix.TASKS for kind in ("learned", "uniform")]
-    chart(interval_dots(dots, title=t("elmo.learned.acc_title"), xaxis_title=t("elmo.learned.acc_axis"), large=large),
-          "elmo_learned_accuracy")
+    chart(shared_figure(interval_dots, dots, title=t("elmo.learned.acc_title"), xaxis_title=t("elmo.learned.acc_axis"),
+                        large=large), "elmo_learned_accuracy")
     st.caption(t("elmo.learned.acc_caption", n_pos=tasks["pos"]["n_test"], n_sentiment=tasks["sentiment"]["n_test"]))
     for col, task in zip(st.columns(len(learned_mix.TASKS), gap="large"), learned_mix.TASKS):
         r, v = tasks[task]["learned"], verdict.tasks[task]
@@ -150,7 +151,7 @@ def concat_section() -> None:
              "elmo": t("elmo.concat.input.elmo", model=entry["model"]), "concat": t("elmo.concat.input.concat"),
              "word_identity": t("elmo.concat.input.word_identity")}
     large = presenting()
-    chart(interval_dots([_estimate(names[name], inputs[name]) for name in concat.INPUTS],
+    chart(shared_figure(interval_dots, [_estimate(names[name], inputs[name]) for name in concat.INPUTS],
                         title=t("elmo.concat.chart_title"), xaxis_title=t("elmo.learned.acc_axis"),
                         reference=[(names["word_identity"], entry["word_identity"])], large=large),
           "elmo_concat_accuracy")

@@ -2,6 +2,9 @@
 one way to show a figure, one place for how a result is computed (kept off the projector)."""
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -65,3 +68,16 @@ def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = T
     if not toolbar:
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
+
+
+def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
+    """``builder(*args, **kwargs)`` built once per distinct arguments and shared by every session. For figures
+    of precomputed results and constant diagrams: a class's sessions would otherwise each rebuild them, and
+    plotly's validation is most of a page run's time under the GIL (``core/concurrency.py``). Shared, not
+    copied: the caller must not change the figure."""
+    return _shared_figure(builder.__module__, builder.__qualname__, args, kwargs)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _shared_figure(module: str, name: str, args: tuple, kwargs: dict) -> go.Figure:
+    return getattr(importlib.import_module(module), name)(*args, **kwargs)

@@ -17,7 +17,7 @@ from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import chart, how_computed, presenting, show_error
+from ui.page import chart, how_computed, presenting, shared_figure, show_error
 from ui.state import one_of, sync_to_url, url_param
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -87,24 +87,24 @@ def explorer(view: transfer.TransferView) -> None:
     _tuning_table(view, probe, labels)
     bars = [t("transfer.bar.elmo"), t("transfer.bar.bert", layer=_layer_name(layer), pool=pool_labels[pool]),
             t("transfer.bar.finetune"), t("transfer.bar.lora")]
-    fig = figs.accuracy_bars(bars, [a.accuracy if a else None for a in approaches],
-                             ["feature", "feature", "finetune", "lora"], hover=labels,
-                             baseline=view.majority_baseline,
-                             baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
-                             title=t("transfer.fig.acc"), large=large)
+    fig = shared_figure(figs.accuracy_bars, bars, [a.accuracy if a else None for a in approaches],
+                        ["feature", "feature", "finetune", "lora"], hover=labels,
+                        baseline=view.majority_baseline,
+                        baseline_label=t("transfer.baseline"), axis_title=t("transfer.acc_axis"),
+                        title=t("transfer.fig.acc"), large=large)
     chart(fig, "transfer_acc")
     budget_note(transfer.ELMO_MODEL, transfer.BERT_MODEL)
 
     refs = [(t("transfer.ref.finetune"), view.finetune.accuracy, figs.FINETUNE_COLOUR)]
     if view.elmo:
         refs.append((t("transfer.ref.elmo"), view.elmo.accuracy, "#8C564B"))
-    curve = figs.layer_curve([_layer_name(j) for j in range(n)],
-                             {pool_labels[p]: view.bert.per_layer[p] for p in transfer.POOLINGS}, selected=layer,
-                             intervals={pool_labels[p]: [view.bert.probe(p, j).interval for j in range(n)]
-                                        for p in transfer.POOLINGS},
-                             references=refs, baseline=view.majority_baseline, baseline_label=t("transfer.baseline"),
-                             axis_title=t("transfer.acc_axis"), layer_axis_title=t("transfer.layer_axis"),
-                             title=t("transfer.fig.layers"), large=large)
+    curve = shared_figure(figs.layer_curve, [_layer_name(j) for j in range(n)],
+                          {pool_labels[p]: view.bert.per_layer[p] for p in transfer.POOLINGS}, selected=layer,
+                          intervals={pool_labels[p]: [view.bert.probe(p, j).interval for j in range(n)]
+                                     for p in transfer.POOLINGS},
+                          references=refs, baseline=view.majority_baseline, baseline_label=t("transfer.baseline"),
+                          axis_title=t("transfer.acc_axis"), layer_axis_title=t("transfer.layer_axis"),
+                          title=t("transfer.fig.layers"), large=large)
     chart(curve, "transfer_layers")
     _layers_caption(view, pool_labels)
     d1, d2 = st.columns(2)
@@ -231,9 +231,9 @@ def parameters(view: transfer.TransferView) -> None:
         st.caption(t("transfer.params.tuning_time", finetune=f"{view.tuning_cpu_seconds['finetune']:.0f}",
                      lora=f"{view.tuning_cpu_seconds['lora']:.0f}", ft_runs=len(view.finetune.choice.val_accuracy),
                      lora_runs=len(lora.choice.val_accuracy)))
-    chart(figs.parameter_bars([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                              trained_name=t("transfer.params.trained"), frozen_name=t("transfer.params.frozen"),
-                              axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"), large=large),
+    chart(shared_figure(figs.parameter_bars, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                        trained_name=t("transfer.params.trained"), frozen_name=t("transfer.params.frozen"),
+                        axis_title=t("transfer.params.axis"), title=t("transfer.fig.params"), large=large),
           "transfer_param_fig")
 
 
@@ -246,10 +246,10 @@ def fine_tuning_curve(view: transfer.TransferView) -> None:
     if lora:
         runs.append(figs.CurveRun(t("transfer.bar.lora"), lora.curve_steps, lora.curve_accuracy, lora.losses,
                                   figs.LORA_COLOUR))
-    chart(figs.finetune_curve(runs, acc_name=t("transfer.curve.acc"),
-                              loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
-                              acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
-                              title=t("transfer.fig.curve"), large=large), "transfer_curve")
+    chart(shared_figure(figs.finetune_curve, runs, acc_name=t("transfer.curve.acc"),
+                        loss_name=t("transfer.curve.loss"), step_axis_title=t("transfer.curve.step"),
+                        acc_axis_title=t("transfer.acc_axis"), loss_axis_title=t("transfer.curve.loss"),
+                        title=t("transfer.fig.curve"), large=large), "transfer_curve")
     cfg = view.config
     st.caption(t("transfer.curve.caption", steps=cfg["steps"], batch=cfg["batch_size"], lr=f"{ft.lr:g}",
                  seconds=f"{ft.seconds or 0:.0f}", cpu=f"{ft.cpu_seconds or 0:.0f}", threads=view.threads))
@@ -285,13 +285,14 @@ def _lora_summary(view: transfer.TransferView) -> None:
     approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t(f"transfer.pool.{p}")), "feature",
                    view.bert.probe(p, top)) for p in transfer.POOLINGS]
     approaches += [(t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
-    chart(figs.approach_summary(
-        [name for name, _, _ in approaches], [kind for _, kind, _ in approaches],
-        [a.accuracy for _, _, a in approaches],
-        [a.interval for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
-        [a.cpu_seconds or 0.0 for _, _, a in approaches],
-        panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"), t("transfer.lora.panel.time")],
-        title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
+    chart(shared_figure(figs.approach_summary,
+                        [name for name, _, _ in approaches], [kind for _, kind, _ in approaches],
+                        [a.accuracy for _, _, a in approaches],
+                        [a.interval for _, _, a in approaches], [a.trained_params for _, _, a in approaches],
+                        [a.cpu_seconds or 0.0 for _, _, a in approaches],
+                        panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"),
+                                      t("transfer.lora.panel.time")],
+                        title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
     _verdict("transfer.lora.verdict", transfer.compare(view.lora, view.finetune), n=view.n_test,
              share=_lora_share(view))
 

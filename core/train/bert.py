@@ -19,7 +19,6 @@ import argparse
 import copy
 import hashlib
 import io
-import json
 import lzma
 import random
 import time
@@ -29,7 +28,7 @@ import numpy as np
 import torch
 from transformers import BertConfig, BertForPreTraining
 
-from .common import Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
+from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
 from .corpus import DEFAULT_CORPUS, clean_lines, corpus_spec, join_lines, read_lines, split_sentences
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
@@ -364,7 +363,7 @@ def main(argv=None) -> None:
     run = TrainingRun(args, ckpt, model, optimizer)
     if run.resumed:
         sampler.rng = random.Random(args.seed + run.step)  # new examples, not a replay of the first ones
-    curve = LearningCurve(args, tokenizer, out, run) if args.eval_every else None
+    curve = learning_curve(args, tokenizer, out, run) if args.eval_every else None
     if curve and not run.resumed:
         curve.record(model)  # the starting point
     model.train()
@@ -424,37 +423,23 @@ def training_mix(tokenizer, specs: list[str], segment: bool, cache_dir: Path, li
     return mix
 
 
-class LearningCurve:
-    """Every ``--eval-every`` minutes of training: export, load the export as the app would, evaluate it
-    (:func:`core.train.evaluate.evaluate_snapshot`) and append one JSON line to ``--curve``."""
+def learning_curve(args, tokenizer, out: Path, run: TrainingRun) -> LearningCurve:
+    """Points of :func:`core.train.evaluate.evaluate_snapshot` on the export, every ``--eval-every`` minutes."""
+    from ..registry import load_bert
+    from .evaluate import evaluate_snapshot
 
-    def __init__(self, args, tokenizer, out: Path, run: TrainingRun):
-        self.args, self.tokenizer, self.out, self.run = args, tokenizer, out, run
-        self.path = Path(args.curve) if args.curve else out / "curve.jsonl"
-        self.corpora = [corpus_spec(spec)[0] for spec in args.corpus]
-        self.last = time.time()
+    corpora = [corpus_spec(spec)[0] for spec in args.corpus]
 
-    def due(self) -> bool:
-        return time.time() - self.last >= self.args.eval_every * 60
+    def snapshot(model) -> dict:
+        export(model, tokenizer, out)
+        return evaluate_snapshot(load_bert(str(out)), corpora, args.eval_pairs)
 
-    def record(self, model) -> None:
-        from ..registry import load_bert
-        from .evaluate import evaluate_snapshot
+    def summary(point: dict) -> str:
+        return ", ".join(f"{k} {v['hits']}/{v['sentences']}" for k, v in point.items()
+                         if isinstance(v, dict) and "hits" in v)
 
-        started = time.time()
-        export(model, self.tokenizer, self.out)
-        point = {"step": self.run.step, "tokens": self.run.state.get("tokens", 0),
-                 "minutes": round((time.time() - self.run.start) / 60, 1),
-                 "lr": self.run.optimizer.param_groups[0]["lr"],
-                 **evaluate_snapshot(load_bert(str(self.out)), self.corpora, self.args.eval_pairs)}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(point, ensure_ascii=False) + "\n")
-        summary = ", ".join(f"{k} {v['hits']}/{v['sentences']}" for k, v in point.items()
-                            if isinstance(v, dict) and "hits" in v)
-        print(f"curve point at step {self.run.step}: {summary} ({time.time() - started:.0f}s)", flush=True)
-        self.last = time.time()
-        model.train()
+    return LearningCurve(Path(args.curve) if args.curve else out / "curve.jsonl", args.eval_every, run, snapshot,
+                         summary)
 
 
 class _BatchStream(torch.utils.data.IterableDataset):

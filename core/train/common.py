@@ -3,10 +3,12 @@ progress lines, checkpoints."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -129,3 +131,30 @@ class TrainingRun:
         self.state["elapsed"] = time.time() - self.start
         save_checkpoint(self.ckpt, self.model, self.optimizer, self.state)
         self.last_save = time.time()
+
+
+class LearningCurve:
+    """Every ``every_minutes`` of training, one JSON line appended to ``path``: the step, tokens seen,
+    minutes and learning rate, and what ``snapshot(model)`` measures (each trainer exports the model and
+    evaluates the export as the app would load it); ``summary(point)`` is printed."""
+
+    def __init__(self, path: Path, every_minutes: float, run: TrainingRun,
+                 snapshot: Callable[[torch.nn.Module], dict], summary: Callable[[dict], str]):
+        self.path, self.every_s, self.run = path, every_minutes * 60, run
+        self.snapshot, self.summary = snapshot, summary
+        self.last = time.time()
+
+    def due(self) -> bool:
+        return time.time() - self.last >= self.every_s
+
+    def record(self, model) -> None:
+        started = time.time()
+        point = {"step": self.run.step, "tokens": self.run.state.get("tokens", 0),
+                 "minutes": round((time.time() - self.run.start) / 60, 1),
+                 "lr": self.run.optimizer.param_groups[0]["lr"], **self.snapshot(model)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(point, ensure_ascii=False) + "\n")
+        print(f"curve point at step {self.run.step}: {self.summary(point)} ({time.time() - started:.0f}s)", flush=True)
+        self.last = time.time()
+        model.train()

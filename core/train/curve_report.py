@@ -12,6 +12,31 @@ import json
 from pathlib import Path
 
 CHECK_SETS = ("demo_set", "words_check", "everyday_check")
+# The experiment's rules (issue #31): stop after this much training unless a check set moved this far...
+STOP_AFTER_MINUTES = 360
+MIN_MOVE = 3
+# ...and ship only a point that meets every threshold.
+SHIP_RULES = {"everyday check sets ≥ 50%": lambda p: all(_rate(p[k]) >= 0.5 for k in ("words_check", "everyday_check")),
+              "demo set ≥ 80%": lambda p: _rate(p["demo_set"]) >= 0.8,
+              "zh_mixed_v1 top-1 ≥ 52%": lambda p: p["heldout"]["zh_mixed_v1"]["masked_top1"] >= 0.52,
+              "NSP ≥ 90%": lambda p: p["heldout"]["zh_mixed_v1"]["nsp_accuracy"] >= 0.9}
+
+
+def _rate(check: dict) -> float:
+    return check["hits"] / check["sentences"]
+
+
+def verdict(points: list[dict]) -> dict:
+    """What the rules say of a curve: each check set's move from the first point to the last, whether the
+    run has reached its stopping time without a move of ``MIN_MOVE``, and the points that meet every
+    shipping rule (with the rules each point misses)."""
+    first, last = points[0], points[-1]
+    moves = {name: last[name]["hits"] - first[name]["hits"] for name in CHECK_SETS}
+    missed = {p["step"]: [rule for rule, holds in SHIP_RULES.items() if not holds(p)] for p in points[1:]}
+    return {"minutes": last["minutes"], "moves": moves, "moved": max(moves.values()) >= MIN_MOVE,
+            "stop": last["minutes"] >= STOP_AFTER_MINUTES and max(moves.values()) < MIN_MOVE,
+            "shippable": [step for step, rules in missed.items() if not rules],
+            "missed_at_end": missed.get(last["step"], [])}
 
 
 def curve_table(points: list[dict]) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..encoders import BertEncoder
+from ..encoders import BertEncoder, ElmoEncoder, Encoder
 from ..fill_examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
 from ..geometry import loo_nn_accuracy
 from ..occurrences import parse_labelled, word_vectors
@@ -73,8 +73,8 @@ def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
     return sentences, labels
 
 
-def sense_accuracy(model: str, sentences: list[str], labels: list[str]) -> dict:
-    encoder = load_encoder(model)
+def sense_accuracy(model: str | Encoder, sentences: list[str], labels: list[str]) -> dict:
+    encoder = load_encoder(model) if isinstance(model, str) else model
     result = word_vectors(encoder, sentences, "苹果", labels)
     stacked = result.stacked()
     occurrence_labels = [o.label for o in result.occurrences]
@@ -143,39 +143,65 @@ def evaluate_snapshot(encoder: BertEncoder, corpora: list[Path], pairs: int, see
 
 
 @torch.inference_mode()
-def evaluate_elmo(corpus: str, max_sentences: int) -> dict:
-    from .elmo import batches, encode_sentences
+def elmo_perplexity(model, sequences: list[np.ndarray]) -> dict:
+    """Forward and backward per-token perplexity of the biLM ``model`` on encoded ``sequences``."""
+    from .elmo import collate
 
-    encoder = load_encoder("mini-elmo-zh")
-    model, tokenizer = encoder.model, encoder.tokenizer
-    heldout = encode_sentences(tokenizer, list(read_lines(corpus, "heldout")), 64)[:max_sentences]
+    fwd_nll = bwd_nll = 0.0
+    tokens = 0
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    for start in range(0, len(order), 64):
+        ids, lengths = collate([sequences[i] for i in order[start:start + 64]])
+        fwd, bwd, n = model.lm_losses(ids, lengths)
+        fwd_nll += float(fwd) * n
+        bwd_nll += float(bwd) * n
+        tokens += n
+    return {"forward_ppl": math.exp(fwd_nll / tokens), "backward_ppl": math.exp(bwd_nll / tokens),
+            "tokens": tokens, "sentences": len(sequences)}
+
+
+def heldout_sentences(tokenizer, corpus: str | Path, max_sentences: int) -> list[np.ndarray]:
+    """The first ``max_sentences`` encoded sentences of ``corpus``'s held-out split, as the biLM reads them."""
+    from .elmo import encode_sentences
+
+    return encode_sentences(tokenizer, list(read_lines(corpus, "heldout")), 64)[:max_sentences]
+
+
+def evaluate_elmo(corpus: str, max_sentences: int, encoder: ElmoEncoder | None = None) -> dict:
+    from .elmo import encode_sentences
+
+    encoder = encoder or load_encoder("mini-elmo-zh")
+    tokenizer = encoder.tokenizer
+    heldout = heldout_sentences(tokenizer, corpus, max_sentences)
+    report = elmo_perplexity(encoder.model, heldout)
     # Unigram model from every 10th training line: add-one smoothing over the whole vocabulary.
-    train_sample = [l for i, l in enumerate(read_lines(corpus, "train")) if i % 10 == 0]
+    train_sample = [line for i, line in enumerate(read_lines(corpus, "train")) if i % 10 == 0]
     counts = np.ones(len(tokenizer), dtype=np.float64)
     for seq in encode_sentences(tokenizer, train_sample, 64):
         np.add.at(counts, seq[1:], 1)  # the tokens a forward LM predicts (characters and [SEP])
     log_unigram = np.log(counts / counts.sum())
-    fwd_nll = bwd_nll = uni_nll = 0.0
-    tokens = 0
-    uni_bwd_nll = 0.0
-    stream = batches(heldout, 4096, random.Random(0))
-    seen = 0
-    n_groups = math.ceil(sum(len(s) for s in heldout) / 2048) + len(heldout)
-    for _ in range(n_groups):
-        ids, lengths = next(stream)
-        fwd, bwd, n = model.lm_losses(ids, lengths)
-        fwd_nll += float(fwd) * n
-        bwd_nll += float(bwd) * n
-        for row, length in zip(ids.numpy(), lengths.numpy()):
-            uni_nll -= log_unigram[row[1:length]].sum()
-            uni_bwd_nll -= log_unigram[row[:length - 1]].sum()
-        tokens += n
-        seen += len(lengths)
-        if seen >= len(heldout):
-            break
-    return {"forward_ppl": math.exp(fwd_nll / tokens), "backward_ppl": math.exp(bwd_nll / tokens),
-            "unigram_ppl_forward_targets": math.exp(uni_nll / tokens),
-            "unigram_ppl_backward_targets": math.exp(uni_bwd_nll / tokens), "tokens": tokens, "sentences": seen}
+    forward = -sum(log_unigram[seq[1:]].sum() for seq in heldout)
+    backward = -sum(log_unigram[seq[:-1]].sum() for seq in heldout)
+    return {**report, "unigram_ppl_forward_targets": math.exp(forward / report["tokens"]),
+            "unigram_ppl_backward_targets": math.exp(backward / report["tokens"])}
+
+
+def elmo_snapshot(encoder: ElmoEncoder, corpora: list[Path], max_sentences: int) -> dict:
+    """One point of the biLM's learning curve: perplexity on each corpus's held-out split, and the best
+    layer's leave-one-out sense accuracy on every project sense set and on 苹果 in held-out corpus text."""
+    from ..experiments.sense_probe import load_sense_sets, probe_word
+
+    point = {"heldout": {Path(c).stem: elmo_perplexity(encoder.model, heldout_sentences(encoder.tokenizer, c,
+                                                                                        max_sentences))
+                         for c in corpora}}
+    senses = {}
+    for sense_set in load_sense_sets():
+        accuracy = probe_word(encoder, sense_set["word"], sense_set["sentences"], sense_set["labels"])["accuracy"]
+        senses[sense_set["word"]] = max(a for a in accuracy if a is not None)
+    point["sense_probe_best"] = senses
+    point["senses_苹果"] = {"authored": sense_accuracy(encoder, *authored_sense_set())["best"],
+                           "heldout_corpus": sense_accuracy(encoder, *heldout_sense_set(str(corpora[0])))["best"]}
+    return point
 
 
 def evaluate_word2vec() -> dict:

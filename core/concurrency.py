@@ -1,0 +1,58 @@
+"""How the sessions of one server share its CPU: the one place that decides it.
+
+Streamlit runs every session's script in a thread of one process. Measured on the 2-core lab machine
+(``python -m benchmarks.classroom_load``, 30 sessions each typing its own sentence; ``py-spy`` on the
+server), page runs are bound by Python work under the GIL (building and serialising figures, widgets),
+not by the models' forward passes, which took a few percent of the samples. Hence:
+
+- each model call computes on ``torch_threads()`` intra-op threads (1 unless ``LAB_TORCH_THREADS``
+  says otherwise), so two sessions compute side by side instead of waiting for each other's cores;
+- up to ``inference_slots()`` forward passes of one model run at once (one per core unless
+  ``LAB_INFERENCE_SLOTS`` says otherwise): an eval-mode forward pass is thread-safe and releases the GIL
+  while it computes, so a per-model lock would only queue sessions behind each other;
+- calls of one model's tokenizer take turns: a fast (Rust) tokenizer is borrowed mutably while a call
+  sets its padding and truncation, and a concurrent call fails with "Already borrowed";
+- a class larger than one process serves well runs several processes behind a reverse proxy with sticky
+  sessions (``deploy/``, README "A lecture hall").
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+
+def torch_threads() -> int:
+    return max(1, int(os.environ.get("LAB_TORCH_THREADS", "1")))
+
+
+def inference_slots() -> int:
+    return max(1, int(os.environ.get("LAB_INFERENCE_SLOTS", str(os.cpu_count() or 1))))
+
+
+def configure_thread() -> None:
+    """Give the calling thread the intra-op thread count (torch's setting is per thread: Streamlit starts a
+    new thread for each script run, so the app calls this on every run; it is cheap)."""
+    torch.set_num_threads(torch_threads())
+
+
+class ModelGate:
+    """What one loaded model lets run at once: ``slots`` forward passes, one tokenizer call."""
+
+    def __init__(self, slots: int | None = None):
+        self.slots = slots or inference_slots()
+        self._forward = threading.BoundedSemaphore(self.slots)
+        self._tokenizer = threading.Lock()
+
+    @contextmanager
+    def forward(self) -> Iterator[None]:
+        with self._forward:
+            yield
+
+    @contextmanager
+    def tokenize(self) -> Iterator[None]:
+        with self._tokenizer:
+            yield

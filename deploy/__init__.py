@@ -1,0 +1,1 @@
+"""Deployment helpers: running the app for a lecture hall (lecture_hall.py)."""

@@ -1,0 +1,209 @@
+"""A lecture hall: several app processes behind nginx, each browser kept on one process.
+
+    python -m deploy.lecture_hall                                  # 2 processes, http://127.0.0.1:8500
+    python -m deploy.lecture_hall --processes 3 --listen 0.0.0.0   # the classroom LAN, port 8500
+
+One process runs every session's page script on one Python interpreter, so a class shares one core's worth
+of Python however many cores the machine has (``core/concurrency.py``). This starts ``--processes`` servers
+(``streamlit run serve.py``, the embedded models loaded at start, about 0.8 GB each) on the loopback ports
+after ``--port``, and Debian's nginx in front of them on ``--listen``:``--port``. The processes listen on
+127.0.0.1 only: students reach them through nginx alone.
+
+Sticky sessions: a Streamlit session lives in one process (its websocket, its uploads, its page state), so
+every request of a browser must reach the same process. nginx's first answer to a browser sets the cookie
+``lab_backend`` to a process drawn at random (``split_clients``); every later request, the websocket
+included, goes where the cookie says. A cookie naming anything but one of the hall's own ports is
+ignored (a new draw), so the cookie cannot point nginx at another service on this machine.
+
+Stop with Ctrl-C (or SIGTERM): nginx and every app process are stopped. Needs ``nginx`` on the PATH
+(``apt install nginx-light``); it runs as the calling user with its files in a temporary directory.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COOKIE = "lab_backend"
+DEFAULT_PORT = 8500
+STARTUP_TIMEOUT_S = 180.0
+
+
+def backend_ports(port: int, processes: int) -> list[int]:
+    return [port + 1 + i for i in range(processes)]
+
+
+def nginx_config(listen: str, port: int, backends: list[int], prefix: Path) -> str:
+    """The whole nginx configuration of a hall: ``listen``:``port`` in front of the app processes on
+    127.0.0.1:``backends``, sticky by the ``lab_backend`` cookie; pid, logs and temporary files in ``prefix``."""
+    if not backends:
+        raise ValueError("a hall needs at least one app process")
+    share = int(10000 / len(backends)) / 100  # nginx takes two decimals; "*" gets the remainder
+    draws = "".join(f"        {share:.2f}% {p};\n" for p in backends[:-1])
+    draws += f"        * {backends[-1]};\n"
+    known = "|".join(str(p) for p in backends)
+    temp = "\n".join(f"    {name}_temp_path {prefix / (name + '_temp')};"
+                     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    return f"""# Written by deploy/lecture_hall.py; see its docstring.
+worker_processes 1;
+pid {prefix / 'nginx.pid'};
+error_log {prefix / 'error.log'} warn;
+events {{ worker_connections 1024; }}
+
+http {{
+    access_log off;
+{temp}
+
+    # A new browser is sent to a process drawn at random...
+    split_clients "${{remote_addr}}${{remote_port}}${{msec}}" $lab_draw {{
+{draws}    }}
+    # ...and stays there: the cookie is honoured only when it names one of the hall's own ports.
+    map $cookie_{COOKIE} $lab_port {{
+        "~^({known})$" $cookie_{COOKIE};
+        default $lab_draw;
+    }}
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        "" close;
+    }}
+
+    server {{
+        listen {listen}:{port};
+        client_max_body_size 2m;  # the app accepts uploads of 1 MB (.streamlit/config.toml)
+
+        location / {{
+            proxy_pass http://127.0.0.1:$lab_port;
+            proxy_http_version 1.1;
+            proxy_set_header Host $host;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_read_timeout 1d;  # a session's websocket stays open for the whole lecture
+            proxy_buffering off;
+            add_header Set-Cookie "{COOKIE}=$lab_port; Path=/; HttpOnly; SameSite=Lax" always;
+        }}
+    }}
+}}
+"""
+
+
+def _wait_healthy(url: str, procs: list[subprocess.Popen], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"a process of the hall exited before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"{url} did not answer within {timeout_s:.0f} s")
+
+
+class LectureHall:
+    """The running hall: ``start()`` returns once nginx and every app process answer; ``stop()`` ends all."""
+
+    def __init__(self, processes: int = 2, listen: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 script: str = "serve.py", log_dir: Path | None = None):
+        if processes < 1:
+            raise ValueError("--processes must be at least 1")
+        self.listen, self.port, self.script = listen, port, script
+        self.backends = backend_ports(port, processes)
+        self.prefix = Path(tempfile.mkdtemp(prefix="lecture-hall-"))
+        self.log_dir = log_dir or self.prefix
+        self.procs: list[subprocess.Popen] = []
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.listen in ("0.0.0.0", "127.0.0.1") else self.listen
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> LectureHall:
+        nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
+        if nginx is None:
+            raise RuntimeError("nginx is not installed (Debian: apt install nginx-light)")
+        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (self.prefix / f"{name}_temp").mkdir(exist_ok=True)
+        conf = self.prefix / "nginx.conf"
+        conf.write_text(nginx_config(self.listen, self.port, self.backends, self.prefix), encoding="utf-8")
+        env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+        try:
+            for backend in self.backends:
+                log = open(self.log_dir / f"app-{backend}.log", "w", encoding="utf-8")
+                self.procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
+                     "--server.address", "127.0.0.1", "--server.port", str(backend),
+                     "--browser.gatherUsageStats", "false"],
+                    cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
+                log.close()
+            self.procs.append(subprocess.Popen([nginx, "-p", str(self.prefix), "-c", str(conf),
+                                                "-e", str(self.prefix / "error.log"), "-g", "daemon off;"],
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+            for backend in self.backends:
+                _wait_healthy(f"http://127.0.0.1:{backend}/_stcore/health", self.procs, timeout_s)
+            _wait_healthy(f"{self.url}/_stcore/health", self.procs, timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):  # nginx first: no new requests reach a stopping app
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+        self.procs = []
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+    def __enter__(self) -> LectureHall:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deploy.lecture_hall", description=__doc__.split("\n")[0])
+    parser.add_argument("--processes", type=int, default=2, help="app processes (default 2: one per core here)")
+    parser.add_argument("--listen", default="127.0.0.1",
+                        help="address nginx listens on (default 127.0.0.1; 0.0.0.0 for the classroom LAN)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"nginx's port (default {DEFAULT_PORT}); "
+                        "the app processes use the next ones on 127.0.0.1")
+    args = parser.parse_args(argv)
+    log_dir = Path(tempfile.gettempdir()) / "lecture-hall-logs"
+    log_dir.mkdir(exist_ok=True)
+    hall = LectureHall(args.processes, args.listen, args.port, log_dir=log_dir)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        hall.start()
+        print(f"lecture hall ready: {hall.url} ({args.processes} processes on 127.0.0.1:"
+              f"{hall.backends[0]}-{hall.backends[-1]}; their logs: {log_dir}/app-<port>.log)", flush=True)
+        while all(p.poll() is None for p in hall.procs):
+            time.sleep(1)
+        print("a process of the hall stopped; stopping the others", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    except RuntimeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        hall.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
