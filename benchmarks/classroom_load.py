@@ -85,9 +85,9 @@ def start_server(timeout_s: float, script: str = "app.py", log: Path | None = No
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
 
 
-async def run_page(url: str, page: str, timeout_s: float, query: str = "") -> dict:
-    """One session: connect, run ``page`` once with ``query`` as its URL's query string, return
-    {"page", "seconds", "status", "exceptions"}."""
+async def run_page(url: str, page: str, timeout_s: float, query: str = "", cookie: str | None = None) -> dict:
+    """One session: connect (sending ``cookie``, e.g. a lecture hall's ``lab_backend=PORT``), run ``page`` once
+    with ``query`` as its URL's query string, return {"page", "seconds", "status", "exceptions"}."""
     import websockets
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -98,7 +98,9 @@ async def run_page(url: str, page: str, timeout_s: float, query: str = "") -> di
     request.rerun_script.query_string = query
     exceptions = 0
     # no keepalive pings: a server busy with 30 page runs answers late, and that is what is measured
+    headers = {"Cookie": cookie} if cookie else None
     async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=timeout_s,
+                                  additional_headers=headers,
                                   ping_interval=None) as ws:
         started = time.perf_counter()
         await ws.send(request.SerializeToString())

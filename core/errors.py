@@ -2,8 +2,9 @@
 
 The app shows ``err.message(lang)`` where the user is (Markdown: the parameters, which carry model
 names, file names and error details, are escaped); the CLI prints ``err.message(lang, markdown=False)``
-on stderr and exits 2. The templates live in the app's translation tables (``assets/i18n/<lang>.json``,
-keys ``error.<code>``), the one catalogue for every user-facing text.
+on stderr and exits 2. The templates are core's own message catalogue (``core/messages/<lang>.json``,
+``{code: template}``); the app's translation tables take them in as ``error.<code>`` (``ui/i18n.py``), so
+the CLI, the notebook API and the pages say the same thing.
 """
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from pathlib import Path
 
 from .safe_text import md_escape
 
-I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+MESSAGES_DIR = Path(__file__).resolve().parent / "messages"
 LANGS = ("zh", "en")
 
 
+def message_table(lang: str) -> dict[str, str]:
+    """``{code: template}`` of ``lang`` (``core/messages/<lang>.json``)."""
+    return json.loads((MESSAGES_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+
+
 def _catalogue() -> dict[str, dict[str, str]]:
-    """``{code: {lang: template}}`` from the app's one translation table per language (``error.<code>``)."""
-    tables = {lang: json.loads((I18N_DIR / f"{lang}.json").read_text(encoding="utf-8")) for lang in LANGS}
-    return {key.removeprefix("error."): {lang: tables[lang][key] for lang in LANGS if key in tables[lang]}
-            for key in tables["en"] if key.startswith("error.")}
+    """``{code: {lang: template}}``."""
+    tables = {lang: message_table(lang) for lang in LANGS}
+    return {code: {lang: tables[lang][code] for lang in LANGS if code in tables[lang]} for code in tables["en"]}
 
 
 MESSAGES = _catalogue()

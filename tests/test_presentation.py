@@ -233,3 +233,13 @@ def test_arrive_only_for_a_scene_of_this_page(slide, expected):
     at = app({"slide": slide}, page=PATHS["exercises"])
     applied = at.session_state[ui_pres.APPLIED_KEY] if ui_pres.APPLIED_KEY in at.session_state else None
     assert (applied == "exercises") is expected
+
+
+def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
+    """Which element a scene scrolls into view is the UI's business (ui.presentation), not core's."""
+    from core.presentation import BY_ID, SCENES
+    from ui.presentation import SCENE_RESULTS, result_key
+
+    assert set(SCENE_RESULTS) <= set(BY_ID)
+    assert [s.id for s in SCENES if result_key(s) is None] == ["exercises"]
+    assert not hasattr(SCENES[0], "result")

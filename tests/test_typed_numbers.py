@@ -232,8 +232,10 @@ def tokens(text: str, lang: str) -> list[str]:
 
 
 def _tables() -> dict[str, dict[str, str]]:
-    return {lang: json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
-            for lang in ("zh", "en")}
+    """Every text a user reads: the app's tables with core's error messages (ui.i18n.table)."""
+    from ui.i18n import table
+
+    return {lang: table(lang) for lang in ("zh", "en")}
 
 
 def _is_number(token: str) -> bool:

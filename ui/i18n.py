@@ -1,4 +1,5 @@
-"""Translations: one flat JSON table per language in ``assets/i18n/<lang>.json``.
+"""Translations: one flat JSON table per language in ``assets/i18n/<lang>.json``, plus core's error messages
+(``core/messages``) as ``error.<code>``.
 
 Usage::
 
@@ -20,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from core.errors import message_table
+
 _LOG = logging.getLogger("elmo_bert_lab")
 LANGS: dict[str, str] = {"zh": "中文", "en": "English"}
 DEFAULT_LANG = "zh"
@@ -29,11 +32,13 @@ I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 
 @cache
 def table(lang: str) -> dict[str, str]:
-    """The translation table of ``lang`` (empty for an unknown language). Cached per process."""
+    """The translation table of ``lang`` (empty for an unknown language): the app's texts and core's error
+    messages as ``error.<code>`` (``core/messages``). Cached per process."""
     if lang not in LANGS:
         return {}
     with open(I18N_DIR / f"{lang}.json", encoding="utf-8") as f:
-        return json.load(f)
+        texts = json.load(f)
+    return {**texts, **{f"error.{code}": template for code, template in message_table(lang).items()}}
 
 
 def current_lang() -> str:

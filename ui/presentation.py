@@ -42,6 +42,34 @@ RESET_PREFIXES: dict[str, tuple[str, ...]] = {
 }
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
+# The widget or container key of what each scene is about (a chart's controls, a chart): presentation mode
+# scrolls it to just below the scene bar on arrival, where it must fit whole, axis labels and legend included,
+# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one keeps the page top (title pages).
+SCENE_RESULTS: dict[str, str] = {
+    "home": "home_threads",
+    "pair": "static_result",
+    "senses": "static_result",
+    "oov": "static_result",
+    "bilm": "obj_bilm_result",
+    "worked": "elmo_exercise",
+    "syntax": "elmo_s_result",
+    "semantics": "elmo_s_result",
+    "learned": "elmo_learned_bars",
+    "evidence": "evidence_result",
+    "deep": "obj_deep_result",
+    "fill": "fill_topk",
+    "iterative": "fill_replay_result",
+    "objective": "obj_gpt_result",
+    "attention": "att_head_view",
+    "transfer": "transfer_compare",
+    "lora": "transfer_lora",
+}
+
+
+def result_key(scene: pres.Scene | None) -> str | None:
+    return SCENE_RESULTS.get(scene.id) if scene else None
+
+
 ARRIVALS_KEY = "_present_arrivals"  # counts scene arrivals: each one scrolls its result into view once
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
 SHORTCUTS_SUPPORTED = "shortcut" in inspect.signature(st.button).parameters
@@ -196,7 +224,7 @@ def render_stepper(url_path: str | None) -> None:
         st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
     scene = pres.SCENES[index] if index is not None else None
     _presenter(key="present_keys", data={
-        "target": scene.result if scene else None,
+        "target": result_key(scene),
         "token": f"{scene.id if scene else ''}:{st.session_state.get(ARRIVALS_KEY, 0)}",
     })
     if target is not None:

@@ -32,6 +32,7 @@ from e2e.conftest import (
 )
 from ui import PAGES
 from ui.i18n import translate
+from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
@@ -384,8 +385,9 @@ def test_walk_every_scene(page, warm_server, lang, width, height):
         wait_idle(page)
         check_healthy(page)
         assert f"{number}/{len(SCENES)}" in bar.inner_text()
-        if scene.result:
-            wait_for(page, lambda result=scene.result: result_in_view(page, result),
+        result = result_key(scene)
+        if result:
+            wait_for(page, lambda result=result: result_in_view(page, result),
                      f"scene {scene.id}: result in view", timeout_s=60)
         if scene.id == "fill":  # the whole words (苹果 …) beside the characters, on the same screen
             wait_for(page, lambda: chart_in_view(page, "fill_words_chart"), "fill: whole-word chart in view")

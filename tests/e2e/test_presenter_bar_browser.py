@@ -3,7 +3,7 @@ scene in both languages, so "Next" never moves under the presenter's pointer; �
 the slider, and the clicker's PageDown advances exactly one scene, also right after a slider click and
 0.3 s after arriving.
 
-Each scene's result (``Scene.result``), with its figures' axis labels and legends, lies wholly inside the
+Each scene's result (``ui.presentation.result_key``), with its figures' axis labels and legends, lies wholly inside the
 viewport below the bar on arrival, in zh and en at 1280×720 and in zh at 1920×1080. One viewport screenshot
 per scene in test-artifacts/screenshots/bar-<lang>-<width>-<nn>-<scene>.png.
 """
@@ -16,6 +16,7 @@ import pytest
 from core.presentation import SCENES
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from ui.i18n import translate
+from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
@@ -160,11 +161,12 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
         assert tr(scene.title_key) in text and current_slide(page) in (scene.id, None), (scene.id, text)
         heights[f"{scene.id}:{step}"] = round(bar_height(page), 1)
         assert title_fits(page), f"{scene.id}: the scene's title is cut off"
-        if scene.result:
+        result = result_key(scene)
+        if result:
             if scene.id == "iterative":  # arrived by a fast click: its own result, not the previous scene's chart
-                wait_for(page, lambda key=scene.result: placed_below_the_bar(page, key),
+                wait_for(page, lambda key=result: placed_below_the_bar(page, key),
                          "iterative: its result in view", timeout_s=60)
-            box = in_view_soon(page, scene.result)
+            box = in_view_soon(page, result)
             if box is not None:
                 out_of_view[scene.id] = box
         page.mouse.move(0, 0)  # no tooltip in the picture
@@ -176,7 +178,7 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
             arrows_move_the_focused_slider(page, tr)
             page.locator(".st-key-elmo_reveal label").first.click()  # the class has computed: the derivation
             wait_idle(page)
-            box = in_view_soon(page, scene.result)
+            box = in_view_soon(page, result)
             if box is not None:
                 out_of_view["worked, revealed"] = box
             page.mouse.move(0, 0)

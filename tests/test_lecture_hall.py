@@ -1,0 +1,81 @@
+"""deploy/lecture_hall.py: N app processes behind Debian's nginx, each browser kept on one process by a cookie
+that can only name the hall's own ports. The configuration is checked by ``nginx -t``; the hall itself runs
+two real app processes (the browser tier: it starts servers)."""
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from benchmarks.classroom_load import run_page, session_query
+from benchmarks.common import free_port
+from deploy.lecture_hall import COOKIE, LectureHall, backend_ports, nginx_config
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt install nginx-light)")
+
+
+def test_the_processes_listen_on_loopback_after_the_proxy_port():
+    conf = nginx_config("0.0.0.0", 8500, backend_ports(8500, 3), Path("/tmp/hall"))
+    assert backend_ports(8500, 3) == [8501, 8502, 8503]
+    assert "listen 0.0.0.0:8500;" in conf
+    assert re.findall(r"proxy_pass (\S+);", conf) == ["http://127.0.0.1:$lab_port"]
+    # the cookie is honoured only for the hall's own ports; anything else gets a new draw
+    assert f'"~^(8501|8502|8503)$" $cookie_{COOKIE};' in conf
+    draws = re.findall(r"^\s+(\S+%|\*) (\d+);$", conf, flags=re.M)
+    assert [port for _, port in draws] == ["8501", "8502", "8503"]
+    assert sum(float(share[:-1]) for share, _ in draws if share != "*") < 100
+
+
+@needs_nginx
+def test_nginx_accepts_the_configuration(tmp_path):
+    for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (tmp_path / f"{name}_temp").mkdir()
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(nginx_config("127.0.0.1", free_port(), [free_port(), free_port()], tmp_path), encoding="utf-8")
+    check = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
+
+
+def _backend_of(url: str, cookie: str | None = None) -> str:
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        cookies = response.headers.get_all("Set-Cookie")
+    return next(c.split(";")[0].split("=", 1)[1] for c in cookies if c.startswith(f"{COOKIE}="))
+
+
+async def _websocket_backend(url: str, cookie: str) -> str:
+    import websockets
+
+    async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
+                                  additional_headers={"Cookie": cookie}) as ws:
+        return next(v.split(";")[0].split("=", 1)[1] for k, v in ws.response.headers.raw_items()
+                    if k.lower() == "set-cookie" and v.startswith(f"{COOKIE}="))
+
+
+@pytest.mark.browser
+@needs_nginx
+def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
+    port = free_port()
+    hall = LectureHall(2, "127.0.0.1", port, script="app.py", log_dir=tmp_path)
+    hall.backends = [free_port(), free_port()]  # free ports, not port + 1 and port + 2
+    with hall:
+        page = f"{hall.url}/"
+        first_visits = {_backend_of(page) for _ in range(24)}
+        assert first_visits == {str(p) for p in hall.backends}  # new browsers are spread over both processes
+        for backend in hall.backends:
+            cookie = f"{COOKIE}={backend}"
+            assert {_backend_of(page, cookie) for _ in range(5)} == {str(backend)}  # and stay where they are
+            assert asyncio.run(_websocket_backend(hall.url, cookie)) == str(backend)  # the session's websocket too
+        forged = f"{COOKIE}=22"  # another service on this machine: never proxied to
+        assert _backend_of(f"{hall.url}/_stcore/health", forged) in {str(p) for p in hall.backends}
+        # a student's session through the proxy runs a page to its end
+        result = asyncio.run(run_page(hall.url, "fill-mask", 300, session_query("fill-mask", 3),
+                                      cookie=f"{COOKIE}={hall.backends[1]}"))
+        assert result["status"] == "FINISHED_SUCCESSFULLY" and not result["exceptions"]
