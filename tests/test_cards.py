@@ -182,3 +182,33 @@ def test_the_card_states_the_rules_verdict_on_the_recorded_curve():
     assert ("nothing shipped" in section) == result["stop"]
     for name, move in result["moves"].items():
         assert f"{name} {move:+d}" in section
+
+
+def _elmo_point(step: int, authored: float, heldout: float, ppl: float) -> dict:
+    return {"step": step, "minutes": step / 10, "tokens": step * 4000, "lr": 1e-4,
+            "heldout": {"zh_mixed_v1": {"forward_ppl": ppl, "backward_ppl": ppl},
+                        "zh_everyday_v1": {"forward_ppl": 90.0, "backward_ppl": 90.0}},
+            "sense_probe_best": {"苹果": authored, "花": 0.9},
+            "senses_苹果": {"authored": authored, "heldout_corpus": heldout}}
+
+
+def test_the_elmo_rule_needs_both_apple_sets_and_no_perplexity_regression():
+    from core.train.curve_report import elmo_curve_table, elmo_verdict
+
+    points = [_elmo_point(0, 0.86, 0.78, 100.0), _elmo_point(10, 0.95, 0.92, 104.0),
+              _elmo_point(20, 0.95, 0.89, 99.0), _elmo_point(30, 0.91, 0.90, 100.0)]
+    result = elmo_verdict(points)
+    assert result["shippable"] == [30]  # 10 loses perplexity, 20 misses the held-out 苹果 set
+    assert result["missed"][10] == ["zh_mixed_v1 perplexity not above the start"]
+    assert result["missed"][20] == ["苹果 heldout_corpus ≥ 90%"]
+    assert elmo_curve_table(points).count("\n| ") == len(points)  # one row per point after the header
+
+
+def test_the_elmo_card_shows_its_curve_as_recorded():
+    from core.train.cards import ELMO_CURVE, _elmo_everyday_section
+    from core.train.curve_report import read_curve
+
+    section = _elmo_everyday_section()
+    card = (ELMO_CURVE.parents[1] / "models" / "mini-elmo-zh" / "README.md").read_text(encoding="utf-8")
+    assert section is not None and section in card
+    assert section.count("\n| ") == 1 + len(read_curve(ELMO_CURVE))

@@ -11,7 +11,16 @@ import numpy as np
 from safetensors import safe_open
 
 from ..budgets import Budget, budgets_from, format_minutes, format_tokens, token_ratio
-from .curve_report import MIN_MOVE, STOP_AFTER_MINUTES, curve_table, read_curve, verdict
+from .curve_report import (
+    ELMO_SENSE_TARGET,
+    MIN_MOVE,
+    STOP_AFTER_MINUTES,
+    curve_table,
+    elmo_curve_table,
+    elmo_verdict,
+    read_curve,
+    verdict,
+)
 
 DATA_AND_LICENCES = """\
 ## Training data and licences
@@ -147,6 +156,41 @@ def _everyday_section(curve: Path = EVERYDAY_CURVE) -> str | None:
             "shared with development work.)")
 
 
+ELMO_CURVE = EVERYDAY_CURVE.with_name("elmo_everyday_curve.jsonl")
+ELMO_COMMAND = """nice -n 10 python -m core.train.elmo --vocab assets/models/mini-elmo-zh/vocab.txt \\
+    --init-from assets/models/mini-elmo-zh \\
+    --corpus ../shared/corpus/zh_mixed_v1.txt ../shared/corpus/zh_everyday_v1.txt:3 \\
+    --out assets/models/.ckpt/elmo-everyday/mini-elmo-zh --checkpoint assets/models/.ckpt/elmo-everyday/mini-elmo-zh.pt \\
+    --dropout 0 --lr 5e-4 --warmup 200 --threads 2 --end-at <start + 125 min> \\
+    --eval-every 20 --curve assets/eval/elmo_everyday_curve.jsonl"""
+
+
+def _elmo_everyday_section(curve: Path = ELMO_CURVE) -> str | None:
+    """mini-elmo-zh continued on the everyday mix: its learning curve and what the shipping rule says of it
+    (:func:`core.train.curve_report.elmo_verdict`)."""
+    if not curve.is_file():
+        return None
+    points = read_curve(curve)
+    result = elmo_verdict(points)
+    if result["shippable"]:
+        outcome = (f"Points that meet the rule: steps {', '.join(map(str, result['shippable']))} "
+                   "(see the training notes below for what was shipped).")
+    else:
+        last = points[-1]["step"]
+        outcome = (f"**No point meets the rule; nothing shipped.** The last point (step {last}, "
+                   f"{result['minutes']:.0f} minutes) misses: {'; '.join(result['missed'].get(last, []))}.")
+    return ("## Continued training on everyday text (experiment)\n\n"
+            "The same mix as mini-bert-zh's everyday run (zh_mixed_v1 + zh_everyday_v1 ×3), one sentence per "
+            "sequence, from these weights with a fresh Adam. Every 20 minutes: forward/backward perplexity on "
+            "the first 2,000 held-out sentences of each corpus, and the best layer's leave-one-out sense "
+            "accuracy on 苹果 (the authored set and held-out corpus sentences, as in the table below) and on "
+            "each word of the sense probe (`assets/eval/*_senses.txt`). New weights ship only when both 苹果 "
+            f"sets reach {ELMO_SENSE_TARGET:.0%} and the zh_mixed_v1 perplexity is not above the start's:\n\n"
+            f"```bash\n{ELMO_COMMAND}\n```\n\n{elmo_curve_table(points)}\n\n{outcome}\n\n"
+            f"(`python -m core.train.curve_report --elmo {curve.relative_to(curve.parents[2])}`; CPU only, 2 cores "
+            "shared with development work.)")
+
+
 def write_cards(report: dict, models_dir: Path, training: dict) -> None:
     """``training`` maps model name → the markdown describing its training run (command, time, hardware),
     and ``budgets`` → each model's recorded training budget (:mod:`core.budgets`)."""
@@ -158,7 +202,7 @@ def write_cards(report: dict, models_dir: Path, training: dict) -> None:
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         body = writer(config, report[name], directory)
         budget = _budget_section(name, budgets)
-        everyday = _everyday_section() if name == "mini-bert-zh" else None
+        everyday = {"mini-bert-zh": _everyday_section, "mini-elmo-zh": _elmo_everyday_section}.get(name, lambda: None)()
         text = "\n\n".join([body, *([budget] if budget else []), *([everyday] if everyday else []),
                             "## Training run\n\n" + training.get(name, "(not recorded)"),
                             "## Word senses of 苹果 (fruit vs Apple Inc.)\n\n" + _senses_table(report, name),

@@ -1,6 +1,7 @@
 """The learning curve of a continued pre-training run (``core.train.bert --curve``) as a Markdown table.
 
     python -m core.train.curve_report assets/eval/everyday_pretraining_curve.jsonl
+    python -m core.train.curve_report --elmo assets/eval/elmo_everyday_curve.jsonl    # core.train.elmo --curve
 
 One row per curve point: tokens seen, minutes, learning rate, masked-character top-1 / top-5 and NSP
 accuracy on each corpus's held-out split, and the hits on each whole-word check set.
@@ -53,6 +54,45 @@ def curve_table(points: list[dict]) -> str:
     return "\n".join(rows)
 
 
+# mini-elmo-zh's continued training (issue #31 item 6): ship a point whose best layer separates the senses of
+# 苹果 this well on both of the project's 苹果 sets, without a higher held-out perplexity on zh_mixed_v1.
+ELMO_SENSE_TARGET = 0.90
+
+
+def elmo_curve_table(points: list[dict]) -> str:
+    """The biLM's curve: tokens, minutes, learning rate, forward / backward perplexity per held-out split,
+    the best layer's sense accuracy on 苹果 (authored set, held-out corpus sentences) and per probe word."""
+    corpora = list(points[0]["heldout"]) if points else []
+    words = list(points[0]["sense_probe_best"]) if points else []
+    head = (["step", "tokens (M)", "minutes", "lr"] + [f"{c} ppl fwd / bwd" for c in corpora]
+            + ["苹果 authored / held-out"] + [f"probe {w}" for w in words])
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in points:
+        cells = [str(p["step"]), f"{p['tokens'] / 1e6:.1f}", f"{p['minutes']:.0f}", f"{p['lr']:.1e}"]
+        cells += [f"{p['heldout'][c]['forward_ppl']:.1f} / {p['heldout'][c]['backward_ppl']:.1f}" for c in corpora]
+        cells.append(f"{p['senses_苹果']['authored']:.1%} / {p['senses_苹果']['heldout_corpus']:.1%}")
+        cells += [f"{p['sense_probe_best'][w]:.1%}" for w in words]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def elmo_verdict(points: list[dict], reference: str = "zh_mixed_v1") -> dict:
+    """The steps whose 苹果 sense accuracy reaches ``ELMO_SENSE_TARGET`` on both sets and whose held-out
+    perplexity on ``reference`` (both directions) is not above the first point's, and per step what it misses."""
+    first = points[0]["heldout"][reference]
+
+    def misses(p: dict) -> list[str]:
+        out = [f"苹果 {name} ≥ {ELMO_SENSE_TARGET:.0%}"
+               for name, v in p["senses_苹果"].items() if v < ELMO_SENSE_TARGET]
+        if any(p["heldout"][reference][d] > first[d] for d in ("forward_ppl", "backward_ppl")):
+            out.append(f"{reference} perplexity not above the start")
+        return out
+
+    missed = {p["step"]: misses(p) for p in points[1:]}
+    return {"shippable": [step for step, rules in missed.items() if not rules], "missed": missed,
+            "minutes": points[-1]["minutes"]}
+
+
 def read_curve(path: Path | str) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -60,7 +100,9 @@ def read_curve(path: Path | str) -> list[dict]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("curve")
-    print(curve_table(read_curve(parser.parse_args(argv).curve)))
+    parser.add_argument("--elmo", action="store_true", help="a curve of core.train.elmo (default: core.train.bert)")
+    args = parser.parse_args(argv)
+    print((elmo_curve_table if args.elmo else curve_table)(read_curve(args.curve)))
 
 
 if __name__ == "__main__":
