@@ -58,19 +58,19 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
             hide=True if hide else None, words=True if words else None)
 
 view = None
-if model_or_message(model_name, t("att.no_model"), masked_lm=True) is not None:
+if (model := model_or_message(model_name, t("att.no_model"), masked_lm=True)) is not None:
     try:
         first = check_text(ss["att_sentence"], MAX_CHARS)
         second = (ss["att_pair"] or "").strip()
         if second:
             second = check_text(second, MAX_CHARS)
-        notes = model_call(inspect_text, model_name, first + ("\n" + second if second else ""))
+        notes = model_call(inspect_text, model, first + ("\n" + second if second else ""))
         if notes.unknown:
             st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
         if notes.control:
             st.info(t("att.control_chars", chars=", ".join(notes.control)))
-        encoding = (model_call(encode_pair, model_name, first, second) if second
-                    else cache.encode(model_name, (first,), attentions=True)[0])
+        encoding = (model_call(encode_pair, model, first, second) if second
+                    else cache.encode(model, (first,), attentions=True)[0])
         view = attention_view(encoding, hide_special=hide, word_level=words)
     except Exception as err:  # never a traceback on the projector
         show_error(err)

@@ -113,7 +113,7 @@ if input_error:
 elif encoder is not None:
     try:
         with st.spinner(t("static.computing")):
-            view = cache.occurrence_view(ctx_name, None, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
+            view = cache.occurrence_view(encoder, None, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
     except LabError as err:
         show_error(err)
     if view is not None:

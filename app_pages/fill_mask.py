@@ -97,12 +97,12 @@ if encoder is not None:
                                  word=ss["fill_word"] or "", chars=ss["fill_chars"])
         st.caption(t("fill.model_input"))
         st.code(masked, language=None, wrap_lines=True)
-        fill = model_call(fm.fill_mask, model_name, masked, top_k=sections.TOP_K_MAX, hide_vulgar=hide_vulgar)
+        fill = model_call(fm.fill_mask, encoder, masked, top_k=sections.TOP_K_MAX, hide_vulgar=hide_vulgar)
     except Exception as err:  # bad input or an unexpected model failure: a message, never a traceback
         show_error(err)
     typed = masked or (ss.get("fill_sentence") if mode == "masked" else ss.get("fill_plain")) or ""
     if typed.strip():
-        sections.show_text_notes(model_name, typed[: fm.MAX_CHARS])
+        sections.show_text_notes(encoder, typed[: fm.MAX_CHARS])
 
 known = fx.lookup(masked, encoder.mask_token) if masked else None  # accepted answers and true sentence
 typed_sentence = ss.get("fill_sentence") or ""
@@ -119,7 +119,7 @@ sync_to_url(
 def _computed(func, **kwargs):
     """``func``'s result for the masked sentence, or ``None`` after saying why."""
     try:
-        return model_call(func, model_name, masked, hide_vulgar=hide_vulgar, **kwargs)
+        return model_call(func, encoder, masked, hide_vulgar=hide_vulgar, **kwargs)
     except Exception as err:
         show_error(err)
         return None
@@ -132,7 +132,7 @@ if fill is not None:
     sections.predictions(fill, runs)
     sections.answer_check(known, fm.proposals(fill, runs))
 if fill is not None:
-    sections.compare_candidates(model_name, masked, len(fill.masks))
+    sections.compare_candidates(encoder, masked, len(fill.masks))
 else:
     st.info(t("fill.predict_waiting"))
 
@@ -156,12 +156,12 @@ elif known:
 else:  # never the model's guess: a masked sentence the data does not know leaves the box as it is
     source, origin = None, "unknown" if masked else None
 if encoder is not None:
-    sections.corruption(model_name, source, plain_now, origin)
+    sections.corruption(encoder, source, plain_now, origin)
 
 # ---- ④ next-sentence prediction --------------------------------------------------------------------
 st.header(t("fill.sec.nsp"))
 st.markdown(t("fill.nsp_intro"))
-sections.next_sentence(model_name if encoder is not None else None)
+sections.next_sentence(encoder)
 st.caption(t("fill.nsp_note"))
 
 if model_name:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import objectives as obj
 from core import registry
+from ui import cache
 from ui import objectives_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
@@ -71,8 +72,9 @@ sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=t
 reading: obj.BiLMReading | None = None
 try:
     text = obj.check_sentence(typed)
-    sections.show_text_notes(text)
-    reading = model_call(obj.bilm_reading, registry.DEFAULT_ELMO, text)
+    elmo = cache.model(registry.DEFAULT_ELMO)
+    sections.show_text_notes(elmo, text)
+    reading = model_call(obj.bilm_reading, elmo, text)
 except Exception as err:  # a LabError's message, or a generic line: never a traceback on the projector
     show_error(err)
 

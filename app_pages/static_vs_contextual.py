@@ -66,9 +66,7 @@ if ctx_problem:
 
 try:
     with st.spinner(t("static.computing")):
-        view = cache.occurrence_view(ctx_name if ctx_encoder is not None else None,
-                                     registry.DEFAULT_STATIC if static_encoder is not None else None,
-                                     tuple(parsed.sentences), word, tuple(parsed.labels))
+        view = cache.occurrence_view(ctx_encoder, static_encoder, tuple(parsed.sentences), word, tuple(parsed.labels))
 except LabError as err:
     show_error(err)
     st.stop()

@@ -31,13 +31,16 @@ from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
 
-Model = str | Encoder
+Model = str | Encoder | registry.ModelRef
 
 
 def load(model: Model) -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
-    local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``).
-    Loaded once per process. Raises ``LabError`` (``unknown_model``, ``hub_offline``, ``unsafe_weights``, …)."""
+    local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
+    handle ``registry.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
+    ``hub_offline``, ``unsafe_weights``, …)."""
+    if isinstance(model, registry.ModelRef):
+        return model.encoder()
     return model if isinstance(model, Encoder) else registry.load_encoder(model)
 
 
@@ -45,7 +48,7 @@ def load_masked_lm(model: Model) -> BertEncoder:
     """:func:`load`, refusing a model that is not a BERT-family masked LM (``not_masked_lm``)."""
     encoder = load(model)
     if not isinstance(encoder, BertEncoder):  # named as the caller named it (the app: as the user typed it)
-        raise LabError("not_masked_lm", name=model if isinstance(model, str) else encoder.name,
+        raise LabError("not_masked_lm", name=model if isinstance(model, str) else model.name,
                        model_type=encoder.kind)
     return encoder
 

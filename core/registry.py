@@ -136,7 +136,11 @@ def model_key(name: str) -> str:
 
 def load_encoder(name: str) -> Encoder:
     """Load a model by embedded name, local directory or hub id; cached for the whole process."""
-    key = model_key(name)
+    return load_by_key(model_key(name))
+
+
+def load_by_key(key: str) -> Encoder:
+    """The encoder of a registry ``key`` (:func:`model_key`'s answer), loaded at most once at a time."""
     with _state_lock:
         encoder = _cached(key)
         if encoder is not None:
@@ -196,27 +200,45 @@ def load_private(name: str) -> Encoder:
 
 
 class ModelRef:
-    """A loaded model as something long-lived keeps it (a page's globals outlive its run: the page's widget
-    callbacks reach them, so every open session would keep the model of its last run alive after the cache
-    dropped it). It holds the registry's encoder weakly: each attribute comes from the live encoder, loaded
-    again if the cache dropped it meanwhile; a method call in progress keeps its encoder until it returns.
-    A type check needs ``ref.encoder()``."""
+    """A loaded model as a page holds it: its ``name`` as the user gave it (for messages), its registry
+    ``key`` (what caches key on: hashable, equal for every spelling of one model) and the encoder.
 
-    __slots__ = ("_name", "_ref")
+    The encoder is held weakly, because a page's globals outlive its run (the page's widget callbacks reach
+    them), so every open session would keep the model of its last run alive after the cache dropped it.
+    Each attribute comes from the live encoder, loaded again by its key if the cache dropped it meanwhile; a
+    method call in progress keeps its encoder until it returns. A type check needs ``ref.encoder()``."""
 
-    def __init__(self, name: str, encoder: Encoder):
-        self._name = name
+    __slots__ = ("name", "key", "_ref")
+
+    def __init__(self, name: str, encoder: Encoder, key: str | None = None):
+        self.name = name
+        self.key = key or model_key(name)
         self._ref = weakref.ref(encoder)
 
     def encoder(self) -> Encoder:
         encoder = self._ref()
         if encoder is None:
-            encoder = load_encoder(self._name)
+            encoder = load_by_key(self.key)
             self._ref = weakref.ref(encoder)
         return encoder
 
     def __getattr__(self, attribute: str):
         return getattr(self.encoder(), attribute)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelRef) and other.key == self.key
+
+    def __repr__(self) -> str:
+        return f"ModelRef({self.name!r}, key={self.key!r})"
+
+
+def load_ref(name: str) -> ModelRef:
+    """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here."""
+    key = model_key(name)
+    return ModelRef(name, load_by_key(key), key)
 
 
 WARM_SENTENCE = "我吃了一个苹果。"

@@ -162,13 +162,34 @@ def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_ber
 def test_model_ref_follows_the_cache(clean_registry, model_loads, tiny_bert_dir, tmp_path):
     first, *others = [shutil.copytree(tiny_bert_dir, tmp_path / f"r{i}")
                       for i in range(registry.MAX_OTHER_MODELS + 1)]
-    ref = registry.ModelRef(str(first), registry.load_encoder(str(first)))
+    ref = registry.load_ref(str(first))
     layers = ref.layer_names
     for directory in others:  # first is evicted and, held by nobody but the ref, freed
         registry.load_encoder(str(directory))
     assert str(first.resolve()) not in live_directory_encoders()
     assert ref.layer_names == layers and ref.encode(["我吃了一个苹果"])[0].layers.shape[0] == len(layers)
     assert model_loads[str(first.resolve())] == 2  # loaded again on use
+
+
+def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_registry, model_loads,
+                                                                          tiny_bert_dir):
+    """Pages pass models, not names: the handle is normalised once by the registry, hashable, equal for two
+    spellings of one directory, and ui.cache's computations key on it (one entry, one computation)."""
+    from ui import cache
+
+    plain, slashed = registry.load_ref(str(tiny_bert_dir)), registry.load_ref(str(tiny_bert_dir) + "//")
+    assert plain == slashed and hash(plain) == hash(slashed) and plain.key == str(tiny_bert_dir.resolve())
+    assert slashed.name == str(tiny_bert_dir) + "//"  # messages name the model as the user typed it
+    calls = []
+
+    def tokens_of(encoder, text):
+        calls.append(text)
+        return encoder.tokens(text)
+
+    text = "我吃了一个苹果"
+    assert cache.model_call(tokens_of, plain, text) == cache.model_call(tokens_of, slashed, text)
+    assert calls == [text]
+    assert model_loads[plain.key] == 1
 
 
 def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):

@@ -20,46 +20,50 @@ from core.encoders import Encoding
 Result = TypeVar("Result")
 
 
-def encoder(name: str):
-    """The encoder for ``name`` (raises core.errors.LabError with a user-facing message)."""
-    return registry.load_encoder(name)
+# Cached functions take a model as its handle and key on the handle's registry key: one entry for every
+# spelling of one model, and nothing about the model is pickled or hashed but its key.
+BY_KEY = {registry.ModelRef: lambda ref: ref.key}
 
 
-def bert_encoder(name: str):
-    """The encoder for ``name``, which must be a BERT-family masked LM (the fill-mask/attention pages)."""
-    return api.load_masked_lm(name)
+def model(name: str, *, masked_lm: bool = False) -> registry.ModelRef:
+    """The model ``name`` as a handle (``core.registry.load_ref``); ``masked_lm`` refuses anything but a
+    BERT-family masked LM (the fill-mask/attention pages). Raises core.errors.LabError with a user-facing
+    message."""
+    ref = registry.load_ref(name)
+    if masked_lm:
+        api.load_masked_lm(ref)
+    return ref
 
 
-def encode(name: str, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
-    return _encode(registry.model_key(name), sentences, attentions)
+def encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
+    return _encode(model, sentences, attentions)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _encode(key: str, sentences: tuple[str, ...], attentions: bool) -> list[Encoding]:
-    return registry.load_encoder(key).encode(list(sentences), attentions=attentions)
+@st.cache_data(show_spinner=False, max_entries=256, hash_funcs=BY_KEY)
+def _encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool) -> list[Encoding]:
+    return model.encoder().encode(list(sentences), attentions=attentions)
 
 
-def model_call(func: Callable[..., Result], name: str, *args, **kwargs) -> Result:
-    """``func(encoder of name, *args, **kwargs)``, computed once per (func, model, arguments) for every
+def model_call(func: Callable[..., Result], model: registry.ModelRef, *args, **kwargs) -> Result:
+    """``func(the model's encoder, *args, **kwargs)``, computed once per (func, model, arguments) for every
     session: a rerun that only moves a slider finds the result here. ``func`` is a core function (or an
     encoder method) taking the encoder first; the arguments must be hashable values (text, numbers)."""
-    return _model_call(func, f"{func.__module__}.{func.__qualname__}", registry.model_key(name), args,
-                       tuple(sorted(kwargs.items())))
+    return _model_call(func, f"{func.__module__}.{func.__qualname__}", model, args, tuple(sorted(kwargs.items())))
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _model_call(_func: Callable, func_name: str, key: str, args: tuple, kwargs: tuple):  # noqa: ARG001 (keys)
-    return _func(registry.load_encoder(key), *args, **dict(kwargs))
+@st.cache_data(show_spinner=False, max_entries=1024, hash_funcs=BY_KEY)
+def _model_call(_func: Callable, func_name: str, model: registry.ModelRef, args: tuple,  # noqa: ARG001 (keys)
+                kwargs: tuple):
+    return _func(model.encoder(), *args, **dict(kwargs))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def occurrence_view(ctx_name: str | None, static_name: str | None, sentences: tuple[str, ...], word: str,
-                    labels: tuple[str | None, ...]) -> vv.VectorsView:
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_KEY)
+def occurrence_view(ctx: registry.ModelRef | None, static: registry.ModelRef | None, sentences: tuple[str, ...],
+                    word: str, labels: tuple[str | None, ...]) -> vv.VectorsView:
     """Every layer's vector of every occurrence of ``word`` (``core.vectors_view.occurrence_layers``),
     shared by the static and ELMo pages; the sentences are encoded through :func:`encode`'s cache."""
-    return vv.occurrence_layers(encoder(ctx_name) if ctx_name else None,
-                                encoder(static_name) if static_name else None, list(sentences), word, list(labels),
-                                encode=lambda texts: encode(ctx_name, tuple(texts)))
+    return vv.occurrence_layers(ctx.encoder() if ctx else None, static.encoder() if static else None,
+                                list(sentences), word, list(labels), encode=lambda texts: encode(ctx, tuple(texts)))
 
 
 def file_result(load: Callable[[str], Result], path: str | Path) -> Result:

@@ -17,6 +17,7 @@ from core.attention_view import inspect_text
 from core.budgets import TRAINING_FILE, load_budgets
 from core.figures import bert as figs
 from core.figures.style import export_html
+from core.registry import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
@@ -30,11 +31,11 @@ CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "r
 ss = st.session_state
 
 
-def show_text_notes(name: str, text: str) -> None:
+def show_text_notes(model: ModelRef, text: str) -> None:
     """Warn about what the model cannot see in ``text``: [UNK] characters, control characters."""
-    notes = model_call(inspect_text, name, text)
+    notes = model_call(inspect_text, model, text)
     if notes.unknown:
-        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(name)))
+        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model.name)))
     if notes.control:
         st.info(t("fill.control_chars", chars=", ".join(notes.control)))
 
@@ -106,7 +107,7 @@ def _split_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
 
 
-def compare_candidates(name: str, masked: str, mask_count: int) -> None:
+def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.subheader(t("fill.sec.compare"))
     st.text_input(t("fill.cands"), key="fill_cands", help=t("fill.cands_help"))
     keep_widgets("fill_cands")
@@ -121,7 +122,7 @@ def compare_candidates(name: str, masked: str, mask_count: int) -> None:
         st.info(t("fill.cands_empty"))
         return
     try:
-        scored = model_call(fm.candidate_scores, name, masked, list(words), first_mask=first)
+        scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
     except Exception as err:
         show_error(err)
         scored = []
@@ -188,7 +189,7 @@ def whole_word_note(name: str | None) -> None:
         st.caption(t("fill.wwm_note", model=md_escape(name), share=f"{budget.whole_word:.0%}"))
 
 
-def corruption(name: str, source: str | None, default: str, origin: str | None) -> None:
+def corruption(model: ModelRef, source: str | None, default: str, origin: str | None) -> None:
     """The corruption of the text box's sentence. ``source`` is a true sentence put into the box when it
     changes (None: the box keeps its text, ``default`` at first); ``origin`` says where it came from:
     "plain" (the user's sentence), "answer" (the data's answer to the masked sentence), "unknown" (a
@@ -199,11 +200,11 @@ def corruption(name: str, source: str | None, default: str, origin: str | None) 
     seed_widget("fill_corrupt_text", source or default)
     if origin in ("answer", "unknown"):
         st.caption(t(f"fill.corrupt_from_{origin}"))
-    _corruption(name)
+    _corruption(model)
 
 
 @st.fragment
-def _corruption(name: str) -> None:
+def _corruption(model: ModelRef) -> None:
     st.text_input(t("fill.corrupt_text"), key="fill_corrupt_text", help=t("fill.corrupt_text_help"))
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     c1.number_input(t("fill.seed"), min_value=0, max_value=1_000_000, step=1, key="fill_seed",
@@ -212,8 +213,8 @@ def _corruption(name: str) -> None:
     keep_widgets("fill_seed", "fill_corrupt_text")
     text = (ss["fill_corrupt_text"] or "").strip()
     try:
-        tokens = model_call(fm.mlm_corruption, name, text, seed=int(ss["fill_seed"]))
-        stats = model_call(fm.corruption_stats, name, text)
+        tokens = model_call(fm.mlm_corruption, model, text, seed=int(ss["fill_seed"]))
+        stats = model_call(fm.corruption_stats, model, text)
     except Exception as err:
         show_error(err)
         return
@@ -248,22 +249,22 @@ def _nsp_option(i: int) -> str:
              a=pair.first, b=pair.second)
 
 
-def next_sentence(name: str | None) -> None:
+def next_sentence(model: ModelRef | None) -> None:
     st.selectbox(t("fill.nsp_example"), list(range(len(fx.NSP_EXAMPLES))), index=None, key="fill_nsp_example",
                  placeholder=t("fill.example_placeholder"), on_change=_use_nsp_example, format_func=_nsp_option)
     c1, c2 = st.columns(2)
     c1.text_input(t("fill.nsp_a"), key="fill_nsp_a")
     c2.text_input(t("fill.nsp_b"), key="fill_nsp_b")
     keep_widgets("fill_nsp_a", "fill_nsp_b")
-    if name is None:
+    if model is None:
         return
     first, second = (ss["fill_nsp_a"] or "").strip(), (ss["fill_nsp_b"] or "").strip()
     if not first or not second:
         st.info(t("fill.nsp_empty"))
         return
     try:
-        p = model_call(fm.next_sentence, name, first, second)
-        show_text_notes(name, first + second)
+        p = model_call(fm.next_sentence, model, first, second)
+        show_text_notes(model, first + second)
     except Exception as err:
         show_error(err)
         return

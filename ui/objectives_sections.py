@@ -14,6 +14,7 @@ from core.attention_view import inspect_text
 from core.figures import bert as bert_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
+from core.registry import ModelRef
 from core.safe_text import md_escape
 from ui import cache
 from ui.budget_note import budget_note
@@ -59,11 +60,11 @@ def _top(prediction: obj.Prediction, k: int) -> str:
     return " · ".join(f"{c.token} {c.score:.0%}" for c in prediction.candidates[:k])
 
 
-def show_text_notes(text: str) -> None:
+def show_text_notes(elmo: ModelRef, text: str) -> None:
     """What the models cannot see in ``text`` ([UNK], control characters), and a note for non-Chinese text."""
-    notes = model_call(inspect_text, registry.DEFAULT_ELMO, text)
+    notes = model_call(inspect_text, elmo, text)
     if notes.unknown:
-        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=registry.DEFAULT_ELMO))
+        st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(elmo.name)))
     if notes.control:
         st.info(t("fill.control_chars", chars=", ".join(notes.control)))
     if not obj.is_chinese(text):
@@ -139,11 +140,11 @@ def deep_section(bert_name: str | None) -> None:
                 b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
 
     moved: obj.RightContextMovement | None = None
-    if model_or_message(bert_name, t("obj.no_model"), masked_lm=True) is not None:
+    if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
         try:
             text_a, text_b = obj.check_pair(typed_a, typed_b)
-            elmo_pair = cache.encode(registry.DEFAULT_ELMO, (text_a, text_b))
-            moved = obj.right_context_movement(elmo_pair, cache.encode(bert_name, (text_a, text_b)))
+            elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
+            moved = obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
         except Exception as err:
             show_error(err)
 
@@ -199,7 +200,7 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
         token = reading.tokens[position]
         every = None  # BERT's prediction of each position: the count of positions where it is surer
         try:
-            every = model_call(obj.masked_readings, bert_name, reading.text, tuple(reading.offsets),
+            every = model_call(obj.masked_readings, bert, reading.text, tuple(reading.offsets),
                                tuple(reading.tokens))
         except Exception as err:
             show_error(err)

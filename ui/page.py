@@ -8,7 +8,6 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import registry
 from core.figures.style import plot_config
 from ui import cache
 from ui.i18n import error_text, t
@@ -39,16 +38,15 @@ def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
     and caches loads and failures, so a page asks nothing else before it uses the model.
 
-    The encoder comes as a ``core.registry.ModelRef``: a page keeps it in its globals, which its widget
-    callbacks keep alive after the run, and a plain reference there would keep every evicted model in
-    memory once per open session."""
+    The model comes as a ``core.registry.ModelRef``, which the cached computations of ``ui.cache`` take: a
+    page keeps it in its globals, which its widget callbacks keep alive after the run, and a plain reference
+    to the encoder there would keep every evicted model in memory once per open session."""
     if not name:
         return None, missing
     try:
-        encoder = cache.bert_encoder(name) if masked_lm else cache.encoder(name)
+        return cache.model(name, masked_lm=masked_lm), None
     except Exception as err:  # never a traceback on the projector
         return None, error_text(err)
-    return registry.ModelRef(name, encoder), None
 
 
 def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False):
