@@ -16,7 +16,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import model_or_message, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
+from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 TABS = tuple(attention_tabs.TABS)  # only the open tab is built: a rerun draws one figure
@@ -46,12 +46,13 @@ st.info(t("att.honest"), icon=":material/info:")
 
 with st.container(border=True):
     c1, c2 = st.columns(2)
-    c1.text_input(t("att.sentence"), key="att_sentence", help=t("att.sentence_help", limit=MAX_CHARS))
-    c2.text_input(t("att.pair"), key="att_pair", help=t("att.pair_help"), placeholder=t("att.pair_placeholder"))
+    c1.text_input(t("att.sentence"), key="att_sentence", persist_state="session",
+                  help=t("att.sentence_help", limit=MAX_CHARS))
+    c2.text_input(t("att.pair"), key="att_pair", persist_state="session", help=t("att.pair_help"),
+                  placeholder=t("att.pair_placeholder"))
     o1, o2 = st.columns(2)
-    o1.toggle(t("att.hide_special"), key="att_hide", help=t("att.hide_special_help"))
-    o2.toggle(t("att.word_level"), key="att_words", help=t("att.word_level_help"))
-keep_widgets("att_sentence", "att_pair", "att_hide", "att_words")
+    o1.toggle(t("att.hide_special"), key="att_hide", persist_state="session", help=t("att.hide_special_help"))
+    o2.toggle(t("att.word_level"), key="att_words", persist_state="session", help=t("att.word_level_help"))
 hide, words = bool(ss["att_hide"]), bool(ss["att_words"])
 sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * MAX_CHARS else None,
             pair=(ss["att_pair"] or None) if len(ss["att_pair"] or "") <= 2 * MAX_CHARS else None,

@@ -20,7 +20,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import model_or_message, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
+from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
 
 EXAMPLES = fx.EXAMPLES  # with the answers each one teaches (data, checked on the shipped weights)
 DEFAULT_SENTENCE = EXAMPLES[0].masked
@@ -67,24 +67,23 @@ with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
                  placeholder=t("fill.example_placeholder"), on_change=_use_example, help=t("fill.example_help"),
                  format_func=lambda i: EXAMPLES[i].masked)
-    st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", horizontal=True,
+    st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
              format_func=lambda m: t(f"fill.mode.{m}"))
     mode = ss["fill_mode"]
     if mode == "masked":
-        st.text_input(t("fill.sentence"), key="fill_sentence", help=t("fill.sentence_help"))
+        st.text_input(t("fill.sentence"), key="fill_sentence", persist_state="session", help=t("fill.sentence_help"))
     else:
-        st.text_input(t("fill.plain"), key="fill_plain", help=t("fill.plain_help"))
+        st.text_input(t("fill.plain"), key="fill_plain", persist_state="session", help=t("fill.plain_help"))
         if mode == "word":
-            st.text_input(t("fill.word"), key="fill_word", help=t("fill.word_help"))
+            st.text_input(t("fill.word"), key="fill_word", persist_state="session", help=t("fill.word_help"))
         else:
             plain_text = ss["fill_plain"] or ""
             options = [i for i, c in enumerate(plain_text[:fm.MAX_CHARS]) if not c.isspace()]
             ss["fill_chars"] = [i for i in ss.get("fill_chars", []) if i in options][:fm.MAX_MASKS]
-            st.multiselect(t("fill.chars"), options, key="fill_chars", format_func=_char_option(plain_text),
-                           max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
+            st.multiselect(t("fill.chars"), options, key="fill_chars", persist_state="session",
+                           format_func=_char_option(plain_text), max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
-    st.toggle(t("fill.show_all"), key="fill_show_all", help=t("fill.show_all_help"))
-keep_widgets("fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars", "fill_show_all")
+    st.toggle(t("fill.show_all"), key="fill_show_all", persist_state="session", help=t("fill.show_all_help"))
 hide_vulgar = not ss["fill_show_all"]
 
 # ---- the sentence BERT sees, and everything that can go wrong with it, reported right here ---------

@@ -22,7 +22,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import how_computed, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, keep_widgets, one_of, seed_widget, sync_to_url, url_param
+from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
@@ -62,9 +62,9 @@ st.caption(t("obj.bilm.ours"))
 
 with st.container(border=True):
     c1, c2 = st.columns([3, 2])
-    c1.text_input(t("obj.sentence"), key="obj_sentence", help=t("obj.sentence_help", limit=obj.MAX_CHARS))
-    c2.slider(t("obj.top_k"), 1, obj.TOP_K, key="obj_top_k")
-keep_widgets("obj_sentence", "obj_top_k")
+    c1.text_input(t("obj.sentence"), key="obj_sentence", persist_state="session",
+                  help=t("obj.sentence_help", limit=obj.MAX_CHARS))
+    c2.slider(t("obj.top_k"), 1, obj.TOP_K, key="obj_top_k", persist_state="session")
 typed = ss["obj_sentence"] or ""
 top_k = int(ss["obj_top_k"])
 sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=top_k)

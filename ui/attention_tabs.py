@@ -17,7 +17,7 @@ from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import t
 from ui.page import chart, presenting
-from ui.state import keep_widgets, seed_widget, sync_to_url
+from ui.state import seed_widget, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
 PROJECTOR_HEATMAP_PX = 600  # what lies below the scene bar at 1280×720
@@ -51,9 +51,8 @@ def single_head(view: AttentionView, token: int) -> None:
         else:
             layer_area, head_area = st.columns(2)
             map_area = st.container()
-        layer_area.slider(t("att.layer"), 1, max(L, 2), key="att_layer", disabled=L == 1)
-        head_area.slider(t("att.head"), 1, max(H, 2), key="att_head", disabled=H == 1)
-        keep_widgets("att_layer", "att_head")
+        layer_area.slider(t("att.layer"), 1, max(L, 2), key="att_layer", persist_state="session", disabled=L == 1)
+        head_area.slider(t("att.head"), 1, max(H, 2), key="att_head", persist_state="session", disabled=H == 1)
         layer, head = min(int(ss["att_layer"]), L), min(int(ss["att_head"]), H)
         sync_to_url(layer=layer, head=head)
         matrix = view.att[layer - 1, head - 1]
@@ -84,9 +83,8 @@ def every_head(view: AttentionView, token: int) -> None:
     seed_widget("att_zoom", 0)
     if not isinstance(ss["att_zoom"], int) or not 0 <= ss["att_zoom"] < L * H:
         ss["att_zoom"] = 0
-    st.selectbox(t("att.zoom"), list(range(L * H)), key="att_zoom",
+    st.selectbox(t("att.zoom"), list(range(L * H)), key="att_zoom", persist_state="session",
                  format_func=lambda k: t("att.heatmap_title", l=k // H + 1, h=k % H + 1))
-    keep_widgets("att_zoom")
     zl, zh = divmod(int(ss["att_zoom"]), H)
     chart(figs.attention_heatmap(view.att[zl, zh], labels, title=t("att.heatmap_title", l=zl + 1, h=zh + 1),
                                  x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
@@ -111,9 +109,8 @@ def rollout(view: AttentionView, token: int) -> None:  # noqa: ARG001 (every tab
 # ---- one token's row -------------------------------------------------------------------------------
 def token_row(view: AttentionView, token: int) -> None:
     L, H, labels = view.num_layers, view.num_heads, view.labels
-    st.radio(t("att.row_source"), ROW_SOURCES, key="att_row_source", horizontal=True,
+    st.radio(t("att.row_source"), ROW_SOURCES, key="att_row_source", persist_state="session", horizontal=True,
              format_func=lambda s: t(f"att.row_source.{s}"))
-    keep_widgets("att_row_source")
     source = ss["att_row_source"]
     sync_to_url(rows=None if source == "head_avg" else source)
     if source == "head_avg":

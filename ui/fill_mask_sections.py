@@ -22,7 +22,7 @@ from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, presenting, show_error
-from ui.state import keep_widgets, seed_widget, sync_to_url
+from ui.state import seed_widget, sync_to_url
 
 TOP_K_MAX = 20
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
@@ -50,8 +50,7 @@ def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str]
 def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
     large = presenting()
     with st.container(key="fill_topk"):  # the scene "fill": the slider and the charts, wholly below the scene bar
-        st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k")
-        keep_widgets("fill_top_k")
+        st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k", persist_state="session")
         k = int(ss["fill_top_k"])
         sync_to_url(top_k=k)
         slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
@@ -109,8 +108,7 @@ def _split_words(text: str) -> tuple[str, ...]:
 
 def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.subheader(t("fill.sec.compare"))
-    st.text_input(t("fill.cands"), key="fill_cands", help=t("fill.cands_help"))
-    keep_widgets("fill_cands")
+    st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"))
     first = 0
     if mask_count > 1:
         if not 0 <= int(ss.get("fill_first") or 0) < mask_count:
@@ -205,12 +203,12 @@ def corruption(model: ModelRef, source: str | None, default: str, origin: str | 
 
 @st.fragment
 def _corruption(model: ModelRef) -> None:
-    st.text_input(t("fill.corrupt_text"), key="fill_corrupt_text", help=t("fill.corrupt_text_help"))
+    st.text_input(t("fill.corrupt_text"), key="fill_corrupt_text", persist_state="session",
+                  help=t("fill.corrupt_text_help"))
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
-    c1.number_input(t("fill.seed"), min_value=0, max_value=1_000_000, step=1, key="fill_seed",
+    c1.number_input(t("fill.seed"), min_value=0, max_value=1_000_000, step=1, key="fill_seed", persist_state="session",
                     help=t("fill.seed_help"))
     c2.button(t("fill.resample"), key="fill_resample", on_click=_resample, width="stretch", icon=":material/casino:")
-    keep_widgets("fill_seed", "fill_corrupt_text")
     text = (ss["fill_corrupt_text"] or "").strip()
     try:
         tokens = model_call(fm.mlm_corruption, model, text, seed=int(ss["fill_seed"]))
@@ -253,9 +251,8 @@ def next_sentence(model: ModelRef | None) -> None:
     st.selectbox(t("fill.nsp_example"), list(range(len(fx.NSP_EXAMPLES))), index=None, key="fill_nsp_example",
                  placeholder=t("fill.example_placeholder"), on_change=_use_nsp_example, format_func=_nsp_option)
     c1, c2 = st.columns(2)
-    c1.text_input(t("fill.nsp_a"), key="fill_nsp_a")
-    c2.text_input(t("fill.nsp_b"), key="fill_nsp_b")
-    keep_widgets("fill_nsp_a", "fill_nsp_b")
+    c1.text_input(t("fill.nsp_a"), key="fill_nsp_a", persist_state="session")
+    c2.text_input(t("fill.nsp_b"), key="fill_nsp_b", persist_state="session")
     if model is None:
         return
     first, second = (ss["fill_nsp_a"] or "").strip(), (ss["fill_nsp_b"] or "").strip()

@@ -21,7 +21,7 @@ from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import chart, model_or_message, presenting, show_error
-from ui.state import keep_widgets, sync_to_url
+from ui.state import sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
 FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
@@ -87,9 +87,8 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
             reading.tokens, [(t("obj.series.forward"), [p.actual for p in reading.forward], FORWARD_COLOUR),
                              (t("obj.series.backward"), [p.actual for p in reading.backward], BACKWARD_COLOUR)],
             yaxis_title=t("obj.prob_axis"), highlight=position, large=large), "obj_prob_chart")
-    st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos",
+    st.selectbox(t("obj.pos"), list(range(n)), key="obj_pos", persist_state="session",
                  format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
-    keep_widgets("obj_pos")
     position = int(ss["obj_pos"])
     sync_to_url(pos=position)
     start, end = reading.offsets[position]
@@ -130,11 +129,12 @@ def deep_section(bert_name: str | None) -> None:
     st.markdown(t("obj.deep.text"))
     with st.container(border=True):
         c1, c2 = st.columns(2)
-        c1.text_input(t("obj.text_a"), key="obj_text_a", help=t("obj.pair_help", limit=obj.MAX_CHARS))
-        c2.text_input(t("obj.text_b"), key="obj_text_b", help=t("obj.pair_help", limit=obj.MAX_CHARS))
-        st.radio(t("obj.metric"), obj.METRICS, key="obj_metric", horizontal=True,
+        c1.text_input(t("obj.text_a"), key="obj_text_a", persist_state="session",
+                      help=t("obj.pair_help", limit=obj.MAX_CHARS))
+        c2.text_input(t("obj.text_b"), key="obj_text_b", persist_state="session",
+                      help=t("obj.pair_help", limit=obj.MAX_CHARS))
+        st.radio(t("obj.metric"), obj.METRICS, key="obj_metric", persist_state="session", horizontal=True,
                  format_func=lambda m: t(f"obj.metric.{m}"))
-    keep_widgets("obj_text_a", "obj_text_b", "obj_metric")
     typed_a, typed_b, metric = ss["obj_text_a"] or "", ss["obj_text_b"] or "", ss["obj_metric"]
     sync_to_url(a=typed_a if len(typed_a) <= 2 * obj.MAX_CHARS else None,
                 b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
@@ -167,9 +167,8 @@ def deep_section(bert_name: str | None) -> None:
                                xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
                                percent=False, large=large, height=430 if large else 520), "obj_move_chart")
         # below the curves: the metrics and the whole chart fit below the scene bar at 1280×720
-        st.selectbox(t("obj.token"), list(range(len(moved.tokens))), key="obj_token",
+        st.selectbox(t("obj.token"), list(range(len(moved.tokens))), key="obj_token", persist_state="session",
                      format_func=lambda i: t("obj.token_option", i=i + 1, token=moved.tokens[i]))
-        keep_widgets("obj_token")
         sync_to_url(token=int(ss["obj_token"]))
         st.markdown(t("obj.deep.read"))
         columns = ([t("obj.heat.fwd", j=j) for j in range(1, len(fwd))]
@@ -192,9 +191,8 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
     elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
         n = len(reading.tokens)
         _in_range("obj_mask_pos", n, DEFAULT_POSITION)
-        st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos",
+        st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos", persist_state="session",
                      format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
-        keep_widgets("obj_mask_pos")
         position = int(ss["obj_mask_pos"])
         sync_to_url(mask=position)
         token = reading.tokens[position]

@@ -32,10 +32,10 @@ from ui.i18n import t
 # from the URL once. Keep in step with the pages (tests/test_presentation.py checks every scene).
 RESET_PREFIXES: dict[str, tuple[str, ...]] = {
     "static-vs-contextual": ("vec_", "static_"),
-    "pretraining-objectives": ("obj_", "_keep.obj_"),
+    "pretraining-objectives": ("obj_",),
     "elmo-weights": ("vec_", "elmo_"),
-    "fill-mask": ("fill_", "_keep.fill_"),
-    "attention-heatmap": ("att_", "_keep.att_", "_att_"),
+    "fill-mask": ("fill_",),
+    "attention-heatmap": ("att_", "_att_"),
     "feature-vs-finetune": ("transfer_layer", "transfer_pool"),
     "exercises": ("ex_variant",),
     "layer-evidence": ("_ev_section", "_ev_tags", "_ev_word", "_ev_ctx"),

@@ -105,15 +105,7 @@ def sync_to_url(**values: Any) -> None:
 
 
 def seed_widget(key: str, value: Any) -> None:
-    """Give widget ``key`` its value: the copy kept by ``keep_widgets`` (page switches) → ``value``."""
-    ss = st.session_state
-    if key not in ss:
-        ss[key] = ss.get("_keep." + key, value)
-
-
-def keep_widgets(*keys: str) -> None:
-    """Copy widget values under ``_keep.<key>``: Streamlit drops a widget's state when its page is left."""
-    ss = st.session_state
-    for key in keys:
-        if key in ss:
-            ss["_keep." + key] = ss[key]
+    """Give widget ``key`` its first value (from the URL or the page's default) unless the session has one:
+    the page's widgets are created with ``persist_state="session"``, so Streamlit keeps their values across
+    page switches itself."""
+    st.session_state.setdefault(key, value)
