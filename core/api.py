@@ -6,7 +6,7 @@ and ``python -m core`` call, behind one small interface.
     vectors = api.embed(bert, ["我吃了一个苹果。", "苹果昨天发布了新手机。"], "苹果")
     vectors.stacked().shape                         # (num_layers, num_occurrences, dim)
     api.mix(vectors, [0.2, 0.2, 0.2, 0.2, 0.2], gamma=2).shape   # (num_occurrences, dim)
-    api.fill_mask(bert, "北京是中国的[MASK]都。").masks[0].candidates[0].token
+    api.fill_mask(bert, "他每天早上都喝一杯牛[MASK]。").masks[0].candidates[0].token   # 奶
 
 Every function takes a model as a name (loaded once per process through ``core.registry``, with the
 same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
