@@ -33,10 +33,12 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from benchmarks.common import ROOT, free_port
+from benchmarks.common import ROOT, free_port, make_result
 from ui import PAGES
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# Issue #28: a class of 30, each typing a sentence of their own, on the 2-core machine.
+TARGET_SESSIONS, TARGET_P95_S = 30, 2.5
 SUBJECTS = ("小明", "小红", "老师", "妈妈", "爸爸", "奶奶", "同学们", "我的朋友", "邻居", "哥哥",
             "姐姐", "弟弟", "妹妹", "爷爷", "医生", "司机", "班长", "小王", "阿姨", "叔叔")
 TIMES = ("昨天", "今天", "早上", "晚上", "周末", "刚才", "上午", "下午", "中午", "去年")
@@ -168,6 +170,14 @@ async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: f
     return {"warm_up_s": warm, "runs": runs}
 
 
+def target_results(runs: list[dict]) -> list[dict]:
+    """The figure with a target, as every benchmark reports it (``benchmarks.common.make_result``): the p95
+    over all pages of a class of ``TARGET_SESSIONS``, when one was measured."""
+    return [make_result(f"classroom_n{TARGET_SESSIONS}_p95_s", run["all_pages"]["p95_s"], TARGET_P95_S, unit="s",
+                        details={"distinct_inputs": run["distinct_inputs"], "p50_s": run["all_pages"]["p50_s"]})
+            for run in runs if run["sessions"] == TARGET_SESSIONS and run["all_pages"]]
+
+
 def _loopback_url(text: str) -> str:
     parts = urllib.parse.urlsplit(text)
     if parts.scheme != "http" or parts.hostname not in LOOPBACK:
@@ -206,6 +216,7 @@ def main(argv=None) -> int:
             except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
                 proc.kill()
                 proc.wait(timeout=30)
+    report["results"] = target_results(report["runs"])
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)
     if args.json:

@@ -49,3 +49,12 @@ def test_every_session_of_a_classroom_types_its_own_sentence():
     assert {pages[i % len(pages)] for i, q in enumerate(queries) if q} == {
         "static-vs-contextual", "elmo-weights", "fill-mask", "attention-heatmap", "pretraining-objectives"}
     assert "%5BMASK%5D" in bench.session_query("fill-mask", 7)
+
+
+def test_the_class_of_thirty_is_reported_against_its_target():
+    runs = [{"sessions": 10, "distinct_inputs": True, "all_pages": {"p50_s": 0.6, "p95_s": 0.7}},
+            {"sessions": 30, "distinct_inputs": True, "all_pages": {"p50_s": 1.9, "p95_s": 3.0}}]
+    (result,) = bench.target_results(runs)
+    assert result["name"] == "classroom_n30_p95_s" and result["limit"] == 2.5
+    assert result["ratio_to_limit"] == pytest.approx(1.2) and result["pass"] is False
+    assert bench.target_results(runs[:1]) == []
