@@ -8,9 +8,10 @@ Session-state keys it owns (read them from any page; do not write them):
   or ``None`` when the user picked "other" and left the box empty; URL ``?model=``.
 - ``st.session_state["present"]``: presentation mode (bool); URL ``?present=1``.
 
-The widgets use private keys (``_w_*``) that are re-seeded from the keys above on every run, so the
-choices survive page switches and language changes (Streamlit drops the state of widgets that are
-not rendered or whose label changes).
+``lang`` and ``present`` are the keys of their widgets: the sidebar is rendered on every run of every
+page, so Streamlit keeps them; scenes and the presentation bar change them in callbacks, before the
+widgets are drawn. The model box keeps private keys (``_w_model``, ``_w_model_other``), re-seeded from
+``bert_model`` on every run, because its value is a choice or a typed directory that ``bert_model`` merges.
 """
 from __future__ import annotations
 
@@ -73,15 +74,7 @@ def init_state() -> None:
     # bert_model is initialised in render_sidebar, once the registry's models are known.
 
 
-# ---- widget callbacks: copy the widget's value into the canonical key ------------------------
-def _on_lang() -> None:
-    st.session_state["lang"] = st.session_state["_w_lang"]
-
-
-def _on_present() -> None:
-    st.session_state["present"] = bool(st.session_state["_w_present"])
-
-
+# ---- the model box's callbacks: its choice or typed text into ``bert_model`` ------------------
 def _on_model() -> None:
     choice = st.session_state["_w_model"]
     if choice == _OTHER:
@@ -163,18 +156,9 @@ def render_sidebar() -> None:
     """Language, BERT model and presentation-mode controls; keeps them in session_state and the URL."""
     init_state()
     ss = st.session_state
-    ss["_w_lang"] = ss["lang"]
-    ss["_w_present"] = ss["present"]
 
     with st.sidebar:
-        st.radio(
-            "语言 / Language",
-            list(LANGS),
-            key="_w_lang",
-            format_func=LANGS.get,
-            horizontal=True,
-            on_change=_on_lang,
-        )
+        st.radio("语言 / Language", list(LANGS), key="lang", format_func=LANGS.get, horizontal=True)
 
         models, problem = get_model_infos()
         bert_models = [m for m in (models or []) if getattr(m, "kind", None) == "bert"]
@@ -185,8 +169,7 @@ def render_sidebar() -> None:
             st.info(t("sidebar.no_bert_models"))
         _render_model_selector(bert_models)
 
-        st.toggle(t("sidebar.present"), key="_w_present", on_change=_on_present,
-                  help=t("sidebar.present_help"))
+        st.toggle(t("sidebar.present"), key="present", help=t("sidebar.present_help"))
         st.caption(t("sidebar.footer"))
 
     if ss["present"]:
