@@ -151,11 +151,19 @@ def _everyday_section(curve: Path = EVERYDAY_CURVE) -> str | None:
             f"the check sets have not moved by {MIN_MOVE} sentences, the run stops and nothing ships. "
             "Resumable with the same command:\n\n"
             f"```bash\n{EVERYDAY_COMMAND}\n```\n\n"
-            f"{curve_table(points)}\n\n{outcome}\n\n"
+            f"{curve_table(points)}\n\n{outcome}\n\n{EVERYDAY_DATA}\n\n"
             f"(`python -m core.train.curve_report {curve.relative_to(curve.parents[2])}`; CPU only, 2 cores "
             "shared with development work.)")
 
 
+EVERYDAY_DATA = """\
+Experiment data: `zh_everyday_v1.txt` of the shared corpus (6.62 M CJK characters, 484,689 lines; its README has
+the exact origins), with its 1% held-out split never trained on. Sources and licences: Tatoeba cmn sentences
+(CC-BY 2.0 FR), HSK example sentences (CC-BY-SA 4.0), chatterbot-corpus Chinese (BSD-3-Clause), CPED TV-series
+dialogue and CrossWOZ travel dialogue (Apache-2.0), Chinese medical dialogue and chinese-xinhua 歇后语 (MIT),
+HowToCook recipes (Unlicense), CMRC2017 children's stories (CC-BY-SA 4.0), DGK fan subtitles of US TV series
+(no licence: unclear / copyrighted), NUS SMS corpus (no licence, citation asked: research / unclear), cntextbook
+语文 lessons (research-only). Weights trained on it would carry the last three's terms."""
 ELMO_CURVE = EVERYDAY_CURVE.with_name("elmo_everyday_curve.jsonl")
 ELMO_COMMAND = """nice -n 10 python -m core.train.elmo --vocab assets/models/mini-elmo-zh/vocab.txt \\
     --init-from assets/models/mini-elmo-zh \\
@@ -186,7 +194,7 @@ def _elmo_everyday_section(curve: Path = ELMO_CURVE) -> str | None:
             "accuracy on 苹果 (the authored set and held-out corpus sentences, as in the table below) and on "
             "each word of the sense probe (`assets/eval/*_senses.txt`). New weights ship only when both 苹果 "
             f"sets reach {ELMO_SENSE_TARGET:.0%} and the zh_mixed_v1 perplexity is not above the start's:\n\n"
-            f"```bash\n{ELMO_COMMAND}\n```\n\n{elmo_curve_table(points)}\n\n{outcome}\n\n"
+            f"```bash\n{ELMO_COMMAND}\n```\n\n{elmo_curve_table(points)}\n\n{outcome}\n\n{EVERYDAY_DATA}\n\n"
             f"(`python -m core.train.curve_report --elmo {curve.relative_to(curve.parents[2])}`; CPU only, 2 cores "
             "shared with development work.)")
 
