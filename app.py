@@ -6,7 +6,7 @@ import streamlit as st
 from core.concurrency import configure_thread
 from ui import PAGES, ROOT_URL_PATH
 from ui.i18n import t
-from ui.page import presenting
+from ui.page import presenting, show_error
 from ui.presentation import arrive, render_stepper
 from ui.sidebar import init_state, render_sidebar
 
@@ -26,4 +26,7 @@ render_sidebar()
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
 if presenting():
     render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome
-pg.run()
+try:
+    pg.run()
+except Exception as err:  # the pages' one outer boundary: whatever a page did not catch is a message, not a traceback
+    show_error(err)

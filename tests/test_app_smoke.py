@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_support import unexpected_errors
 from ui import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,7 +17,7 @@ TIMEOUT = 240  # generous: CI machines have 2 cores and the first run loads thre
 def app() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not unexpected_errors(at)
     return at
 
 
@@ -58,7 +59,7 @@ def test_switch_to_english_changes_title():
 def test_each_page_through_app(path):
     at = app()
     at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not unexpected_errors(at)
     assert at.title, f"{path} shows no title"
     for chart in at.get("plotly_chart"):  # every figure goes through ui.page.chart: as built, as downloaded
         assert chart.proto.theme == "", f"{path}: a chart in Streamlit's theme"
@@ -105,3 +106,17 @@ def test_what_a_student_typed_is_there_after_visiting_another_page(path, key, ty
     at.switch_page(path).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key=key).value == typed
+
+
+def test_an_error_a_page_did_not_catch_is_a_message_where_the_page_was(monkeypatch):
+    """app.py's one outer boundary: an unexpected failure in a page is a translated line, never a traceback."""
+    from core import status
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(status, "transfer_results_summary", broken)  # the overview calls it unguarded
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("RuntimeError" in e.value and "disk on fire" not in e.value for e in at.error)
+    assert at.title  # the page's title and what came before the failure stay
