@@ -29,7 +29,8 @@ import torch
 from transformers import BertConfig, BertForPreTraining
 
 from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, clean_lines, corpus_spec, join_lines, read_lines, split_sentences
+from .corpus import DEFAULT_CORPUS, corpus_spec, join_lines, split_sentences
+from .corpus import training_mix as corpus_mix
 
 IS_NEXT, NOT_NEXT = 0, 1  # transformers' convention for next_sentence_label
 NO_PAIR = -100  # next_sentence_label of a one-segment example: cross_entropy's ignore_index, no NSP loss
@@ -405,22 +406,13 @@ def main(argv=None) -> None:
 
 def training_mix(tokenizer, specs: list[str], segment: bool, cache_dir: Path, limit: int | None = None,
                  joined: tuple[str, ...] = ()):
-    """The training paragraphs of every ``PATH[:N]`` corpus, each file's N times (references, not copies);
-    the lines of the corpora named (by file stem) in ``joined`` are first joined into paragraphs
-    (:func:`join_lines`). Prints each file's share of the mix in tokens."""
-    mix, shares = [], {}
-    for spec in specs:
-        path, times = corpus_spec(spec)
-        lines = list(clean_lines(read_lines(path, "train", limit)))
-        if path.stem in joined:
-            lines = join_lines(lines)
-        paragraphs = cached_tokenize(tokenizer, lines, segment, cache_dir / f"corpus-tokens-{path.stem}.xz")
-        mix.extend(paragraphs * times)
-        shares[path.stem] = times * sum(s.shape[-1] for p in paragraphs for s in p)
-    total = sum(shares.values())
-    print("mix (tokens per pass): " + ", ".join(f"{k} {v / 1e6:.1f} M ({v / total:.0%})" for k, v in shares.items()),
-          flush=True)
-    return mix
+    """The tokenized paragraphs of every ``PATH[:N]`` corpus (:func:`core.train.corpus.training_mix`); the lines
+    of the corpora named (by file stem) in ``joined`` are first joined into paragraphs (:func:`join_lines`)."""
+    def prepare(path: Path, lines: list[str]) -> list:
+        lines = join_lines(lines) if path.stem in joined else lines
+        return cached_tokenize(tokenizer, lines, segment, cache_dir / f"corpus-tokens-{path.stem}.xz")
+
+    return corpus_mix(specs, prepare, lambda paragraph: sum(s.shape[-1] for s in paragraph), limit)
 
 
 def learning_curve(args, tokenizer, out: Path, run: TrainingRun) -> LearningCurve:

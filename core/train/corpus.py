@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import collections
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..wordfilter import contains_vulgar
 
@@ -44,6 +45,23 @@ def corpus_spec(spec: str) -> tuple[Path, int]:
     if int(times) < 1:
         raise ValueError(f"{spec}: the repeat count must be at least 1")
     return Path(path), int(times)
+
+
+def training_mix(specs: list[str], prepare: Callable[[Path, list[str]], list], tokens: Callable[[Any], int],
+                 limit: int | None = None) -> list:
+    """The training items of every ``PATH[:N]`` corpus: a file's cleaned training lines turned into items by
+    ``prepare(path, lines)``, put into the mix N times (references, not copies). Prints each file's share of
+    the mix in tokens (``tokens(item)`` counts an item's)."""
+    mix, shares = [], {}
+    for spec in specs:
+        path, times = corpus_spec(spec)
+        items = prepare(path, list(clean_lines(read_lines(path, "train", limit))))
+        mix.extend(items * times)
+        shares[path.stem] = times * sum(tokens(item) for item in items)
+    total = sum(shares.values())
+    print("mix (tokens per pass): " + ", ".join(f"{k} {v / 1e6:.1f} M ({v / total:.0%})" for k, v in shares.items()),
+          flush=True)
+    return mix
 
 
 def clean_lines(lines) -> Iterator[str]:

@@ -24,7 +24,8 @@ import torch
 
 from ..elmo import BiLM, BiLMConfig
 from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, clean_lines, corpus_spec, read_lines, split_sentences
+from .corpus import DEFAULT_CORPUS, corpus_spec, split_sentences
+from .corpus import training_mix as corpus_mix
 
 
 def encode_sentences(tokenizer, lines, max_len: int) -> list[np.ndarray]:
@@ -65,18 +66,8 @@ def collate(seqs: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def training_mix(tokenizer, specs: list[str], max_len: int, limit: int | None = None) -> list[np.ndarray]:
-    """The encoded training sentences of every ``PATH[:N]`` corpus, each file's N times (references, not
-    copies). Prints each file's share of the mix in tokens."""
-    mix, shares = [], {}
-    for spec in specs:
-        path, times = corpus_spec(spec)
-        sequences = encode_sentences(tokenizer, list(clean_lines(read_lines(path, "train", limit))), max_len)
-        mix.extend(sequences * times)
-        shares[path.stem] = times * sum(len(s) for s in sequences)
-    total = sum(shares.values())
-    print("mix (tokens per pass): " + ", ".join(f"{k} {v / 1e6:.1f} M ({v / total:.0%})" for k, v in shares.items()),
-          flush=True)
-    return mix
+    """The encoded training sentences of every ``PATH[:N]`` corpus (:func:`core.train.corpus.training_mix`)."""
+    return corpus_mix(specs, lambda _path, lines: encode_sentences(tokenizer, lines, max_len), len, limit)
 
 
 def learning_curve(args, out: Path, vocab: list[str], run: TrainingRun) -> LearningCurve:
