@@ -210,9 +210,8 @@ class ModelRef:
 
     __slots__ = ("name", "key", "_ref")
 
-    def __init__(self, name: str, encoder: Encoder, key: str | None = None):
-        self.name = name
-        self.key = key or model_key(name)
+    def __init__(self, name: str, key: str, encoder: Encoder):
+        self.name, self.key = name, key
         self._ref = weakref.ref(encoder)
 
     def encoder(self) -> Encoder:
@@ -238,7 +237,7 @@ class ModelRef:
 def load_ref(name: str) -> ModelRef:
     """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here."""
     key = model_key(name)
-    return ModelRef(name, load_by_key(key), key)
+    return ModelRef(name, key, load_by_key(key))
 
 
 WARM_SENTENCE = "我吃了一个苹果。"

@@ -37,6 +37,11 @@ DEFAULT_PORT = 8500
 STARTUP_TIMEOUT_S = 180.0
 
 
+def find_nginx() -> str | None:
+    """Debian's nginx, also where ``/usr/sbin`` is not on the PATH (an ordinary user's shell)."""
+    return shutil.which("nginx", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin"]))
+
+
 def backend_ports(port: int, processes: int) -> list[int]:
     return [port + 1 + i for i in range(processes)]
 
@@ -128,7 +133,7 @@ class LectureHall:
         return f"http://{host}:{self.port}"
 
     def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> LectureHall:
-        nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
+        nginx = find_nginx()
         if nginx is None:
             raise RuntimeError("nginx is not installed (Debian: apt install nginx-light)")
         for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shutil
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -14,9 +13,9 @@ import pytest
 
 from benchmarks.classroom_load import run_page, session_query
 from benchmarks.common import free_port
-from deploy.lecture_hall import COOKIE, LectureHall, backend_ports, nginx_config
+from deploy.lecture_hall import COOKIE, LectureHall, backend_ports, find_nginx, nginx_config
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+NGINX = find_nginx()
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt install nginx-light)")
 
 

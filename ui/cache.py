@@ -35,12 +35,8 @@ def model(name: str, *, masked_lm: bool = False) -> registry.ModelRef:
     return ref
 
 
-def encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
-    return _encode(model, sentences, attentions)
-
-
 @st.cache_data(show_spinner=False, max_entries=256, hash_funcs=BY_KEY)
-def _encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool) -> list[Encoding]:
+def encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
     return model.encoder().encode(list(sentences), attentions=attentions)
 
 

@@ -2,7 +2,6 @@
 one way to show a figure, one place for how a result is computed (kept off the projector)."""
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -73,9 +72,10 @@ def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figu
     of precomputed results and constant diagrams: a class's sessions would otherwise each rebuild them, and
     plotly's validation is most of a page run's time under the GIL (``core/concurrency.py``). Shared, not
     copied: the caller must not change the figure."""
-    return _shared_figure(builder.__module__, builder.__qualname__, args, kwargs)
+    return _shared_figure(builder, f"{builder.__module__}.{builder.__qualname__}", args, kwargs)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _shared_figure(module: str, name: str, args: tuple, kwargs: dict) -> go.Figure:
-    return getattr(importlib.import_module(module), name)(*args, **kwargs)
+def _shared_figure(_builder: Callable[..., go.Figure], builder_name: str, args: tuple,  # noqa: ARG001 (key)
+                   kwargs: dict) -> go.Figure:
+    return _builder(*args, **kwargs)
