@@ -16,7 +16,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import model_or_message, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
+from ui.state import Field, one_of, seed, sync_to_url
 
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 TABS = tuple(attention_tabs.TABS)  # only the open tab is built: a rerun draws one figure
@@ -25,17 +25,11 @@ ss = st.session_state
 
 
 # ---- state ------------------------------------------------------------------------------------
-seed_widget("att_sentence", url_param("sentence", DEFAULT_SENTENCE))
-seed_widget("att_pair", url_param("pair", ""))
-seed_widget("att_hide", url_param("hide", False, cast=bool))
-seed_widget("att_words", url_param("words", False, cast=bool))
-seed_widget("att_layer", url_param("layer", 1, cast=in_range(1)))
-seed_widget("att_head", url_param("head", 1, cast=in_range(1)))
-seed_widget("att_row_source", url_param("rows", "head_avg", cast=one_of(*attention_tabs.ROW_SOURCES)))
-if "_att_tab_id" not in ss:  # the open tab by id: its label changes with the language
-    ss["_att_tab_id"] = url_param("tab", TABS[0], cast=one_of(*TABS))
-if "_att_token_label" not in ss:
-    ss["_att_token_label"] = url_param("token", "苹")
+seed(Field("att_sentence", "sentence", DEFAULT_SENTENCE), Field("att_pair", "pair", ""),
+     Field("att_hide", "hide", False, bool), Field("att_words", "words", False, bool),
+     Field("att_row_source", "rows", "head_avg", one_of(*attention_tabs.ROW_SOURCES)),
+     Field("_att_tab_id", "tab", TABS[0], one_of(*TABS)),  # the open tab by id: its label changes with the language
+     Field("_att_token_label", "token", "苹"))
 
 model_name = bert_model_name()
 
@@ -103,8 +97,7 @@ st.caption(t("att.shape", L=view.num_layers, H=view.num_heads, n=n,
              unit=t("att.unit_words") if words else t("att.unit_tokens")))
 
 tab_labels = [t(f"att.tab.{tab}") for tab in TABS]
-if ss.get("att_tab") not in tab_labels:
-    ss["att_tab"] = tab_labels[TABS.index(ss["_att_tab_id"])]
+seed(Field("att_tab", None, tab_labels[TABS.index(ss["_att_tab_id"])], one_of(*tab_labels)))  # a label: by language
 with st.container(key="att_result"):
     tabs = st.tabs(tab_labels, key="att_tab", on_change="rerun")
 ss["_att_tab_id"] = TABS[tab_labels.index(ss["att_tab"])]

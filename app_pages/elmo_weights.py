@@ -22,17 +22,17 @@ from ui.i18n import error_text, layer_name, t
 from ui.learned_mix_section import concat_section, learned_section
 from ui.page import chart, how_computed, load_model, presenting, shared_figure, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, one_of, url_param
+from ui.state import Field, in_range, one_of, seed
 
 ss = st.session_state
 large = presenting()
 
 
-# ---- first visit in this session: start from the URL ----------------------------------------------
-sentence_inputs.seed_from_url()
-ss.setdefault("elmo_use_bert", url_param("bert", False, cast=bool))
-ss.setdefault("elmo_mode", url_param("mode", "softmax", cast=one_of(*mixer.MODES)))
-ss.setdefault("elmo_gamma", url_param("gamma", 1.0, cast=in_range(*mixer.GAMMA_RANGE, kind=float)))
+# ---- state: one declaration, seeded from the URL, kept across page switches ----------------------------
+seed(*sentence_inputs.fields(), Field("elmo_use_bert", "bert", False, bool),
+     Field("elmo_mode", "mode", "softmax", one_of(*mixer.MODES)),
+     Field("elmo_gamma", "gamma", 1.0, in_range(*mixer.GAMMA_RANGE, kind=float)),
+     Field("elmo_reveal", None, False, bool))  # the exercise's answer starts hidden, on every scene too
 
 
 # ---- the formula ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
 from ui.page import show_error
 from ui.sidebar import get_model_infos
-from ui.state import one_of, sync_to_url, url_param
+from ui.state import Field, one_of, seed, sync_to_url
 
 SECTIONS = (*SECTION_VIEWS, "recompute")
 
@@ -44,8 +44,7 @@ except LabError as err:
     show_error(err)
     results = None
 
-section = url_param("section", "pos", cast=one_of(*SECTIONS))
-st.session_state.setdefault("_ev_section", section)
+seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be
 # evaluated in another language, e.g. by the testing framework)
 section_labels = {s: t(f"evidence.section.{s}") for s in SECTIONS}
@@ -76,8 +75,7 @@ def recompute_section(results: dict | None) -> None:
     bert = st.session_state.get("bert_model") or DEFAULT_BERT
     models = [DEFAULT_ELMO, bert]
     st.caption(t("evidence.recompute.models", models=", ".join(models + [DEFAULT_STATIC])))
-    quick = url_param("quick", True, cast=bool)
-    st.session_state.setdefault("_ev_quick", quick)
+    seed(Field("_ev_quick", "quick", True, bool))
     quick = st.toggle(t("evidence.recompute.quick"), key="_ev_quick")
     sync_to_url(quick=quick)
     if st.button(t("evidence.recompute.button"), type="primary", key="_ev_run"):

@@ -13,7 +13,7 @@ from core.mixing import format_vector
 from ui.i18n import t
 from ui.page import how_computed, show_error
 from ui.presentation import scene_link
-from ui.state import one_of, sync_to_url, url_param
+from ui.state import Field, one_of, seed, sync_to_url
 
 ss = st.session_state
 VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
@@ -85,8 +85,7 @@ with st.container(border=True):
 
 # ---- 2. formula: the ELMo scalar mix ------------------------------------------------------------------
 variants = list(ex.FORMULA_VARIANTS)
-if ss.get("ex_variant") not in variants:
-    ss["ex_variant"] = url_param("variant", "lecture", cast=one_of(*ex.FORMULA_VARIANTS))
+seed(Field("ex_variant", "variant", "lecture", one_of(*variants)))
 variant_labels = {v: t(f"ex.formula.variant.{v}") for v in variants}
 
 

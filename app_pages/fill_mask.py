@@ -20,25 +20,21 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import model_or_message, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
+from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 EXAMPLES = fx.EXAMPLES  # with the answers each one teaches (data, checked on the shipped weights)
 DEFAULT_SENTENCE = EXAMPLES[0].masked
-DEFAULT_CANDIDATES = ",".join(fx.DEFAULT_CANDIDATES)
 ss = st.session_state
 
-# ---- state: widget keys seeded from the URL once, kept across page switches ---------------------
-seed_widget("fill_mode", url_param("mode", "masked", cast=one_of(*fm.INPUT_MODES)))
-seed_widget("fill_sentence", url_param("sentence", DEFAULT_SENTENCE))
-seed_widget("fill_plain", url_param("plain", EXAMPLES[0].plain))
-seed_widget("fill_word", url_param("word", EXAMPLES[0].word))
-seed_widget("fill_chars", [i for i in url_param("chars", [], cast=list) if isinstance(i, int)])
-seed_widget("fill_top_k", url_param("top_k", 5, cast=in_range(1, sections.TOP_K_MAX)))
-seed_widget("fill_cands", DEFAULT_CANDIDATES)
-seed_widget("fill_seed", 0)
-seed_widget("fill_show_all", False)
-seed_widget("fill_nsp_a", fx.NSP_EXAMPLES[0].first)
-seed_widget("fill_nsp_b", fx.NSP_EXAMPLES[0].second)
+# ---- state: one declaration, seeded from the URL, kept across page switches -----------------------
+seed(Field("fill_mode", "mode", "masked", one_of(*fm.INPUT_MODES)),
+     Field("fill_sentence", "sentence", DEFAULT_SENTENCE),
+     Field("fill_plain", "plain", EXAMPLES[0].plain),
+     Field("fill_word", "word", EXAMPLES[0].word),
+     Field("fill_chars", "chars", [], list),
+     Field("fill_top_k", "top_k", 5, in_range(1, sections.TOP_K_MAX)),
+     Field("fill_show_all", None, False, bool),
+     *sections.FIELDS)
 
 model_name = bert_model_name()
 
@@ -79,7 +75,7 @@ with st.container(border=True):
         else:
             plain_text = ss["fill_plain"] or ""
             options = [i for i, c in enumerate(plain_text[:fm.MAX_CHARS]) if not c.isspace()]
-            ss["fill_chars"] = [i for i in ss.get("fill_chars", []) if i in options][:fm.MAX_MASKS]
+            ss["fill_chars"] = [i for i in ss["fill_chars"] if i in options][:fm.MAX_MASKS]
             st.multiselect(t("fill.chars"), options, key="fill_chars", persist_state="session",
                            format_func=_char_option(plain_text), max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))

@@ -22,7 +22,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import how_computed, show_error
 from ui.sidebar import bert_model_name
-from ui.state import in_range, one_of, seed_widget, sync_to_url, url_param
+from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
@@ -31,15 +31,15 @@ DEFAULT_TOP_K = 5
 ss = st.session_state
 
 
-# ---- state: widget keys seeded from the URL once ---------------------------------------------------
-seed_widget("obj_sentence", url_param("sentence", DEFAULT_SENTENCE))
-seed_widget("obj_top_k", url_param("top_k", DEFAULT_TOP_K, cast=in_range(1, obj.TOP_K)))
-seed_widget("obj_pos", url_param("pos", DEFAULT_POSITION, cast=in_range(0)))
-seed_widget("obj_text_a", url_param("a", DEFAULT_PAIR[0]))
-seed_widget("obj_text_b", url_param("b", DEFAULT_PAIR[1]))
-seed_widget("obj_metric", url_param("metric", "cosine", cast=one_of(*obj.METRICS)))
-seed_widget("obj_token", url_param("token", 0, cast=in_range(0)))
-seed_widget("obj_mask_pos", url_param("mask", DEFAULT_POSITION, cast=in_range(0)))
+# ---- state: one declaration, seeded from the URL (the sections keep positions inside the sentence) -----
+seed(Field("obj_sentence", "sentence", DEFAULT_SENTENCE),
+     Field("obj_top_k", "top_k", DEFAULT_TOP_K, in_range(1, obj.TOP_K)),
+     Field("obj_pos", "pos", DEFAULT_POSITION, in_range(0)),
+     Field("obj_text_a", "a", DEFAULT_PAIR[0]),
+     Field("obj_text_b", "b", DEFAULT_PAIR[1]),
+     Field("obj_metric", "metric", "cosine", one_of(*obj.METRICS)),
+     Field("obj_token", "token", 0, in_range(0)),
+     Field("obj_mask_pos", "mask", DEFAULT_POSITION, in_range(0)))
 
 bert_name = bert_model_name()
 

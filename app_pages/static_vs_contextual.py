@@ -17,16 +17,15 @@ from ui import cache, sentence_inputs, static_explorer
 from ui.i18n import t
 from ui.page import load_model, show_error
 from ui.sidebar import bert_model_name
-from ui.state import one_of, url_param
+from ui.state import Field, one_of, seed
 
 ss = st.session_state
 CTX_OPTIONS = ("elmo", "bert")
 
 
-# ---- first visit in this session: widgets start from the URL ---------------------------------
-sentence_inputs.seed_from_url()
-ss.setdefault("static_ctx", url_param("ctx", "elmo", cast=one_of(*CTX_OPTIONS)))
-ss.setdefault("static_centre", url_param("centre", False, cast=bool))
+# ---- state: one declaration, seeded from the URL, kept across page switches ----------------------------
+seed(*sentence_inputs.fields(), Field("static_ctx", "ctx", "elmo", one_of(*CTX_OPTIONS)),
+     Field("static_centre", "centre", False, bool))
 
 
 # ---- the result first, the inputs below it: at 1280×720 the charts start on the first screen ------

@@ -25,10 +25,10 @@ def test_scenes_name_real_pages_and_parameters_the_pages_read():
     for scene in pres.SCENES:
         assert scene.url_path in PATHS, scene
         source = "\n".join(f.read_text(encoding="utf-8") for f in page_files(ROOT / PATHS[scene.url_path]))
-        for key, _ in scene.params:
-            assert re.search(rf"""url_param\(\s*["']{re.escape(key)}["']""", source), (scene.id, key)
-        if scene.params:
-            assert ui_pres.RESET_PREFIXES.get(scene.url_path), f"{scene.url_path}: no reset prefixes"
+        for key, _ in scene.params:  # a field's parameter (ui.state.Field) or one read by hand
+            param = re.escape(key)
+            assert re.search(rf"""Field\(\s*["'][^"']+["'],\s*["']{param}["']|url_param\(\s*["']{param}["']""",
+                             source), (scene.id, key)
 
 
 def test_scene_texts_exist_in_both_languages():
@@ -243,3 +243,15 @@ def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
     assert set(SCENE_RESULTS) <= set(BY_ID)
     assert [s.id for s in SCENES if result_key(s) is None] == ["exercises"]
     assert not hasattr(SCENES[0], "result")
+
+
+def test_a_scene_hides_the_exercise_answer_again():
+    """Session-only values are declared too: arriving at the worked example hides an answer shown before."""
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    click(at, "present_go_worked")
+    at.toggle(key="elmo_reveal").set_value(True).run()
+    assert at.session_state["elmo_reveal"] is True
+    click(at, "present_next")
+    click(at, "present_go_worked")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["elmo_reveal"] is False

@@ -17,7 +17,7 @@ from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import t
 from ui.page import chart, presenting
-from ui.state import seed_widget, sync_to_url
+from ui.state import Field, in_range, seed, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
 PROJECTOR_HEATMAP_PX = 600  # what lies below the scene bar at 1280×720
@@ -40,9 +40,7 @@ def _matrix_csv(matrix: np.ndarray, labels: list[str]) -> bytes:
 @st.fragment
 def single_head(view: AttentionView, token: int) -> None:
     L, H, labels, large = view.num_layers, view.num_heads, view.labels, presenting()
-    for key, top in (("att_layer", L), ("att_head", H)):
-        if not isinstance(ss.get(key), int) or not 1 <= ss[key] <= top:
-            ss[key] = 1
+    seed(Field("att_layer", "layer", 1, in_range(1, L)), Field("att_head", "head", 1, in_range(1, H)))
     with st.container(key="att_head_view"):  # the scene "attention": the sliders and the whole heatmap
         # on the projector the sliders stand beside the heatmap: both fit below the scene bar at 1280×720
         if large:
@@ -53,7 +51,7 @@ def single_head(view: AttentionView, token: int) -> None:
             map_area = st.container()
         layer_area.slider(t("att.layer"), 1, max(L, 2), key="att_layer", persist_state="session", disabled=L == 1)
         head_area.slider(t("att.head"), 1, max(H, 2), key="att_head", persist_state="session", disabled=H == 1)
-        layer, head = min(int(ss["att_layer"]), L), min(int(ss["att_head"]), H)
+        layer, head = ss["att_layer"], ss["att_head"]
         sync_to_url(layer=layer, head=head)
         matrix = view.att[layer - 1, head - 1]
         fig = figs.attention_heatmap(matrix, labels, title=t("att.heatmap_title", l=layer, h=head),
@@ -80,12 +78,10 @@ def every_head(view: AttentionView, token: int) -> None:
     grid = figs.attention_grid(view.att, labels, layer_names=[t("att.layer_short", l=l + 1) for l in range(L)],
                                head_names=[t("att.head_short", h=h + 1) for h in range(H)], large=large)
     chart(grid, "att_grid", width="content")
-    seed_widget("att_zoom", 0)
-    if not isinstance(ss["att_zoom"], int) or not 0 <= ss["att_zoom"] < L * H:
-        ss["att_zoom"] = 0
+    seed(Field("att_zoom", None, 0, in_range(0, L * H - 1)))
     st.selectbox(t("att.zoom"), list(range(L * H)), key="att_zoom", persist_state="session",
                  format_func=lambda k: t("att.heatmap_title", l=k // H + 1, h=k % H + 1))
-    zl, zh = divmod(int(ss["att_zoom"]), H)
+    zl, zh = divmod(ss["att_zoom"], H)
     chart(figs.attention_heatmap(view.att[zl, zh], labels, title=t("att.heatmap_title", l=zl + 1, h=zh + 1),
                                  x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
                                  large=large), "att_zoomed", width="content")

@@ -23,7 +23,7 @@ from core.mixing import (
 )
 from ui.i18n import t
 from ui.page import chart, presenting
-from ui.state import sync_to_url, url_param
+from ui.state import Field, in_range, seed, sync_to_url, url_param
 
 MODES = ("softmax", "direct")
 W_RANGE = (-3.0, 3.0)
@@ -49,9 +49,8 @@ def _preset(name: str, kind: str, n: int) -> None:
         weights, gamma, _ = PRESETS["uniform"]
         _set_weights(kind, "softmax", [0.0] * n)
     elif name == "onehot":
-        k = int(ss.get("elmo_onehot_k", n - 1))
         gamma = 1.0
-        _set_weights(kind, "direct", one_hot(n, min(max(k, 0), n - 1)))
+        _set_weights(kind, "direct", one_hot(n, ss["elmo_onehot_k"]))
     else:
         s, gamma, _ = PRESETS[name]
         # the softmax of these slider values is exactly s
@@ -75,19 +74,18 @@ def _switch_mode(kind: str, n: int) -> None:
         _set_weights(kind, "softmax", np.clip(w - w.max(), *W_RANGE))
 
 
-def _seed_sliders(kind: str, n: int) -> None:
-    """First visit: every slider from the URL's ``w`` (when it fits), else neutral."""
+def _fields(kind: str, n: int) -> list[Field]:
+    """The mixer's values: every slider from the URL's ``w`` (when it fits the mode and the model's layers),
+    else neutral; the one-hot layer; the layer-norm switch."""
     url_w = url_param("w", None, cast=list)
+    fits = isinstance(url_w, list) and len(url_w) == n and all(isinstance(v, (int, float)) for v in url_w)
+    fields = [Field("elmo_onehot_k", None, n - 1, in_range(0, n - 1)), Field("elmo_layer_norm", "norm", False, bool)]
     for mode in MODES:
+        (lo, hi), neutral = (W_RANGE, 0.0) if mode == "softmax" else ((0.0, 1.0), 1.0)
         for j in range(n):
-            key = slider_key(kind, mode, j)
-            if key not in ss:
-                default = 0.0 if mode == "softmax" else 1.0
-                if (mode == ss["elmo_mode"] and isinstance(url_w, list) and len(url_w) == n
-                        and all(isinstance(v, (int, float)) for v in url_w)):
-                    default = float(url_w[j])
-                lo, hi = W_RANGE if mode == "softmax" else (0.0, 1.0)
-                ss[key] = float(min(max(default, lo), hi))
+            value = float(url_w[j]) if fits and mode == ss["elmo_mode"] else neutral
+            fields.append(Field(slider_key(kind, mode, j), None, float(min(max(value, lo), hi)), float))
+    return fields
 
 
 def _controls(kind: str, layer_names: list[str]) -> None:
@@ -102,8 +100,6 @@ def _controls(kind: str, layer_names: list[str]) -> None:
         col.button(t(f"elmo.preset.{name}"), key=f"elmo_preset_{name}", on_click=_preset, args=(name, kind, n),
                    disabled=disabled, help=t("elmo.preset_needs3") if disabled else t(f"elmo.preset_help.{name}"),
                    width="stretch")
-    if ss.get("elmo_onehot_k") not in range(n):
-        ss["elmo_onehot_k"] = n - 1
     layer_col, onehot_col, _ = st.columns([2, 1, 1])
     layer_col.selectbox(t("elmo.onehot_layer"), list(range(n)), key="elmo_onehot_k",
                         format_func=lambda j: f"{j} · {layer_names[j]}", label_visibility="collapsed")
@@ -148,7 +144,6 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
 def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[str], ctx_name: str,
           word: str) -> None:
     large = presenting()
-    ss.setdefault("elmo_layer_norm", url_param("norm", False, cast=bool))
     layer_norm = st.toggle(t("elmo.layer_norm"), key="elmo_layer_norm", help=t("elmo.layer_norm_help"),
                            persist_state="session")
     sync_to_url(norm=True if layer_norm else None)
@@ -193,7 +188,7 @@ def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> 
 def mixer(view: vv.VectorsView | None, kind: str, layer_names: list[str], ctx_name: str, word: str) -> None:
     """``kind`` ("elmo" / "bert") keeps each model's sliders apart; ``view`` is ``None`` without a model
     or a usable sentence (the sliders and the lecture's toy vectors still work)."""
-    _seed_sliders(kind, len(layer_names))
+    seed(*_fields(kind, len(layer_names)))
     _controls(kind, layer_names)
     with st.container(key="elmo_result"):
         col_sliders, col_live = st.columns([2, 3], gap="large")

@@ -18,7 +18,7 @@ from core.mixing import PRESETS
 from core.registry import DEFAULT_ELMO
 from ui.i18n import current_lang, t
 from ui.page import chart, presenting, shared_figure
-from ui.state import one_of, sync_to_url, url_param
+from ui.state import Field, one_of, seed, sync_to_url
 
 
 def pct(value) -> str:
@@ -97,8 +97,7 @@ def pos_section(results: dict) -> None:
     cfg = results["pos"]["config"]
     section_head("evidence.pos.title", t("evidence.pos.paper", l1=paper["biLM layer 1"], l2=paper["biLM layer 2"]),
                  t("evidence.pos.method"))
-    tags = url_param("tags", "fine", cast=one_of("fine", "coarse"))
-    st.session_state.setdefault("_ev_tags", tags)
+    seed(Field("_ev_tags", "tags", "fine", one_of("fine", "coarse")))
     tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
     with st.container(key="evidence_result"):
         tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
@@ -153,8 +152,7 @@ def senses_section(results: dict) -> None:
                    l2=paper["wsd"]["layers"]["biLM layer 2"], coenen=paper["coenen"]["f1"]),
                  t("evidence.senses.method", n_words=len(words), word_list="、".join(words)))
     options = ["__all__"] + words
-    word = url_param("word", "__all__", cast=one_of(*options))
-    st.session_state.setdefault("_ev_word", word)
+    seed(Field("_ev_word", "word", "__all__", one_of(*options)))
     word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
     word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
     sync_to_url(word=word)
@@ -214,8 +212,7 @@ def context_section(results: dict) -> None:
                  t("evidence.ctx.paper", pct=results["published"]["ethayarajh"]["static_variance_explained_below"]),
                  t("evidence.ctx.method", n_words=cfg["n_words"], max_contexts=cfg["max_contexts"],
                    n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
-    mode = url_param("ctx", "adjusted", cast=one_of("raw", "adjusted"))
-    st.session_state.setdefault("_ev_ctx", mode)
+    seed(Field("_ev_ctx", "ctx", "adjusted", one_of("raw", "adjusted")))
     mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
     mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
                     format_func=mode_labels.__getitem__)
@@ -241,10 +238,7 @@ def context_section(results: dict) -> None:
                           verdict=t(f"evidence.verdict.ctx_{verdict}", margin=num(margin)))
                         + " " + intra_verdict(e["kind"], change["intra_sentence_adjusted"]))
     names = view.context_models(results)
-    model = url_param("ctx_model", names[0], cast=one_of(*names))
-    st.session_state.setdefault("_ev_ctx_model", model)
-    if st.session_state["_ev_ctx_model"] not in names:
-        st.session_state["_ev_ctx_model"] = names[0]
+    seed(Field("_ev_ctx_model", "ctx_model", names[0], one_of(*names)))
     model = st.selectbox(t("evidence.ctx.heatmap_model"), names, key="_ev_ctx_model")
     sync_to_url(ctx=mode, ctx_model=model)
     words, layer_names, values = view.context_per_word(results, model, adjusted)

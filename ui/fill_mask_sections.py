@@ -22,13 +22,17 @@ from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, presenting, show_error
-from ui.state import seed_widget, sync_to_url
+from ui.state import Field, seed, sync_to_url
 
 TOP_K_MAX = 20
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
 CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
                    "unchanged": "#a1d99b"}
 ss = st.session_state
+# the sections' own values, seeded by the page with its own (app_pages/fill_mask.py)
+FIELDS = (Field("fill_cands", None, ",".join(fx.DEFAULT_CANDIDATES)), Field("fill_first", None, 0, int),
+          Field("fill_step", None, 0, int), Field("fill_seed", None, 0, int),
+          Field("fill_nsp_a", None, fx.NSP_EXAMPLES[0].first), Field("fill_nsp_b", None, fx.NSP_EXAMPLES[0].second))
 
 
 def show_text_notes(model: ModelRef, text: str) -> None:
@@ -111,7 +115,7 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"))
     first = 0
     if mask_count > 1:
-        if not 0 <= int(ss.get("fill_first") or 0) < mask_count:
+        if not 0 <= ss["fill_first"] < mask_count:
             ss["fill_first"] = 0
         first = int(st.selectbox(t("fill.first_mask"), list(range(mask_count)), key="fill_first",
                                  format_func=lambda i: t("fill.mask_n", i=i + 1)) or 0)
@@ -143,13 +147,13 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
 
 # ---- ② watch BERT fill ------------------------------------------------------------------------------
 def _shift_step(delta: int, last: int) -> None:
-    ss["fill_step"] = min(last, max(0, int(ss.get("fill_step", 0)) + delta))
+    ss["fill_step"] = min(last, max(0, ss["fill_step"] + delta))
 
 
 @st.fragment
 def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
     last = len(steps)
-    if not isinstance(ss.get("fill_step"), int) or not 0 <= ss["fill_step"] <= last:
+    if not 0 <= ss["fill_step"] <= last:
         ss["fill_step"] = 0
     c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
     c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/arrow_back:",
@@ -177,7 +181,7 @@ def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
 
 # ---- ③ the pre-training corruption (15%: 80/10/10) ---------------------------------------------------
 def _resample() -> None:
-    ss["fill_seed"] = int(ss.get("fill_seed", 0)) + 1
+    ss["fill_seed"] += 1
 
 
 def whole_word_note(name: str | None) -> None:
@@ -195,7 +199,7 @@ def corruption(model: ModelRef, source: str | None, default: str, origin: str | 
     if source and len(source) <= fm.MAX_CHARS and ss.get("_fill_corrupt_source") != source:
         ss["_fill_corrupt_source"] = source
         ss["fill_corrupt_text"] = source
-    seed_widget("fill_corrupt_text", source or default)
+    seed(Field("fill_corrupt_text", None, source or default))
     if origin in ("answer", "unknown"):
         st.caption(t(f"fill.corrupt_from_{origin}"))
     _corruption(model)

@@ -2,9 +2,10 @@
 
 ``app.py`` calls, once per run, after the sidebar and before the page:
 
-- :func:`arrive` always: a URL with ``slide=<scene id>`` (core.presentation) resets the page's widget
-  state the first time it is opened, so the page starts from the scene's query parameters even if it
-  was visited before (the pages read the URL only to seed widgets that are not in session state yet).
+- :func:`arrive` always: a URL with ``slide=<scene id>`` (core.presentation) starts a scene the first
+  time it is opened (``ui.state.start_scene``): the page seeds its fields again from the scene's query
+  parameters even if it was visited before (otherwise a page reads the URL only for values the session
+  does not keep yet).
   A bare deep link (``/elmo-weights?slide=worked``, or ``/?slide=worked`` on another page) gets the
   scene's parameters and page; parameters already in the link win (a shared, edited scene);
 - :func:`render_stepper` when ``st.session_state["present"]`` is on: previous / next buttons
@@ -25,21 +26,9 @@ from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core import presentation as pres
-from ui import PAGES
+from ui import PAGES, state
 from ui.i18n import t
 
-# url_path -> the session-state key prefixes under which that page keeps the widget values it seeds
-# from the URL once. Keep in step with the pages (tests/test_presentation.py checks every scene).
-RESET_PREFIXES: dict[str, tuple[str, ...]] = {
-    "static-vs-contextual": ("vec_", "static_"),
-    "pretraining-objectives": ("obj_",),
-    "elmo-weights": ("vec_", "elmo_"),
-    "fill-mask": ("fill_",),
-    "attention-heatmap": ("att_", "_att_"),
-    "feature-vs-finetune": ("transfer_layer", "transfer_pool"),
-    "exercises": ("ex_variant",),
-    "layer-evidence": ("_ev_section", "_ev_tags", "_ev_word", "_ev_ctx"),
-}
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
 # The widget or container key of what each scene is about (a chart's controls, a chart): presentation mode
@@ -70,7 +59,6 @@ def result_key(scene: pres.Scene | None) -> str | None:
     return SCENE_RESULTS.get(scene.id) if scene else None
 
 
-ARRIVALS_KEY = "_present_arrivals"  # counts scene arrivals: each one scrolls its result into view once
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
 SHORTCUTS_SUPPORTED = "shortcut" in inspect.signature(st.button).parameters
 
@@ -126,7 +114,7 @@ def page_path(url_path: str) -> str | None:
 
 
 def arrive(url_path: str | None) -> bool:
-    """Reset the page's seeded widget state when a scene link is opened; True if it did.
+    """Start the scene when a scene link is opened; True if it did.
 
     Runs before the page: the page then seeds its widgets from the scene's query parameters."""
     ss = st.session_state
@@ -137,19 +125,16 @@ def arrive(url_path: str | None) -> bool:
             go_to(scene, keep=dict(st.query_params))  # a deep link names a scene of another page
         scene = None
     if scene is None:
-        ss.pop(APPLIED_KEY, None)  # left the scene: opening it again starts it afresh
+        if ss.pop(APPLIED_KEY, None) is not None:  # left the scene: opening it again starts it afresh
+            state.end_scene()
         return False
     if ss.get(APPLIED_KEY) == scene.id:
         return False  # the scene is already running; keep what the teacher changed since
     ss[APPLIED_KEY] = scene.id
-    ss[ARRIVALS_KEY] = ss.get(ARRIVALS_KEY, 0) + 1
+    state.start_scene()  # the page's fields are seeded again, from these parameters (ui.state.seed)
     for key, value in scene.params:
         if key not in st.query_params:
             st.query_params[key] = value
-    prefixes = RESET_PREFIXES.get(scene.url_path, ())
-    if prefixes:
-        for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
-            del ss[key]
     return True
 
 
@@ -225,7 +210,7 @@ def render_stepper(url_path: str | None) -> None:
     scene = pres.SCENES[index] if index is not None else None
     _presenter(key="present_keys", data={
         "target": result_key(scene),
-        "token": f"{scene.id if scene else ''}:{st.session_state.get(ARRIVALS_KEY, 0)}",
+        "token": f"{scene.id if scene else ''}:{st.session_state.get(state.ARRIVALS_KEY, 0)}",
     })
     if target is not None:
         # the new page's URL carries the session's settings from the start, not after its first run

@@ -16,7 +16,7 @@ from core.errors import LabError
 from core.safe_text import md_escape
 from ui.i18n import current_lang, t
 from ui.page import show_error
-from ui.state import sync_to_url, url_param
+from ui.state import Field, sync_to_url, url_param
 
 MAX_URL_TEXT = 1500  # longer texts are not written to the address bar
 MAX_WORD = 100
@@ -55,13 +55,13 @@ UPLOADER_CSS_EN = """<style>
 </style>"""
 
 
-def seed_from_url() -> None:
-    """First visit in this session: the inputs start from the URL (else the default scene)."""
-    ss = st.session_state
+def fields() -> tuple[Field, ...]:
+    """The inputs' values, for the page's ``ui.state.seed``: from the URL, else the URL scene's sentences.
+    A text is cut to its limit as it comes from the URL; what the user typed is never cut."""
     scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
-    ss.setdefault("vec_scene", scene.id)
-    ss.setdefault("vec_text", url_param("text", scene.text)[: vv.MAX_TEXT_CHARS])
-    ss.setdefault("vec_word", url_param("word", scene.word)[:MAX_WORD])
+    return (Field("vec_scene", None, scene.id),
+            Field("vec_text", None, url_param("text", scene.text)[: vv.MAX_TEXT_CHARS]),
+            Field("vec_word", None, url_param("word", scene.word)[:MAX_WORD]))
 
 
 def _load_scene() -> None:

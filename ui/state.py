@@ -1,12 +1,13 @@
-"""URL-shareable state: read widget defaults from the query string, write the current values back.
+"""URL-shareable state: each page declares the values it keeps once, seeds its widgets from the query
+string, and writes the current values back, so a teacher can copy the address bar and get the same page,
+language, model and inputs again::
 
-A teacher can copy the address bar and get the same page, language, model and inputs again::
-
-    text = url_param("text", "我吃了一个苹果")
-    layer = url_param("layer", 2, cast=int)
-    words = url_param("words", ["苹果"], cast=list)      # JSON in the URL
+    seed(Field("att_sentence", "sentence", "苹果昨天发布了新手机。"),
+         Field("att_layer", "layer", 1, cast=in_range(1)),
+         Field("att_hide", "hide", False, cast=bool))
+    st.text_input(label, key="att_sentence", persist_state="session")
     ...
-    sync_to_url(text=text, layer=layer, words=words)
+    sync_to_url(sentence=…, layer=…, hide=True if hide else None)
 
 Encoding in the URL: ``bool`` -> ``"1"``/``"0"``; ``list``/``tuple``/``dict`` -> compact JSON;
 ``None`` -> the parameter is removed; everything else -> ``str(value)``.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -104,8 +106,66 @@ def sync_to_url(**values: Any) -> None:
             st.query_params[key] = new
 
 
-def seed_widget(key: str, value: Any) -> None:
-    """Give widget ``key`` its first value (from the URL or the page's default) unless the session has one:
-    the page's widgets are created with ``persist_state="session"``, so Streamlit keeps their values across
-    page switches itself."""
-    st.session_state.setdefault(key, value)
+@dataclass(frozen=True)
+class Field:
+    """One value a page keeps: its widget's session key, the query parameter that seeds it (``None``: kept in
+    the session only) and its default. ``cast`` turns the URL's text into a value (``int``, ``one_of(…)``,
+    ``in_range(…)``, ``bool``, ``list``) and also judges a value the session kept: one it would not give back
+    unchanged (a layer the new model lacks, say) is replaced."""
+    key: str
+    param: str | None
+    default: Any
+    cast: Callable[[Any], Any] = str
+
+    def initial(self) -> Any:
+        return url_param(self.param, self.default, self.cast) if self.param else self.default
+
+    def keeps(self, value: Any) -> bool:
+        if self.cast is bool:
+            return isinstance(value, bool)
+        if self.cast in (list, tuple, dict):
+            return isinstance(value, self.cast)
+        try:
+            return self.cast(value) == value
+        except (ValueError, TypeError):
+            return False
+
+
+# Scene arrivals (ui/presentation.py): a counter of every arrival in this session, and the number of the one in
+# force (0 when no scene is). A field seeded before the scene in force is seeded again, from the scene's URL.
+ARRIVALS_KEY = "_scene_arrivals"
+SCENE_KEY = "_scene_in_force"
+SEEDED_KEY = "_seeded_at"  # widget key -> the scene arrival in force when it was seeded
+
+
+def start_scene() -> int:
+    """A scene link was opened: every field its page seeds from now on starts again from the URL. Returns the
+    arrival's number."""
+    ss = st.session_state
+    ss[ARRIVALS_KEY] = ss[SCENE_KEY] = ss.get(ARRIVALS_KEY, 0) + 1
+    return ss[ARRIVALS_KEY]
+
+
+def end_scene() -> None:
+    """The scene was left: what the user changes now is kept."""
+    st.session_state[SCENE_KEY] = 0
+
+
+def seed(*fields: Field) -> None:
+    """Give each field's widget its first value: from the URL, else the default. The value the session kept
+    stays (widgets made with ``persist_state="session"`` keep theirs across page switches) unless ``cast``
+    refuses it or a scene arrived since it was seeded: a scene starts its page from its own parameters.
+
+    Why not ``bind="query-params"``: it names the query parameter after the widget's key, so keys would have to
+    change (tests, stylesheets and scenes find widgets by key), and pages share parameter names that mean
+    different things (``sentence``, ``word``, ``mode``, ``layer`` …) while each keeps its own value in the
+    session; a bound parameter also cannot be set through ``st.query_params``, which is how scenes arrive, and
+    long texts must stay out of the address bar."""
+    ss = st.session_state
+    in_force = ss.get(SCENE_KEY, 0)
+    seeded = ss.setdefault(SEEDED_KEY, {})
+    for field in fields:
+        if field.key in ss and seeded.get(field.key, 0) >= in_force and field.keeps(ss[field.key]):
+            continue
+        ss[field.key] = field.initial()
+        seeded[field.key] = in_force

@@ -16,9 +16,7 @@ from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
 from ui.page import chart, presenting
-from ui.state import sync_to_url, url_param
-
-ss = st.session_state
+from ui.state import Field, in_range, seed, sync_to_url
 
 
 def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
@@ -57,9 +55,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             (slot_layer, slot_centre), slot_pair = st.columns([3, 2], vertical_alignment="center"), None
         j = 0
         if names:
-            if not isinstance(ss.get("static_layer"), int) or not 0 <= ss["static_layer"] < len(names):
-                wanted = url_param("layer", len(names) - 1, cast=int)
-                ss["static_layer"] = wanted if 0 <= wanted < len(names) else len(names) - 1
+            seed(Field("static_layer", "layer", len(names) - 1, in_range(0, len(names) - 1)))
             j = slot_layer.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
                                          format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
                                          disabled=not has_points, persist_state="session")

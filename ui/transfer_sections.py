@@ -18,7 +18,7 @@ from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
 from ui.page import chart, how_computed, presenting, shared_figure, show_error
-from ui.state import one_of, sync_to_url, url_param
+from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
 LR_CHOICES = transfer.FINETUNE_LRS  # the candidates python -m core.transfer chooses from
@@ -48,10 +48,8 @@ def _fmt_time(approach: transfer.Approach) -> str:
 @st.fragment
 def explorer(view: transfer.TransferView) -> None:
     large, n = presenting(), len(view.bert.layers)
-    if ss.get("transfer_layer") not in range(n):
-        ss["transfer_layer"] = min(max(url_param("layer", n - 1, cast=int), 0), n - 1)
-    if ss.get("transfer_pool") not in transfer.POOLINGS:
-        ss["transfer_pool"] = url_param("pool", "cls", cast=one_of(*transfer.POOLINGS))
+    seed(Field("transfer_layer", "layer", n - 1, in_range(0, n - 1)),
+         Field("transfer_pool", "pool", "cls", one_of(*transfer.POOLINGS)))
     layer_labels = {j: t("transfer.layer_label", j=j, name=_layer_name(j)) for j in range(n)}
     pool_labels = {p: t(f"transfer.pool.{p}") for p in transfer.POOLINGS}
 
