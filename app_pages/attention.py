@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.attention_view import MAX_CHARS, attention_view, encode_pair, inspect_text
+from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text
+from core.registry import ModelRef
 from core.safe_text import md_escape
 from core.validation import check_text
 from ui import attention_tabs, cache
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import model_or_message, show_error
+from ui.page import attempt, model_or_message
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -52,23 +53,27 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
             pair=(ss["att_pair"] or None) if len(ss["att_pair"] or "") <= 2 * MAX_CHARS else None,
             hide=True if hide else None, words=True if words else None)
 
+
+
+def _view(model: ModelRef) -> AttentionView:
+    """The checked sentence (pair), what the model cannot see in it, and its attention as the toggles ask."""
+    first = check_text(ss["att_sentence"], MAX_CHARS)
+    second = (ss["att_pair"] or "").strip()
+    if second:
+        second = check_text(second, MAX_CHARS)
+    notes = model_call(inspect_text, model, first + ("\n" + second if second else ""))
+    if notes.unknown:
+        st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
+    if notes.control:
+        st.info(t("att.control_chars", chars=", ".join(notes.control)))
+    encoding = (model_call(encode_pair, model, first, second) if second
+                else cache.encode(model, (first,), attentions=True)[0])
+    return attention_view(encoding, hide_special=hide, word_level=words)
+
+
 view = None
 if (model := model_or_message(model_name, t("att.no_model"), masked_lm=True)) is not None:
-    try:
-        first = check_text(ss["att_sentence"], MAX_CHARS)
-        second = (ss["att_pair"] or "").strip()
-        if second:
-            second = check_text(second, MAX_CHARS)
-        notes = model_call(inspect_text, model, first + ("\n" + second if second else ""))
-        if notes.unknown:
-            st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
-        if notes.control:
-            st.info(t("att.control_chars", chars=", ".join(notes.control)))
-        encoding = (model_call(encode_pair, model, first, second) if second
-                    else cache.encode(model, (first,), attentions=True)[0])
-        view = attention_view(encoding, hide_special=hide, word_level=words)
-    except Exception as err:  # never a traceback on the projector
-        show_error(err)
+    view = attempt(_view, model)
 
 if view is None:
     st.stop()

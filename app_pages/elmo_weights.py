@@ -13,14 +13,13 @@ import streamlit as st
 
 from core import registry
 from core import vectors_view as vv
-from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, sentence_inputs
 from ui import elmo_mixer as mixer
-from ui.i18n import error_text, layer_name, t
+from ui.i18n import layer_name, t
 from ui.learned_mix_section import concat_section, learned_section
-from ui.page import chart, how_computed, load_model, presenting, shared_figure, show_error
+from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed
 
@@ -103,19 +102,12 @@ else:  # the lecture's L = 2: the sliders and the toy example still work without
     layer_names = [layer_name(n) for n in ("token layer", "biLSTM 1", "biLSTM 2")] if not use_bert else ["0", "1", "2"]
 n_layers = len(layer_names)
 
-view, input_error = None, None
-try:
-    parsed = vv.parse_input(text, word_raw)
-except LabError as err:
-    parsed, input_error = None, error_text(err)
-if input_error:
-    st.error(input_error)
-elif encoder is not None:
-    try:
-        with st.spinner(t("static.computing")):
-            view = cache.occurrence_view(encoder, None, tuple(parsed.sentences), parsed.word, tuple(parsed.labels))
-    except LabError as err:
-        show_error(err)
+view = None
+parsed = attempt(vv.parse_input, text, word_raw)
+if parsed is not None and encoder is not None:
+    with st.spinner(t("static.computing")):
+        view = attempt(cache.occurrence_view, encoder, None, tuple(parsed.sentences), parsed.word,
+                       tuple(parsed.labels))
     if view is not None:
         if parsed.removed_controls:
             st.info(t("static.controls_removed", n=parsed.removed_controls))

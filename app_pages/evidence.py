@@ -12,7 +12,6 @@ import json
 
 import streamlit as st
 
-from core.errors import LabError
 from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.budget_note import budget_note
@@ -20,7 +19,7 @@ from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's rec
 from ui.cache import experiment_results
 from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
-from ui.page import show_error
+from ui.page import attempt
 from ui.sidebar import get_model_infos
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -38,11 +37,7 @@ for info in infos or []:
     if info.name in (DEFAULT_ELMO, DEFAULT_BERT, DEFAULT_STATIC) and not info.available:
         st.warning(t("evidence.model_unavailable", reason=error_text(info.problem)))
 
-try:
-    results = experiment_results()
-except LabError as err:
-    show_error(err)
-    results = None
+results = attempt(experiment_results)
 
 seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be
@@ -84,11 +79,8 @@ def recompute_section(results: dict | None) -> None:
         def progress(fraction: float, text: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=f"{t('evidence.recompute.running')} {text}")
 
-        try:
-            fresh = run_all(models, static=DEFAULT_STATIC, quick=quick, progress=progress)
-        except Exception as exc:  # never a traceback in front of the class
-            show_error(exc)
-        else:
+        fresh = attempt(run_all, models, static=DEFAULT_STATIC, quick=quick, progress=progress)
+        if fresh is not None:
             st.session_state[RESULTS_KEY] = fresh
             st.session_state["_ev_done"] = fresh["timing_seconds"]["total"]
             st.rerun()  # redraw the whole page (provenance line included) from the new results

@@ -8,10 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core import exercises as ex
-from core.errors import LabError
 from core.mixing import format_vector
 from ui.i18n import t
-from ui.page import how_computed, show_error
+from ui.page import attempt, how_computed
 from ui.presentation import scene_link
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -122,11 +121,8 @@ with st.container(border=True):
                   icon=":material/visibility:")
 
     if ss.get("ex_formula_checked"):
-        try:
-            typed = ex.parse_vector(ss.get("ex_formula_answer") or "")
-        except LabError as err:
-            show_error(err)
-        else:
+        typed = attempt(ex.parse_vector, ss.get("ex_formula_answer") or "")
+        if typed is not None:
             verdict = ex.check_formula(typed, variant)
             if verdict.correct:
                 st.success(t("ex.formula.right", vec=_vec(verdict.answer)), icon=":material/check_circle:")

@@ -5,8 +5,9 @@ top-k candidates for every mask, compare your own candidate words, replay iterat
 by step, watch the pre-training corruption (15% chosen: 80% [MASK], 10% random, 10% unchanged)
 and try next-sentence prediction.
 
-Thin page: widgets → core.fillmask.masked_input → one cached model call per result → the sections
-of ``ui.fill_mask_sections``.
+Thin page: widgets → one cached core call (``core.fill_view.fill_view``) → the sections of
+``ui.fill_mask_sections``, which render it; the sub-experiments (own candidates, corruption, next-sentence
+prediction) are fragments with their own inputs and their own core call.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ import streamlit as st
 from core import fill_examples as fx
 from core import fillmask as fm
 from core.figures import bert as figs
+from core.fill_view import FillView, fill_view
 from ui import fill_mask_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import model_or_message, show_error
+from ui.page import attempt, model_or_message
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -80,27 +82,23 @@ with st.container(border=True):
                            format_func=_char_option(plain_text), max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
     st.toggle(t("fill.show_all"), key="fill_show_all", persist_state="session", help=t("fill.show_all_help"))
-hide_vulgar = not ss["fill_show_all"]
 
-# ---- the sentence BERT sees, and everything that can go wrong with it, reported right here ---------
-masked: str | None = None
-fill = None
+# ---- the sentence BERT sees and its result (one cached core call); what can go wrong is said right here ---
 encoder = model_or_message(model_name, t("fill.no_model"), masked_lm=True)
+view: FillView | None = None
 if encoder is not None:
-    try:
-        masked = fm.masked_input(encoder, mode, sentence=ss["fill_sentence"] or "", plain=ss["fill_plain"] or "",
-                                 word=ss["fill_word"] or "", chars=ss["fill_chars"])
+    view = attempt(model_call, fill_view, encoder, mode, sentence=ss["fill_sentence"] or "",
+                   plain=ss["fill_plain"] or "", word=ss["fill_word"] or "", chars=tuple(ss["fill_chars"]),
+                   top_k=sections.TOP_K_MAX, hide_vulgar=not ss["fill_show_all"])
+    if view is not None:
         st.caption(t("fill.model_input"))
-        st.code(masked, language=None, wrap_lines=True)
-        fill = model_call(fm.fill_mask, encoder, masked, top_k=sections.TOP_K_MAX, hide_vulgar=hide_vulgar)
-    except Exception as err:  # bad input or an unexpected model failure: a message, never a traceback
-        show_error(err)
-    typed = masked or (ss.get("fill_sentence") if mode == "masked" else ss.get("fill_plain")) or ""
+        st.code(view.masked, language=None, wrap_lines=True)
+    typed = view.masked if view else (ss["fill_sentence"] if mode == "masked" else ss["fill_plain"]) or ""
     if typed.strip():
         sections.show_text_notes(encoder, typed[: fm.MAX_CHARS])
 
-known = fx.lookup(masked, encoder.mask_token) if masked else None  # accepted answers and true sentence
-typed_sentence = ss.get("fill_sentence") or ""
+masked = view.masked if view else None
+typed_sentence = ss["fill_sentence"] or ""
 sync_to_url(
     mode=None if mode == "masked" else mode,
     sentence=masked if masked else (typed_sentence if mode == "masked" and len(typed_sentence) <= 2 * fm.MAX_CHARS
@@ -110,34 +108,22 @@ sync_to_url(
     chars=list(ss["fill_chars"]) if mode == "chars" else None,
 )
 
-
-def _computed(func, **kwargs):
-    """``func``'s result for the masked sentence, or ``None`` after saying why."""
-    try:
-        return model_call(func, encoder, masked, hide_vulgar=hide_vulgar, **kwargs)
-    except Exception as err:
-        show_error(err)
-        return None
-
-
 # ---- ① predictions, ② replay -----------------------------------------------------------------------
 st.header(t("fill.sec.predict"))
-if fill is not None:
-    runs = _computed(fm.word_candidates, top_n=sections.TOP_K_MAX) or []
-    sections.predictions(fill, runs)
-    sections.answer_check(known, fm.proposals(fill, runs))
-if fill is not None:
-    sections.compare_candidates(encoder, masked, len(fill.masks))
+if view is not None:
+    sections.predictions(view)
+    sections.answer_check(view)
+    sections.compare_candidates(encoder, view.masked, len(view.result.masks))
 else:
     st.info(t("fill.predict_waiting"))
 
 with st.container(key="fill_replay_result"):
     st.header(t("fill.sec.replay"))
     st.markdown(t("fill.replay_intro"))
-    if fill is None:
+    if view is None:
         st.info(t("fill.predict_waiting"))
-    elif steps := _computed(fm.iterative_fill, top_k=sections.TOP_K_MAX):
-        sections.replay(masked, encoder.mask_token, steps)
+    else:
+        sections.replay(view.masked, encoder.mask_token, view.steps)
 
 # ---- ③ corruption of a true sentence: the user's plain sentence, or the one the data knows -----------
 st.header(t("fill.sec.corrupt"))
@@ -146,8 +132,8 @@ sections.whole_word_note(model_name)
 plain_now = (ss.get("fill_plain") or "").strip()
 if mode != "masked" or (masked and figs.masks_plain(masked, encoder.mask_token, plain_now)):
     source, origin = plain_now, "plain"  # in masked mode: this plain sentence, masked (examples)
-elif known:
-    source, origin = known.sentence, "answer"
+elif view is not None and view.known:
+    source, origin = view.known.sentence, "answer"
 else:  # never the model's guess: a masked sentence the data does not know leaves the box as it is
     source, origin = None, "unknown" if masked else None
 if encoder is not None:

@@ -20,7 +20,7 @@ from ui import cache
 from ui import objectives_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import how_computed, show_error
+from ui.page import attempt, how_computed
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -69,14 +69,16 @@ typed = ss["obj_sentence"] or ""
 top_k = int(ss["obj_top_k"])
 sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=top_k)
 
-reading: obj.BiLMReading | None = None
-try:
+
+
+def _reading(typed: str) -> obj.BiLMReading:
     text = obj.check_sentence(typed)
     elmo = cache.model(registry.DEFAULT_ELMO)
     sections.show_text_notes(elmo, text)
-    reading = model_call(obj.bilm_reading, elmo, text)
-except Exception as err:  # a LabError's message, or a generic line: never a traceback on the projector
-    show_error(err)
+    return model_call(obj.bilm_reading, elmo, text)
+
+
+reading = attempt(_reading, typed)
 
 if reading is not None:
     sections.bilm_section(reading, top_k)

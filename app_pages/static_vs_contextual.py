@@ -11,11 +11,10 @@ import streamlit as st
 
 from core import registry
 from core import vectors_view as vv
-from core.errors import LabError
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs, static_explorer
 from ui.i18n import t
-from ui.page import load_model, show_error
+from ui.page import attempt, load_model
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed
 
@@ -45,10 +44,8 @@ with sentence_inputs.render("static_upload", height=250):
 ctx = ss["static_ctx"]
 text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 
-try:
-    parsed = vv.parse_input(text, word_raw)
-except LabError as err:
-    show_error(err)
+parsed = attempt(vv.parse_input, text, word_raw)
+if parsed is None:
     st.stop()
 word = parsed.word
 if parsed.removed_controls:
@@ -63,11 +60,10 @@ if static_problem:
 if ctx_problem:
     st.warning(t("static.ctx_missing", reason=ctx_problem))
 
-try:
-    with st.spinner(t("static.computing")):
-        view = cache.occurrence_view(ctx_encoder, static_encoder, tuple(parsed.sentences), word, tuple(parsed.labels))
-except LabError as err:
-    show_error(err)
+with st.spinner(t("static.computing")):
+    view = attempt(cache.occurrence_view, ctx_encoder, static_encoder, tuple(parsed.sentences), word,
+                   tuple(parsed.labels))
+if view is None:
     st.stop()
 
 with result_area:

@@ -1,8 +1,8 @@
-"""The fill-mask page's sections, each "arguments in → core result → figure → render": ① the top-k
-candidates of every mask (and of every run of masks as whole words) with the user's own candidate words,
-② BERT filling the masks one at a time, ③ the 15% / 80-10-10 pre-training corruption, ④ next-sentence
-prediction. Model work goes through ``ui.cache.model_call`` (once per model and text); the sliders
-inside the fragments only slice those results.
+"""The fill-mask page's sections: ① the top-k candidates of every mask (and of every run of masks as whole
+words) and ② BERT filling the masks one at a time render the page's ``core.fill_view.FillView``; the
+sub-experiments — the user's own candidate words, ③ the 15% / 80-10-10 pre-training corruption, ④ next-sentence
+prediction — are ``ui.page.experiment`` fragments with their own inputs and one cached core call each
+(``ui.cache.model_call``). Sliders only slice results.
 """
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ import streamlit as st
 
 from core import fill_examples as fx
 from core import fillmask as fm
-from core.attention_view import inspect_text
+from core.attention_view import TextNotes, inspect_text
 from core.budgets import TRAINING_FILE, load_budgets
 from core.figures import bert as figs
 from core.figures.style import export_html
+from core.fill_view import FillView, corruption_view, next_sentence_view
 from core.registry import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
-from ui.page import chart, presenting, show_error
+from ui.page import chart, experiment, presenting
 from ui.state import Field, seed, sync_to_url
 
 TOP_K_MAX = 20
@@ -37,7 +38,10 @@ FIELDS = (Field("fill_cands", None, ",".join(fx.DEFAULT_CANDIDATES)), Field("fil
 
 def show_text_notes(model: ModelRef, text: str) -> None:
     """Warn about what the model cannot see in ``text``: [UNK] characters, control characters."""
-    notes = model_call(inspect_text, model, text)
+    _notes(model_call(inspect_text, model, text), model)
+
+
+def _notes(notes: TextNotes, model: ModelRef) -> None:
     if notes.unknown:
         st.warning(t("fill.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model.name)))
     if notes.control:
@@ -51,8 +55,8 @@ def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str]
 
 # ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------
 @st.fragment
-def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
-    large = presenting()
+def predictions(view: FillView) -> None:
+    result, runs, large = view.result, view.runs, presenting()
     with st.container(key="fill_topk"):  # the scene "fill": the slider and the charts, wholly below the scene bar
         st.slider(t("fill.top_k"), 1, TOP_K_MAX, key="fill_top_k", persist_state="session")
         k = int(ss["fill_top_k"])
@@ -92,8 +96,9 @@ def predictions(result: fm.FillMaskResult, runs: list[fm.MaskRun]) -> None:
                          mime="text/html", on_click="ignore", key="fill_dl_html")
 
 
-def answer_check(known: fx.Known | None, proposed: list[str]) -> None:
+def answer_check(view: FillView) -> None:
     """Beside the predictions of a sentence the data knows: did the model find an accepted answer?"""
+    known, proposed = view.known, view.proposals
     if known is None or not proposed:
         return
     answers = "、".join(md_escape(a) for a in known.accepted)
@@ -110,6 +115,7 @@ def _split_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
 
 
+@experiment
 def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.subheader(t("fill.sec.compare"))
     st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"))
@@ -123,11 +129,7 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     if not words:
         st.info(t("fill.cands_empty"))
         return
-    try:
-        scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
-    except Exception as err:
-        show_error(err)
-        scored = []
+    scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
     fitting = [s for s in scored if s["fits"]]
     if fitting:
         chart(figs.candidate_bars([s["word"] for s in fitting], [s["score"] for s in fitting],
@@ -205,7 +207,7 @@ def corruption(model: ModelRef, source: str | None, default: str, origin: str | 
     _corruption(model)
 
 
-@st.fragment
+@experiment
 def _corruption(model: ModelRef) -> None:
     st.text_input(t("fill.corrupt_text"), key="fill_corrupt_text", persist_state="session",
                   help=t("fill.corrupt_text_help"))
@@ -214,12 +216,8 @@ def _corruption(model: ModelRef) -> None:
                     help=t("fill.seed_help"))
     c2.button(t("fill.resample"), key="fill_resample", on_click=_resample, width="stretch", icon=":material/casino:")
     text = (ss["fill_corrupt_text"] or "").strip()
-    try:
-        tokens = model_call(fm.mlm_corruption, model, text, seed=int(ss["fill_seed"]))
-        stats = model_call(fm.corruption_stats, model, text)
-    except Exception as err:
-        show_error(err)
-        return
+    corrupted = model_call(corruption_view, model, text, seed=int(ss["fill_seed"]))
+    tokens, stats = corrupted.tokens, corrupted.stats
     hover = [f"{tok.token} → {tok.shown} ({t('fill.action.' + tok.action)})" for tok in tokens]
     chart(figs.token_strip([[tok.token for tok in tokens], [tok.shown for tok in tokens]],
                            [["chosen" if tok.chosen else "keep" for tok in tokens], [tok.action for tok in tokens]],
@@ -227,12 +225,12 @@ def _corruption(model: ModelRef) -> None:
                            kind_names={kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS},
                            hover=[hover, hover], track_names=[t("fill.track.original"), t("fill.track.shown")],
                            large=presenting()), "fill_corrupt_chart")
-    n, chosen = len(tokens), sum(tok.chosen for tok in tokens)
+    n, chosen = len(tokens), corrupted.chosen
     cols = st.columns(4)
     cols[0].metric(t("fill.count.chosen"), f"{chosen} / {n}",
                    help=t("fill.count.chosen_help", n=n, expected=f"{0.15 * n:.2f}", k=chosen))
     for col, action in zip(cols[1:], ("mask", "random", "unchanged")):
-        col.metric(t(f"fill.action.{action}"), sum(tok.action == action for tok in tokens))
+        col.metric(t(f"fill.action.{action}"), corrupted.count(action))
     st.caption(t("fill.corrupt_stats", k=chosen, n=n, chosen=f"{stats['chosen']:.1%}", mask=f"{stats['mask']:.1%}",
                  random=f"{stats['random']:.1%}", unchanged=f"{stats['unchanged']:.1%}"))
 
@@ -251,6 +249,7 @@ def _nsp_option(i: int) -> str:
              a=pair.first, b=pair.second)
 
 
+@experiment
 def next_sentence(model: ModelRef | None) -> None:
     st.selectbox(t("fill.nsp_example"), list(range(len(fx.NSP_EXAMPLES))), index=None, key="fill_nsp_example",
                  placeholder=t("fill.example_placeholder"), on_change=_use_nsp_example, format_func=_nsp_option)
@@ -263,20 +262,15 @@ def next_sentence(model: ModelRef | None) -> None:
     if not first or not second:
         st.info(t("fill.nsp_empty"))
         return
-    try:
-        p = model_call(fm.next_sentence, model, first, second)
-        show_text_notes(model, first + second)
-    except Exception as err:
-        show_error(err)
-        return
+    nsp = model_call(next_sentence_view, model, first, second)
+    _notes(nsp.notes, model)
+    p = nsp.p_next
     m1, m2 = st.columns(2)
     m1.metric(t("fill.nsp_is_next"), f"{p:.1%}")
     m2.metric(t("fill.nsp_not_next"), f"{1 - p:.1%}")
     st.progress(min(max(p, 0.0), 1.0), text=t("fill.nsp_bar", p=f"{p:.1%}"))
-    label = fx.nsp_label(first, second)
-    if label is not None:  # an example pair: its label is data, the model's verdict is computed
-        judged = p > 0.5
-        verdict = t("fill.nsp_verdict", label=t("fill.nsp_label." + ("next" if label else "random")),
-                    judged="IsNext" if judged else "NotNext", p=f"{p:.1%}")
-        right = judged == label
+    if nsp.label is not None:  # an example pair: its label is data, the model's verdict is computed
+        verdict = t("fill.nsp_verdict", label=t("fill.nsp_label." + ("next" if nsp.label else "random")),
+                    judged="IsNext" if nsp.judged_next else "NotNext", p=f"{p:.1%}")
+        right = nsp.judged_next == nsp.label
         (st.success if right else st.warning)(verdict + t("fill.nsp_right" if right else "fill.nsp_wrong"))

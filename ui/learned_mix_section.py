@@ -6,14 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core import experiments
-from core.errors import LabError
 from core.experiments import concat, learned_mix
 from core.experiments import view as results_view
 from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
 from ui.cache import experiment_results
 from ui.i18n import current_lang, layer_name, t, timestamp
-from ui.page import chart, how_computed, presenting, shared_figure, show_error
+from ui.page import attempt, chart, how_computed, presenting, shared_figure
 
 
 def _pct(p: float) -> str:
@@ -42,11 +41,7 @@ def _join(names: list[str]) -> str:
 
 def _results() -> dict | None:
     """The results, or None after showing why they cannot be read."""
-    try:
-        return experiment_results()
-    except LabError as err:
-        show_error(err)
-        return None
+    return attempt(experiment_results)
 
 
 def _provenance(results: dict, model: str) -> None:

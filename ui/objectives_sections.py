@@ -20,7 +20,7 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, model_or_message, presenting, show_error
+from ui.page import chart, experiment, model_or_message, presenting
 from ui.state import sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -123,6 +123,7 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
 
 
 # ---- ② shallow concatenation vs deep bidirectionality -------------------------------------------------
+@experiment
 def deep_section(bert_name: str | None) -> None:
     large = presenting()
     st.header(t("obj.deep.title"))
@@ -139,16 +140,10 @@ def deep_section(bert_name: str | None) -> None:
     sync_to_url(a=typed_a if len(typed_a) <= 2 * obj.MAX_CHARS else None,
                 b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
 
-    moved: obj.RightContextMovement | None = None
     if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
-        try:
-            text_a, text_b = obj.check_pair(typed_a, typed_b)
-            elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
-            moved = obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
-        except Exception as err:
-            show_error(err)
-
-    if moved is not None:
+        text_a, text_b = obj.check_pair(typed_a, typed_b)
+        elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
+        moved = obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
         fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
         st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
         with st.container(key="obj_deep_result"):
@@ -181,6 +176,7 @@ def deep_section(bert_name: str | None) -> None:
 
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------
+@experiment
 def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: int) -> None:
     large = presenting()
     st.header(t("obj.gpt.title"))
@@ -196,38 +192,33 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
         position = int(ss["obj_mask_pos"])
         sync_to_url(mask=position)
         token = reading.tokens[position]
-        every = None  # BERT's prediction of each position: the count of positions where it is surer
-        try:
-            every = model_call(obj.masked_readings, bert, reading.text, tuple(reading.offsets),
-                               tuple(reading.tokens))
-        except Exception as err:
-            show_error(err)
-        if every is not None:
-            masked = every[position]
-            left = reading.forward[position]
-            before, after = reading.tokens[:position], reading.tokens[position + 1:]
-            with st.container(key="obj_gpt_result"):
-                chart(bert_figs.token_strip(
-                    [before + ["？"] + after, before + [bert.mask_token] + after],
-                    [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
-                     ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
-                    colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                    track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
-                      "obj_gpt_strip")
-                slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
-                          [c.score for c in left.candidates[:top_k]]),
-                         (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
-                          [c.score for c in masked.candidates[:top_k]])]
-                chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
-                st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
-                             mp=_pct(masked.actual), mr=_rank(masked.rank)))
-            if left.hidden + masked.hidden:
-                st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
-            surer, others = obj.surer_positions(reading.forward, every)
-            count = t("obj.gpt.count", model=bert_name, surer=len(surer), n=len(surer) + len(others))
-            if others:
-                chars = md_escape(" ".join(reading.tokens[k] for k in others))
-                count += "  \n" + t("obj.gpt.count_left", chars=chars)
-            st.markdown(count)
-            budget_note(registry.DEFAULT_ELMO, bert_name)
-            st.markdown(t("obj.gpt.read"))
+        # BERT's prediction of each position: the count of positions where it is surer
+        every = model_call(obj.masked_readings, bert, reading.text, tuple(reading.offsets), tuple(reading.tokens))
+        masked = every[position]
+        left = reading.forward[position]
+        before, after = reading.tokens[:position], reading.tokens[position + 1:]
+        with st.container(key="obj_gpt_result"):
+            chart(bert_figs.token_strip(
+                [before + ["？"] + after, before + [bert.mask_token] + after],
+                [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
+                 ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
+                colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
+                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
+                  "obj_gpt_strip")
+            slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
+                      [c.score for c in left.candidates[:top_k]]),
+                     (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
+                      [c.score for c in masked.candidates[:top_k]])]
+            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
+            st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
+                         mp=_pct(masked.actual), mr=_rank(masked.rank)))
+        if left.hidden + masked.hidden:
+            st.caption(t("obj.hidden_note", n=left.hidden + masked.hidden))
+        surer, others = obj.surer_positions(reading.forward, every)
+        count = t("obj.gpt.count", model=bert_name, surer=len(surer), n=len(surer) + len(others))
+        if others:
+            chars = md_escape(" ".join(reading.tokens[k] for k in others))
+            count += "  \n" + t("obj.gpt.count_left", chars=chars)
+        st.markdown(count)
+        budget_note(registry.DEFAULT_ELMO, bert_name)
+        st.markdown(t("obj.gpt.read"))

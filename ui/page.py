@@ -2,7 +2,9 @@
 one way to show a figure, one place for how a result is computed (kept off the projector)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -10,6 +12,8 @@ import streamlit as st
 from core.figures.style import plot_config
 from ui import cache
 from ui.i18n import error_text, t
+
+Result = TypeVar("Result")
 
 
 def presenting() -> bool:
@@ -30,6 +34,23 @@ def how_computed(*texts: str) -> None:
 def show_error(err: BaseException) -> None:
     """A LabError's own message, or a generic line (the details go to the server log): never a traceback."""
     st.error(error_text(err))
+
+
+def attempt(func: Callable[..., Result], *args, **kwargs) -> Result | None:
+    """``func(*args, **kwargs)``, or ``None`` after saying why not, where the page stands: a page's own
+    error boundary around its result, so that what does not need the result still draws (``app.py``'s
+    boundary would end the whole page)."""
+    try:
+        return func(*args, **kwargs)
+    except Exception as err:  # bad input or a failed model call: a message, never a traceback on the projector
+        show_error(err)
+        return None
+
+
+def experiment(func: Callable[..., None]) -> Callable[..., None]:
+    """A sub-experiment of a page: an ``st.fragment`` (its own widgets rerun it alone, not the page) with its own
+    error boundary (:func:`attempt`): what goes wrong in it is a message where it stands, the rest stays."""
+    return st.fragment(functools.wraps(func)(lambda *args, **kwargs: attempt(func, *args, **kwargs)))
 
 
 def load_model(name: str | None, missing: str, *, masked_lm: bool = False):

@@ -10,8 +10,8 @@ Session-state keys it owns (read them from any page; do not write them):
 
 ``lang`` and ``present`` are the keys of their widgets: the sidebar is rendered on every run of every
 page, so Streamlit keeps them; scenes and the presentation bar change them in callbacks, before the
-widgets are drawn. The model box keeps private keys (``_w_model``, ``_w_model_other``), re-seeded from
-``bert_model`` on every run, because its value is a choice or a typed directory that ``bert_model`` merges.
+widgets are drawn. The model box is two widgets (``_w_model``: a listed model or "other";
+``_w_model_other``: a typed hub id or directory), and ``bert_model`` is what they name, worked out on every run.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from core import hub_cache, registry
 from core.errors import LabError
 from core.safe_text import well_formed_model_name
 from ui.i18n import DEFAULT_LANG, LANGS, error_text, model_description, t
-from ui.state import sync_to_url, url_param
+from ui.state import Field, one_of, seed, sync_to_url, url_param
 
 MAX_MODEL_ID_LEN = 200
 _OTHER = "__other__"  # selectbox sentinel: "other hub id or local directory"
@@ -64,29 +64,10 @@ def get_model_infos():
 
 
 def init_state() -> None:
-    """Fill ``lang`` / ``present`` / ``bert_model`` from the URL the first time a session runs."""
-    ss = st.session_state
-    if ss.get("lang") not in LANGS:
-        lang = url_param("lang", DEFAULT_LANG)
-        ss["lang"] = lang if lang in LANGS else DEFAULT_LANG
-    if "present" not in ss:
-        ss["present"] = bool(url_param("present", False, cast=bool))
-    # bert_model is initialised in render_sidebar, once the registry's models are known.
-
-
-# ---- the model box's callbacks: its choice or typed text into ``bert_model`` ------------------
-def _on_model() -> None:
-    choice = st.session_state["_w_model"]
-    if choice == _OTHER:
-        st.session_state["bert_model"] = clean_model_id(st.session_state.get("_model_other_text"))
-    else:
-        st.session_state["bert_model"] = choice
-
-
-def _on_model_other() -> None:
-    text = st.session_state["_w_model_other"]
-    st.session_state["_model_other_text"] = text
-    st.session_state["bert_model"] = clean_model_id(text)
+    """Seed ``lang`` / ``present`` from the URL (the model box is seeded in render_sidebar, once the registry's
+    models are known)."""
+    seed(Field("lang", "lang", DEFAULT_LANG, one_of(*LANGS)), Field("present", "present", False, bool),
+         by_scene=False)
 
 
 def bert_model_name() -> str | None:
@@ -100,21 +81,11 @@ def _render_model_selector(bert_models: list) -> None:
     ss = st.session_state
     names = [m.name for m in bert_models]
     by_name = {m.name: m for m in bert_models}
-
-    if "bert_model" not in ss:
-        available = [m.name for m in bert_models if m.available]
-        fallback = available[0] if available else (names[0] if names else registry.DEFAULT_BERT)
-        ss["bert_model"] = url_param("model", None, cast=clean_model_id) or fallback
-    current = ss["bert_model"]
-
-    # seed the widgets from the canonical value
-    if current in by_name:
-        ss["_w_model"] = current
-    else:
-        ss["_w_model"] = _OTHER
-        if current:
-            ss["_model_other_text"] = current
-    ss["_w_model_other"] = ss.get("_model_other_text", "")
+    available = [m.name for m in bert_models if m.available]
+    first = url_param("model", None, cast=clean_model_id) or (
+        available[0] if available else (names[0] if names else registry.DEFAULT_BERT))
+    seed(Field("_w_model", None, first if first in by_name else _OTHER, one_of(*names, _OTHER)),
+         Field("_w_model_other", None, "" if first in by_name else first), by_scene=False)
 
     # labels are computed now, in the current language (a format_func closure calling t() later
     # could be evaluated in another language, e.g. by the testing framework)
@@ -122,29 +93,19 @@ def _render_model_selector(bert_models: list) -> None:
     for name in names:
         labels[name] = name if by_name[name].available else t("sidebar.model_unavailable_label", name=name)
 
-    st.selectbox(
-        t("sidebar.model"),
-        names + [_OTHER],
-        key="_w_model",
-        format_func=labels.__getitem__,
-        on_change=_on_model,
-        help=t("sidebar.model_help"),
-    )
-    if ss["_w_model"] == _OTHER:
-        st.text_input(
-            t("sidebar.model_other"),
-            key="_w_model_other",
-            on_change=_on_model_other,
-            max_chars=MAX_MODEL_ID_LEN,
-            placeholder="bert-base-chinese",
-            help=t("sidebar.model_other_help"),
-        )
-        if not ss.get("bert_model"):
-            typed = str(ss.get("_model_other_text") or "").strip()
+    choice = st.selectbox(t("sidebar.model"), names + [_OTHER], key="_w_model", format_func=labels.__getitem__,
+                          help=t("sidebar.model_help"))
+    if choice == _OTHER:
+        st.text_input(t("sidebar.model_other"), key="_w_model_other", max_chars=MAX_MODEL_ID_LEN,
+                      placeholder="bert-base-chinese", help=t("sidebar.model_other_help"), persist_state="session")
+        ss["bert_model"] = clean_model_id(ss["_w_model_other"])
+        if not ss["bert_model"]:
+            typed = ss["_w_model_other"].strip()
             # text clean_model_id refused: the registry's own "unknown model" message, its name escaped
             st.caption(error_text(LabError("unknown_model", name=typed)) if typed else t("sidebar.model_other_empty"))
     else:
-        info = by_name[ss["_w_model"]]
+        ss["bert_model"] = choice
+        info = by_name[choice]
         if info.available:
             if info.description:
                 st.caption(model_description(info))

@@ -151,10 +151,11 @@ def end_scene() -> None:
     st.session_state[SCENE_KEY] = 0
 
 
-def seed(*fields: Field) -> None:
+def seed(*fields: Field, by_scene: bool = True) -> None:
     """Give each field's widget its first value: from the URL, else the default. The value the session kept
     stays (widgets made with ``persist_state="session"`` keep theirs across page switches) unless ``cast``
-    refuses it or a scene arrived since it was seeded: a scene starts its page from its own parameters.
+    refuses it or a scene arrived since it was seeded: a scene starts its page from its own parameters
+    (``by_scene=False``: values of the whole session, such as the sidebar's, which scenes leave alone).
 
     Why not ``bind="query-params"``: it names the query parameter after the widget's key, so keys would have to
     change (tests, stylesheets and scenes find widgets by key), and pages share parameter names that mean
@@ -162,7 +163,7 @@ def seed(*fields: Field) -> None:
     session; a bound parameter also cannot be set through ``st.query_params``, which is how scenes arrive, and
     long texts must stay out of the address bar."""
     ss = st.session_state
-    in_force = ss.get(SCENE_KEY, 0)
+    in_force = ss.get(SCENE_KEY, 0) if by_scene else 0
     seeded = ss.setdefault(SEEDED_KEY, {})
     for field in fields:
         if field.key in ss and seeded.get(field.key, 0) >= in_force and field.keeps(ss[field.key]):

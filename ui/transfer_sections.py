@@ -17,7 +17,7 @@ from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import chart, how_computed, presenting, shared_figure, show_error
+from ui.page import attempt, chart, how_computed, presenting, shared_figure
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -334,22 +334,14 @@ def recompute(from_session: bool) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0),
                          text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
 
-        try:  # the run's own copies of the models: the shared ones serve every other session meanwhile
-            bert = registry.load_private(transfer.BERT_MODEL)
-            elmo = None
-            if transfer.ELMO_MODEL and (elmo_info is None or elmo_info.available):
-                try:
-                    elmo = registry.load_private(transfer.ELMO_MODEL)
-                except LabError as err:
-                    st.warning(t("transfer.recompute.no_elmo", reason=error_text(err)))
-            config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
-            ss["transfer_results"] = transfer.run_transfer(bert, elmo, config, progress=report)
-        except Exception as err:  # a LabError message, or a generic line: never a traceback on the projector
-            show_error(err)
-        else:
-            st.rerun()
+        config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
+        try:
+            results = attempt(transfer.recompute, transfer.BERT_MODEL, transfer.ELMO_MODEL, config, progress=report)
         finally:
             training_gate.finish()
+        if results is not None:
+            ss["transfer_results"] = results
+            st.rerun()  # the page again, from this session's results
     if from_session:
         st.button(t("transfer.recompute.discard"), key="transfer_discard",
                   on_click=lambda: ss.pop("transfer_results", None))

@@ -35,7 +35,7 @@ from .results import (
                    stale_models,
                    summary_lines,
 )
-from .run import BERT_MODEL, ELMO_MODEL, Progress, run_transfer
+from .run import BERT_MODEL, ELMO_MODEL, Progress, recompute, run_transfer
 from .tuning import FINETUNE_LRS, LORA_LRS, choose, tune_lr, validation_split
 from .view import Approach, BertFeatures, Choice, ElmoFeatures, Trained, TransferView, read_view
 
@@ -45,6 +45,7 @@ __all__ = [
     "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",
     "FINETUNE_LRS", "LORA_LRS", "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig",
     "bert_features", "choose", "count_params", "curve_text", "data_dir", "fine_tune", "fit_probe",
-    "load_results", "load_reviews", "model_fingerprint", "run_transfer", "sample_dataset", "save_results",
+    "load_results", "load_reviews", "model_fingerprint", "recompute", "run_transfer", "sample_dataset",
+    "save_results",
     "stale_models", "standardised_mix", "summary_lines", "tune_lr", "validation_split",
 ]

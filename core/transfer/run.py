@@ -5,6 +5,7 @@ shows and ``results`` saves.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ..errors import LabError
 from ..model_names import DEFAULT_BERT, DEFAULT_ELMO
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .features import POOLINGS, bert_features, fit_probe, standardised_mix
@@ -179,3 +181,17 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
         "cpu_timings": {**cpu_timings, "total": round(sum(cpu_timings.values()), 1)},
         "torch_threads": int(config.threads or old_threads),
     }
+
+
+def recompute(bert_name: str, elmo_name: str | None, config: TransferConfig = DEFAULT_CONFIG, *,
+              progress: Progress | None = None) -> dict:
+    """The page's "Recompute": the experiment on these models, loaded afresh for this run (the shared ones serve
+    every other session meanwhile), with the learning rates ``config`` gives. A BERT that cannot be loaded raises
+    its LabError; an ELMo that cannot is a skipped row, as the registry's listing already tells the page."""
+    from ..registry import load_private  # here: the registry imports torch and transformers
+
+    elmo = None
+    if elmo_name:
+        with contextlib.suppress(LabError):  # reported as a skipped row
+            elmo = load_private(elmo_name)
+    return run_transfer(load_private(bert_name), elmo, config, progress=progress)

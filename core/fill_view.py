@@ -1,0 +1,75 @@
+"""What the fill-mask page shows, one call per result (the view models of ``core.fillmask``):
+
+- :func:`fill_view`: the page's input (a sentence with [MASK]s, a word to mask or characters to mask) →
+  :class:`FillView`: the sentence BERT sees, the top-k candidates of every mask, whole-word candidates of every
+  run of masks, BERT filling the masks one at a time, and what the app's data knows about the sentence;
+- :func:`corruption_view`: one sentence's pre-training corruption and its shares over many draws;
+- :func:`next_sentence_view`: P(IsNext) of a pair, its label when it is an example pair, and what the model
+  cannot see in it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import fill_examples as fx
+from . import fillmask as fm
+from .attention_view import TextNotes, inspect_text
+from .encoders import BertEncoder
+
+
+@dataclass(frozen=True)
+class FillView:
+    masked: str  # the sentence BERT sees
+    result: fm.FillMaskResult
+    runs: list[fm.MaskRun]  # whole-word candidates of every run of two or more masks
+    steps: list[fm.FillStep]  # filling the most confident mask, one at a time
+    known: fx.Known | None  # accepted answers and true sentence, when the app's data knows the sentence
+
+    @property
+    def proposals(self) -> list[str]:
+        return fm.proposals(self.result, self.runs)
+
+
+def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str = "", word: str = "",
+              chars: Sequence[int] = (), top_k: int = 5, hide_vulgar: bool = True) -> FillView:
+    """Everything the page shows for one input (``fm.masked_input``'s three modes). Bad input raises LabError."""
+    masked = fm.masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
+    return FillView(masked=masked,
+                    result=fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar),
+                    runs=fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar),
+                    steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar),
+                    known=fx.lookup(masked, encoder.mask_token))
+
+
+@dataclass(frozen=True)
+class CorruptionView:
+    tokens: list[fm.CorruptedToken]  # this draw (its seed)
+    stats: dict[str, float]  # shares over many draws: chosen, and of those mask / random / unchanged
+
+    @property
+    def chosen(self) -> int:
+        return sum(token.chosen for token in self.tokens)
+
+    def count(self, action: str) -> int:
+        return sum(token.action == action for token in self.tokens)
+
+
+def corruption_view(encoder: BertEncoder, sentence: str, seed: int = 0) -> CorruptionView:
+    return CorruptionView(fm.mlm_corruption(encoder, sentence, seed=seed), fm.corruption_stats(encoder, sentence))
+
+
+@dataclass(frozen=True)
+class NextSentenceView:
+    p_next: float  # P(IsNext)
+    label: bool | None  # an example pair's label (data); None for any other pair
+    notes: TextNotes  # what the model cannot see in the two sentences
+
+    @property
+    def judged_next(self) -> bool:
+        return self.p_next > 0.5
+
+
+def next_sentence_view(encoder: BertEncoder, first: str, second: str) -> NextSentenceView:
+    return NextSentenceView(fm.next_sentence(encoder, first, second), fx.nsp_label(first, second),
+                            inspect_text(encoder, first + second))

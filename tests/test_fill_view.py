@@ -1,0 +1,50 @@
+"""``core.fill_view``: the fill-mask page's results, one call each, agree with the core functions they gather."""
+from __future__ import annotations
+
+import pytest
+
+from core import fill_examples as fx
+from core import fillmask as fm
+from core.errors import LabError
+from core.fill_view import corruption_view, fill_view, next_sentence_view
+
+
+def test_a_known_example_in_every_input_mode_gives_one_view(bert):
+    example = fx.EXAMPLES[0]
+    start = example.plain.index(example.word)
+    chars = tuple(range(start, start + len(example.word)))
+    views = [fill_view(bert, "masked", sentence=example.masked, top_k=5),
+             fill_view(bert, "word", plain=example.plain, word=example.word, top_k=5),
+             fill_view(bert, "chars", plain=example.plain, chars=chars, top_k=5)]
+    assert {view.masked for view in views} == {example.masked}
+    view = views[0]
+    masks = view.masked.count(bert.mask_token)
+    assert len(view.result.masks) == len(view.steps) == masks
+    assert all(len(slot.candidates) == 5 for slot in view.result.masks)
+    assert view.known is not None and view.known.accepted == fx.lookup(example.masked).accepted
+    assert view.proposals == fm.proposals(view.result, view.runs)
+    assert bert.mask_token not in view.steps[-1].text_after
+
+
+def test_an_unknown_sentence_has_no_answers_and_bad_input_raises(bert):
+    assert fill_view(bert, "masked", sentence="我今天[MASK]了很久。").known is None
+    with pytest.raises(LabError):
+        fill_view(bert, "masked", sentence="没有掩码的句子")
+    with pytest.raises(LabError):
+        fill_view(bert, "word", plain="我吃了一个苹果", word="香蕉")
+
+
+def test_corruption_view_counts_its_own_draw(bert):
+    view = corruption_view(bert, "我吃了一个苹果，味道很好。", seed=3)
+    assert view.tokens == fm.mlm_corruption(bert, "我吃了一个苹果，味道很好。", seed=3)
+    assert view.chosen == sum(view.count(action) for action in ("mask", "random", "unchanged")) >= 1
+    assert view.stats == pytest.approx(fm.corruption_stats(bert, "我吃了一个苹果，味道很好。"))
+
+
+def test_next_sentence_view_labels_example_pairs_only(bert):
+    pair = fx.NSP_EXAMPLES[0]
+    view = next_sentence_view(bert, pair.first, pair.second)
+    assert view.label is pair.is_next and 0.0 <= view.p_next <= 1.0
+    assert view.judged_next == (view.p_next > 0.5)
+    assert next_sentence_view(bert, pair.first, "完全无关的一句话。").label is None
+    assert next_sentence_view(bert, "我的\u200b名字", "叫小明。").notes.control == ["U+200B"]
