@@ -20,7 +20,7 @@ from ui.cache import experiment_results
 from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
 from ui.page import attempt
-from ui.sidebar import get_model_infos
+from ui.sidebar import bert_model_name, get_model_infos
 from ui.state import Field, one_of, seed, sync_to_url
 
 SECTIONS = (*SECTION_VIEWS, "recompute")
@@ -67,7 +67,7 @@ elif section != "recompute":
 def recompute_section(results: dict | None) -> None:
     st.subheader(t("evidence.recompute.title"))
     st.markdown(t("evidence.recompute.text"))
-    bert = st.session_state.get("bert_model") or DEFAULT_BERT
+    bert = bert_model_name() or DEFAULT_BERT
     models = [DEFAULT_ELMO, bert]
     st.caption(t("evidence.recompute.models", models=", ".join(models + [DEFAULT_STATIC])))
     seed(Field("_ev_quick", "quick", True, bool))
