@@ -54,7 +54,6 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
             hide=True if hide else None, words=True if words else None)
 
 
-
 def _view(model: ModelRef) -> AttentionView:
     """The checked sentence (pair), what the model cannot see in it, and its attention as the toggles ask."""
     first = check_text(ss["att_sentence"], MAX_CHARS)

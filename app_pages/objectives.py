@@ -26,20 +26,16 @@ from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 DEFAULT_SENTENCE = "我吃了一个苹果"
 DEFAULT_PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")  # the lecture's 苹果, two continuations
-DEFAULT_POSITION = sections.DEFAULT_POSITION
 DEFAULT_TOP_K = 5
 ss = st.session_state
 
 
-# ---- state: one declaration, seeded from the URL (the sections keep positions inside the sentence) -----
+# ---- state: one declaration, seeded from the URL (positions in the sections, which know the sentence) ----
 seed(Field("obj_sentence", "sentence", DEFAULT_SENTENCE),
      Field("obj_top_k", "top_k", DEFAULT_TOP_K, in_range(1, obj.TOP_K)),
-     Field("obj_pos", "pos", DEFAULT_POSITION, in_range(0)),
      Field("obj_text_a", "a", DEFAULT_PAIR[0]),
      Field("obj_text_b", "b", DEFAULT_PAIR[1]),
-     Field("obj_metric", "metric", "cosine", one_of(*obj.METRICS)),
-     Field("obj_token", "token", 0, in_range(0)),
-     Field("obj_mask_pos", "mask", DEFAULT_POSITION, in_range(0)))
+     Field("obj_metric", "metric", "cosine", one_of(*obj.METRICS)))
 
 bert_name = bert_model_name()
 
@@ -68,7 +64,6 @@ with st.container(border=True):
 typed = ss["obj_sentence"] or ""
 top_k = int(ss["obj_top_k"])
 sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=top_k)
-
 
 
 def _reading(typed: str) -> obj.BiLMReading:

@@ -23,7 +23,7 @@ from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, experiment, presenting
-from ui.state import Field, seed, sync_to_url
+from ui.state import Field, in_range, seed, sync_to_url
 
 TOP_K_MAX = 20
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
@@ -31,8 +31,7 @@ CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "r
                    "unchanged": "#a1d99b"}
 ss = st.session_state
 # the sections' own values, seeded by the page with its own (app_pages/fill_mask.py)
-FIELDS = (Field("fill_cands", None, ",".join(fx.DEFAULT_CANDIDATES)), Field("fill_first", None, 0, int),
-          Field("fill_step", None, 0, int), Field("fill_seed", None, 0, int),
+FIELDS = (Field("fill_cands", None, ",".join(fx.DEFAULT_CANDIDATES)), Field("fill_seed", None, 0, int),
           Field("fill_nsp_a", None, fx.NSP_EXAMPLES[0].first), Field("fill_nsp_b", None, fx.NSP_EXAMPLES[0].second))
 
 
@@ -121,8 +120,7 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"))
     first = 0
     if mask_count > 1:
-        if not 0 <= ss["fill_first"] < mask_count:
-            ss["fill_first"] = 0
+        seed(Field("fill_first", None, 0, in_range(0, mask_count - 1)))
         first = int(st.selectbox(t("fill.first_mask"), list(range(mask_count)), key="fill_first",
                                  format_func=lambda i: t("fill.mask_n", i=i + 1)) or 0)
     words = _split_words(ss["fill_cands"])
@@ -155,8 +153,7 @@ def _shift_step(delta: int, last: int) -> None:
 @st.fragment
 def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
     last = len(steps)
-    if not 0 <= ss["fill_step"] <= last:
-        ss["fill_step"] = 0
+    seed(Field("fill_step", None, 0, in_range(0, last)))
     c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
     c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/arrow_back:",
               disabled=ss["fill_step"] <= 0, width="stretch")

@@ -5,6 +5,8 @@ deep bidirectionality), ③ left-to-right vs masked prediction of one position. 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -21,7 +23,7 @@ from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import chart, experiment, model_or_message, presenting
-from ui.state import sync_to_url
+from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
 FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
@@ -30,11 +32,11 @@ CONTEXT_SHOWN = 8  # characters of context quoted in a chart title
 ss = st.session_state
 
 
-def _in_range(key: str, n: int, default: int) -> int:
-    """Keep a position selector inside the current sentence (the URL or an old sentence may not fit)."""
-    if not isinstance(ss.get(key), int) or not 0 <= ss[key] < n:
-        ss[key] = default if 0 <= default < n else 0
-    return ss[key]
+def _position(field: Field, n: int) -> int:
+    """``field``'s position, seeded inside the current sentence of ``n`` tokens (the URL's or an old one may not
+    fit: then the default, or the first token)."""
+    seed(replace(field, default=field.default if field.default < n else 0, cast=in_range(0, n - 1)))
+    return ss[field.key]
 
 
 def _pct(p: float | None) -> str:
@@ -80,7 +82,7 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     m1.metric(t("obj.ll.forward"), f"{forward_ll:.2f}", help=t("obj.ll.help"))
     m2.metric(t("obj.ll.backward"), f"{backward_ll:.2f}", help=t("obj.ll.help"))
     m3.metric(t("obj.ll.sum"), f"{forward_ll + backward_ll:.2f}", help=t("obj.ll.help"))
-    position = _in_range("obj_pos", n, DEFAULT_POSITION)
+    position = _position(Field("obj_pos", "pos", DEFAULT_POSITION), n)
     with st.container(key="obj_bilm_result"):  # the scene "bilm": every character's two probabilities
         st.subheader(t("obj.prob.title"))
         chart(position_bars(
@@ -152,7 +154,7 @@ def deep_section(bert_name: str | None) -> None:
                       help=t("obj.m.forward_help"))
             m2.metric(t("obj.m.backward"), f"{moved.smallest('elmo_backward', metric):.3f}", help=t("obj.m.min_help"))
             m3.metric(t("obj.m.bert"), f"{moved.smallest('bert', metric):.3f}", help=t("obj.m.min_help"))
-            token = _in_range("obj_token", len(moved.tokens), 0)
+            token = _position(Field("obj_token", "token", 0), len(moved.tokens))
             series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
@@ -186,7 +188,7 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
         st.info(t("obj.gpt.needs_sentence"))
     elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
         n = len(reading.tokens)
-        _in_range("obj_mask_pos", n, DEFAULT_POSITION)
+        _position(Field("obj_mask_pos", "mask", DEFAULT_POSITION), n)
         st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos", persist_state="session",
                      format_func=lambda i: t("obj.pos_option", i=i + 1, token=reading.tokens[i]))
         position = int(ss["obj_mask_pos"])
