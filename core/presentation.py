@@ -72,7 +72,7 @@ SCENES: tuple[Scene, ...] = (
            token=0),
     _scene("fill", "fill-mask", sentence="我吃了一个[MASK][MASK]。"),
     _scene("iterative", "fill-mask", sentence="他去[MASK][MASK]馆借了三本书。"),
-    _scene("objective", "pretraining-objectives", sentence="我吃了一个苹果", mask=5),
+    _scene("objective", "pretraining-objectives", gpt_sentence="我吃了一个苹果", mask=5),
     _scene("attention", "attention-heatmap", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, today's parameter-efficient fine-tuning, the lecture's exercises
     _scene("transfer", "feature-vs-finetune"),

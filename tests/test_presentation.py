@@ -45,7 +45,7 @@ def test_lecture_values_in_scenes():
     assert q["syntax"]["w"] == "[0.5,0.4,0.1]" and q["semantics"]["w"] == "[0.1,0.3,0.6]"
     assert q["fill"]["sentence"] == "我吃了一个[MASK][MASK]。"
     assert q["attention"]["sentence"] == "苹果昨天发布了新手机"
-    assert q["bilm"]["sentence"] == q["objective"]["sentence"] == "我吃了一个苹果"
+    assert q["bilm"]["sentence"] == q["objective"]["gpt_sentence"] == "我吃了一个苹果"
     assert q["deep"]["a"] != q["deep"]["b"] and q["deep"]["a"][:4] == q["deep"]["b"][:4] == "苹果昨天"
     assert all(s.query[pres.SLIDE_PARAM] == s.id for s in pres.SCENES)
     order = [s.id for s in pres.SCENES]
@@ -167,7 +167,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert bar_text(at).startswith("**场景 13/18")
     click(at, "present_next")  # → objective: another page, from the scene's sentence and position
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["obj_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5
+    assert at.session_state["obj_gpt_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5
     click(at, "present_next")  # → attention
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"

@@ -73,6 +73,15 @@ def show_text_notes(elmo: ModelRef, text: str) -> None:
         st.info(t("obj.latin_note"))
 
 
+def reading_of(typed: str) -> obj.BiLMReading:
+    """mini-elmo-zh's reading of the sentence ``typed`` (checked: a bad one raises a LabError saying why),
+    after saying what the models cannot see in it."""
+    text = obj.check_sentence(typed)
+    elmo = cache.model(registry.DEFAULT_ELMO)
+    show_text_notes(elmo, text)
+    return model_call(obj.bilm_reading, elmo, text)
+
+
 # ---- ① the biLM's two directions, character by character ---------------------------------------------
 def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     large = presenting()
@@ -179,14 +188,17 @@ def deep_section(bert_name: str | None) -> None:
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------
 @experiment
-def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: int) -> None:
+def gpt_section(bert_name: str | None, top_k: int) -> None:
     large = presenting()
     st.header(t("obj.gpt.title"))
     st.info(t("obj.gpt.honest"), icon=":material/info:")
     st.markdown(t("obj.gpt.text"))
-    if reading is None:
-        st.info(t("obj.gpt.needs_sentence"))
-    elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
+    st.text_input(t("obj.sentence"), key="obj_gpt_sentence", persist_state="session",
+                  help=t("obj.gpt.sentence_help", limit=obj.MAX_CHARS))
+    typed = ss["obj_gpt_sentence"] or ""
+    sync_to_url(gpt_sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None)
+    reading = reading_of(typed)  # a bad sentence: the message stands here, under its box
+    if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
         n = len(reading.tokens)
         _position(Field("obj_mask_pos", "mask", DEFAULT_POSITION), n)
         st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos", persist_state="session",
