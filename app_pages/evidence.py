@@ -19,7 +19,8 @@ from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's rec
 from ui.cache import experiment_results
 from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
-from ui.page import attempt
+from ui.page import attempt, presenting
+from ui.presentation import PINNED_KEY
 from ui.sidebar import bert_model_name, get_model_infos
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -43,8 +44,12 @@ seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be
 # evaluated in another language, e.g. by the testing framework)
 section_labels = {s: t(f"evidence.section.{s}") for s in SECTIONS}
-section = st.radio(t("evidence.section.label"), SECTIONS, key="_ev_section", horizontal=True,
-                   format_func=section_labels.__getitem__)
+# on the projector the sections' switch stays pinned under the scene bar (ui.presentation.PINNED_KEY): a scene's
+# note asks to switch, and the switch and the section's result are then both in view
+with st.container(key=PINNED_KEY if presenting() else None):
+    section = st.radio(t("evidence.section.label"), SECTIONS, key="_ev_section", horizontal=True,
+                       format_func=section_labels.__getitem__,
+                       label_visibility="collapsed" if presenting() else "visible")
 sync_to_url(section=section)
 
 if results is not None:

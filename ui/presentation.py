@@ -29,11 +29,12 @@ from core import presentation as pres
 from ui import PAGES, state
 from ui.i18n import t
 
+PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
 # The widget or container key of what each scene is about (a chart's controls, a chart): presentation mode
 # scrolls it to just below the scene bar on arrival, where it must fit whole, axis labels and legend included,
-# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one keeps the page top (title pages).
+# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one opens at the page top (title pages).
 SCENE_RESULTS: dict[str, str] = {
     "home": "home_threads",
     "pair": "static_result",
@@ -109,6 +110,9 @@ PRESENT_CHROME_CSS = """
 /* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick.
    One row of one fixed height on every scene, in both languages: long titles and notes end in "…" */
 div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; height: 3.4rem; flex: none; }
+/* what stands before the bar draws nothing (stylesheets, scripts), but each would add the column's gap above it */
+[data-testid="stElementContainer"]:has(~ div > .st-key-present_bar) { display: none; }
+div:has(> .st-key-present_pinned) { position: sticky; top: 3.4rem; z-index: 980; background: #FFFFFF; flex: none; }
 .st-key-present_bar { background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
   flex-wrap: nowrap !important; box-sizing: border-box; min-height: 0; margin: 0 !important; gap: 0.5rem !important; }
 .st-key-present_bar button { white-space: nowrap; }

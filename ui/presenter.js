@@ -8,8 +8,9 @@
 //    slider's late update can interrupt the run that carried the press). A press while another is still
 //    pending waits for it: each press moves exactly one scene.
 // 3. On arrival in a scene, its result (data.target: a Streamlit key) is scrolled to just below the
-//    sticky scene bar, once per arrival (data.token), and kept there until the page has finished
-//    drawing, unless the presenter scrolls or clicks first or the next scene has begun.
+//    sticky scene bar (a scene without one: the page top), once per arrival (data.token), and kept there
+//    until the page has finished drawing, unless the presenter scrolls or clicks first or the next scene
+//    has begun: arriving by PageDown looks like opening the scene's link.
 // 4. After the presenter changes an input (a sentence and Enter, a slider, a radio, a tab, a select, a
 //    button), the result that input drives is brought wholly into view once the run it started has ended,
 //    moving the page as little as possible, so that the input stays in view too where both fit.
@@ -147,7 +148,7 @@ export default function (component) {
     win.addEventListener("touchstart", stop, { capture: true, passive: true });
   }
 
-  if (!data || !data.target || win.__labScrolledFor === data.token) return;
+  if (!data || win.__labScrolledFor === data.token) return;
   win.__labScrolledFor = data.token;
   win.__labTouched = null; // an input touched on the previous scene drives nothing here
   win.__labPlace(data.target, "top");
@@ -167,11 +168,18 @@ function installPlacement(win, doc) {
     let idleSince = 0;
     const step = () => {
       if (mine !== placing || Date.now() > win.__labScrollUntil) return;
-      const target = doc.querySelector(`.st-key-${key}`);
+      const target = key && doc.querySelector(`.st-key-${key}`);
       const bar = doc.querySelector(".st-key-present_bar");
-      if (target && target.getBoundingClientRect().height > 0) {
+      if (!key && bar) { // a scene without a result opens at the page top, however far down the last page was
         found = found || Date.now();
-        const top = (bar ? Math.max(bar.getBoundingClientRect().bottom, 0) : 0) + 8;
+        const scroller = scrollerOf(bar);
+        if (scroller.scrollTop > 0) scroller.scrollTop = 0;
+      } else if (target && target.getBoundingClientRect().height > 0) {
+        found = found || Date.now();
+        // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) covers the top of the page too
+        const pinned = doc.querySelector(".st-key-present_pinned");
+        const top = (bar ? Math.max(bar.getBoundingClientRect().bottom, 0) : 0) + 8 +
+          (pinned ? pinned.getBoundingClientRect().height : 0);
         const bottom = win.innerHeight - 8;
         const box = how === "top" ? target.getBoundingClientRect() : seenBox(target);
         let by = 0;
