@@ -60,10 +60,12 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     assert len(at.dataframe[0].value) == 7
     # ② ELMo's forward half does not move, its backward half and every BERT layer do
     moved = obj.measure_right_context(elmo, bert, *PAIR)
-    assert metrics[zh("obj.m.forward")] == "0"
-    assert float(metrics[zh("obj.m.backward")]) > 0 and float(metrics[zh("obj.m.bert")]) > 0
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0) and len(fwd) == 3
+    # the metrics read the curves of the character shown (苹), from layer 1 up (they once took every character)
+    assert metrics[zh("obj.m.forward", token="苹")] == "0"
+    assert metrics[zh("obj.m.backward", token="苹")] == f"{bwd[1:].min():.3f}" != "0.000"
+    assert metrics[zh("obj.m.bert", token="苹")] == f"{deep[1:].min():.3f}" != "0.000"
     np.testing.assert_allclose(bwd, moved.elmo_backward["cosine"][:, 0], rtol=RTOL)
     np.testing.assert_allclose(deep, moved.bert["cosine"][:, 0], rtol=RTOL)
     assert np.all(deep[1:] > 0) and np.all(bwd[1:] > 0)

@@ -473,6 +473,10 @@ def test_figures_are_plain_data():
     assert list(acc.error_x.arrayminus) == pytest.approx([0.05, 0.04, 0.05])
     assert summary.layout.xaxis2.type == "log" and list(params.x) == [257, 5_000_000, 33_282]
     assert list(seconds.text) == ["10 s", "70 s", "50 s"]
+    # the panel titles on the projector: as large as the figure's other texts (plotly's default was 16 px)
+    projected = figs.approach_summary(["f"], ["lora"], [0.7], [(0.65, 0.75)], [257], [10.0],
+                                      panel_titles=["a", "p", "t"], large=True)
+    assert [a.font.size for a in projected.layout.annotations] == [20, 20, 20]
 
 
 def test_training_budgets_beside_the_comparison(page, monkeypatch):

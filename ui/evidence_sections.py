@@ -157,7 +157,8 @@ def senses_section(results: dict) -> None:
     word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
     # the section's result (as ①'s): where presentation mode brings it after a switch of section
     with st.container(key="evidence_result"):
-        word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
+        word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__,
+                            label_visibility="collapsed" if presenting() else "visible")  # room for the chart
         sync_to_url(word=word)
         chosen = None if word == "__all__" else word
         rows = view.sense_series(results, chosen)
@@ -166,7 +167,7 @@ def senses_section(results: dict) -> None:
         title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
         fig = shared_figure(layer_curves, to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
                             yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
-                            large=presenting())
+                            large=presenting(), height=470 if presenting() else 600)  # as ①'s, below the bar
         chart(fig, "fig_senses")
     download_buttons(fig, "senses", view.sense_table(results))
     st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
@@ -220,13 +221,15 @@ def context_section(results: dict) -> None:
     mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
     with st.container(key="evidence_result"):  # the section's result, as ①'s
         mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
-                        format_func=mode_labels.__getitem__)
+                        format_func=mode_labels.__getitem__,
+                        label_visibility="collapsed" if presenting() else "visible")
         adjusted = mode == "adjusted"
         panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
                                                      else ""), to_series(view.context_series(results, m, adjusted)))
                   for m in view.CONTEXT_MEASURES]
         fig = shared_figure(specificity_panels, panels, title=t("evidence.ctx.chart_title"),
-                            xaxis_title=t("evidence.axis.layer_short"), large=presenting())
+                            xaxis_title=t("evidence.axis.layer_short"), large=presenting(),
+                            height=480 if presenting() else 520)
         chart(fig, f"fig_context-{mode}")
     download_buttons(fig, f"context-{mode}", view.context_table(results))
     st.caption(t("evidence.ctx.interval_note"))

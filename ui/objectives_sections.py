@@ -158,12 +158,17 @@ def deep_section(bert_name: str | None) -> None:
         fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
         st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
         with st.container(key="obj_deep_result"):
-            m1, m2, m3 = st.columns(3)
-            m1.metric(t("obj.m.forward"), f"{moved.largest('elmo_forward', metric, first_layer=0):.3g}",
-                      help=t("obj.m.forward_help"))
-            m2.metric(t("obj.m.backward"), f"{moved.smallest('elmo_backward', metric):.3f}", help=t("obj.m.min_help"))
-            m3.metric(t("obj.m.bert"), f"{moved.smallest('bert', metric):.3f}", help=t("obj.m.min_help"))
+            # the metrics read the curves below (one character), so that the class can check them on the chart
             token = _position(Field("obj_token", "token", 0), len(moved.tokens))
+            char = md_escape(moved.tokens[token])
+            m1, m2, m3 = st.columns(3)
+            m1.metric(t("obj.m.forward", token=char),
+                      f"{moved.largest('elmo_forward', metric, first_layer=0, token=token):.3g}",
+                      help=t("obj.m.forward_help"))
+            m2.metric(t("obj.m.backward", token=char), f"{moved.smallest('elmo_backward', metric, token=token):.3f}",
+                      help=t("obj.m.min_help"))
+            m3.metric(t("obj.m.bert", token=char), f"{moved.smallest('bert', metric, token=token):.3f}",
+                      help=t("obj.m.min_help"))
             series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),

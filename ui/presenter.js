@@ -216,10 +216,10 @@ function installPlacement(win, doc) {
     const app = doc.querySelector('[data-testid="stApp"]');
     const running = !!app && app.dataset.testScriptState === "running";
     const touched = win.__labTouched;
-    if (running && touched && Date.now() - touched.at < TOUCH_TTL_MS) {
-      edited = touched.key;
-      win.__labTouched = null;
-    } else if (!running && edited) {
+    if (touched && Date.now() - touched.at < TOUCH_TTL_MS) edited = touched.key;
+    win.__labTouched = null;
+    // a short run may start and end before this callback: the state has changed, so a run went by
+    if (!running && edited) {
       win.__labPlace(edited, "nearest");
       edited = null;
     }
