@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bert import text_width
+from .bert import wrap_note
 from .style import PALETTE, STATIC_COLOUR, base_layout
 
 UNLABELLED_COLOUR = "#1f77b4"
@@ -20,27 +20,6 @@ TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
 # (a longer line ran into the right subplot's "PC2" axis title)
 NOTE_WIDTH_PX = 260
-_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
-_CLOSING = "）」』，。、：；！？)"  # never the first character of a line
-
-
-def wrap_note(text: str, font_px: float, max_px: float = NOTE_WIDTH_PX) -> str:
-    """``text`` (plotly markup, lines split by ``<br>``) broken between words, or between CJK characters,
-    so that no line is wider than ``max_px``."""
-    lines = []
-    for line in text.split("<br>"):
-        current = ""
-        for piece in _PIECE.findall(line):
-            if (current.strip() and piece[0] not in _CLOSING
-                    and text_width((current + piece).rstrip(), font_px) > max_px):
-                lines.append(current.rstrip())
-                current = piece.lstrip()
-            else:
-                current += piece
-        lines.append(current.rstrip())
-    return "<br>".join(lines)
-
-
 def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
     """A stable colour per sense label, in order of first appearance (None: the default blue)."""
     colours: dict[str | None, str] = {}
@@ -160,7 +139,8 @@ def static_vs_contextual_figure(
         fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
     if static_note and not has_static_points:
         x0, x1 = fig.layout.xaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=wrap_note(static_note, size),
+        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper",
+                           text=wrap_note(static_note, size, NOTE_WIDTH_PX),
                            xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
 
     # ---- right: contextual space, one point per occurrence
