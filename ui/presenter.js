@@ -178,7 +178,8 @@ function installPlacement(win, doc) {
         found = found || Date.now();
         // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) covers the top of the page too
         const pinned = doc.querySelector(".st-key-present_pinned");
-        const top = (bar ? Math.max(bar.getBoundingClientRect().bottom, 0) : 0) + 8 +
+        // the bar's bottom once it sticks at the top: from a page scrolled to its top, the scroll moves it up
+        const top = (bar ? bar.getBoundingClientRect().height : 0) + 8 +
           (pinned ? pinned.getBoundingClientRect().height : 0);
         const bottom = win.innerHeight - 8;
         const box = how === "top" ? target.getBoundingClientRect() : seenBox(target);

@@ -61,7 +61,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                                          disabled=not has_points, persist_state="session")
         centre = slot_centre.toggle(t("static.centre"), key="static_centre", persist_state="session",
                                     help=t("static.centre_help" if view.can_centre else "static.centre_pair"),
-                                    disabled=has_points and not view.can_centre)
+                                    disabled=has_points and not view.can_centre, wrap=True)  # in a column: not cut
         sync_to_url(layer=j if names else None, centre=True if centre else None)
         centre = centre and view.can_centre  # the toggle keeps its value for the next sentences
         if pair:

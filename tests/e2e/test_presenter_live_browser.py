@@ -116,7 +116,7 @@ def test_a_slider_a_radio_and_a_tab_keep_their_result_in_view(page, warm_server,
     snap(page, f"live-{lang}-worked-elmo_gamma")
 
     open_scene(page, warm_server, "deep", lang)
-    radio = page.locator(".st-key-obj_metric label").nth(1)
+    radio = page.locator(".st-key-obj_metric label").filter(has_text=translate(lang, "obj.metric.l2")).first
     radio.scroll_into_view_if_needed()
     radio.click()
     settled(page)
@@ -149,8 +149,7 @@ def view_of(page, scene) -> dict:
     result = result_key(scene)
     if result:
         in_view_soon(page, result)
-    else:
-        page.wait_for_timeout(1500)  # the presenter's script moves a page without a result to its top
+    page.wait_for_timeout(2000)  # the presenter's script holds the result in place (or the page at its top) a while
     return page.evaluate("""([bar, key]) => {
       const el = key && document.querySelector('.st-key-' + key);
       const b = document.querySelector(bar).getBoundingClientRect();
