@@ -92,7 +92,7 @@ def _sentences(args):
 
 
 def cmd_models(args) -> None:
-    from .registry import list_models
+    from .catalogue import list_models
 
     _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
            for info in list_models()])

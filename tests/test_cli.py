@@ -26,6 +26,17 @@ def test_models_subprocess():
     assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
 
 
+@pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
+def test_commands_that_need_no_model_import_no_torch(argv):
+    """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    assert "core.__main__" in imported or "argparse" in imported
+    assert not {"torch", "transformers"} & imported
+
+
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
     source = tmp_path / "s.txt"
     source.write_text("苹果昨天发布了新手机\n\n没有那个词\n", encoding="utf-8")
