@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from .errors import LabError
 from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from .paths import ASSETS
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
+MODELS_DIR = ASSETS / "models"
 EMBEDDED = {
     DEFAULT_BERT: ("bert", "Mini BERT (4 layers, character level), trained by this project"),
     DEFAULT_ELMO: ("elmo", "Mini ELMo biLM (2 biLSTM layers, character level), trained by this project"),
