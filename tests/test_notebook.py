@@ -2,11 +2,13 @@
 without outputs in the repository."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbconvert import HTMLExporter
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOK = EXAMPLES / "explore.ipynb"
@@ -34,3 +36,7 @@ def test_notebook_runs_the_lectures_experiments(embedded_elmo_and_bert):
     assert "[('奶'," in texts and "metadata.tsv" in texts  # 牛[MASK]: the embedded BERT's first answer is 奶
     assert figures == 7
     assert elapsed < 60, f"the notebook took {elapsed:.0f} s"
+    # `jupyter nbconvert --to html` keeps the figures, with plotly.js inside the page: it opens offline
+    page, _ = HTMLExporter().from_notebook_node(notebook)
+    assert page.count("Plotly.newPlot(") == 7
+    assert re.search(r"plotly\.js v\d", page) and not re.search(r"<script[^>]+src=\"[^\"]*plot\.ly", page)
