@@ -92,7 +92,7 @@ def _sentences(args):
 
 
 def cmd_models(args) -> None:
-    from .registry import list_models
+    from .catalogue import list_models
 
     _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
            for info in list_models()])
@@ -314,6 +314,12 @@ def cmd_attention(args) -> None:
     sentence = " ".join(args.sentence).strip()
     encoding = encoder.encode([sentence], attentions=True)[0]
     att = encoding.attentions
+    if args.format == "html":  # every layer and head as the app's heatmaps, plotly.js inside: opens offline
+        from .export import write_attention_html
+
+        path = write_attention_html(att, encoding.tokens, args.out, model=encoder.name)
+        _emit({"format": args.format, "files": [str(path)], "shape": list(att.shape)})
+        return
     if args.format != "json":  # every layer and head, in bertviz's layout
         from .export import write_bertviz
 
@@ -406,9 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     att.add_argument("--model", default=DEFAULT_BERT)
     att.add_argument("--layer", type=int)
     att.add_argument("--head", type=int)
-    att.add_argument("--format", choices=("json", "bertviz-json", "bertviz-npz"), default="json",
+    att.add_argument("--format", choices=("json", "bertviz-json", "bertviz-npz", "html"), default="json",
                      help="json: the chosen matrices on stdout; bertviz-json / bertviz-npz: every layer and head as "
-                     "bertviz's head_view takes them, (layers, 1, heads, n, n) and the tokens, to --out FILE")
+                     "bertviz's head_view takes them, (layers, 1, heads, n, n) and the tokens, to --out FILE; "
+                     "html: every layer and head as heatmaps in one page that opens offline, to --out FILE")
     att.add_argument("--out", metavar="FILE")
     att.add_argument("sentence", nargs="+")
     att.set_defaults(func=cmd_attention)

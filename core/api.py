@@ -7,6 +7,8 @@ and ``python -m core`` call, behind one small interface.
     vectors.stacked().shape                         # (num_layers, num_occurrences, dim)
     api.mix(vectors, [0.2, 0.2, 0.2, 0.2, 0.2], gamma=2).shape   # (num_occurrences, dim)
     api.fill_mask(bert, "他每天早上都喝一杯牛[MASK]。").masks[0].candidates[0].token   # 奶
+    api.token_vectors(bert, ["我吃了一个苹果。"]).to_frame()     # every token, every layer, as a DataFrame
+    api.sentence_vectors(bert, ["我吃了一个苹果。"], "mean").vectors.shape   # (num_layers, num_sentences, dim)
 
 Every function takes a model as a name (loaded once per process through ``core.registry``, with the
 same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -29,19 +32,29 @@ from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
-from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
+from .occurrences import MAX_SENTENCES, WordVectors, parse_labelled, word_vectors
+from .scalar_mix import ScalarMix
+from .token_vectors import SentenceVectors, TokenVectors
+from .token_vectors import sentence_vectors as _sentence_vectors
+from .token_vectors import token_vectors as _token_vectors
 
 Model = str | Encoder | registry.ModelRef
 
 
-def load(model: Model) -> Encoder:
+def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
     local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
     handle ``registry.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
-    ``hub_offline``, ``unsafe_weights``, …)."""
+    ``hub_offline``, ``unsafe_weights``, …).
+
+    ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``: the GPU when torch sees one) and ``dtype``
+    (``"float32"``, ``"bfloat16"``, ``"float16"``) other than the defaults give a copy computing there
+    (``Encoder.to``); vectors still come back as float32 numpy."""
     if isinstance(model, registry.ModelRef):
-        return model.encoder()
-    return model if isinstance(model, Encoder) else registry.load_encoder(model)
+        encoder = model.encoder()
+    else:
+        encoder = model if isinstance(model, Encoder) else registry.load_encoder(model)
+    return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
 
 
 def load_masked_lm(model: Model) -> BertEncoder:
@@ -184,3 +197,37 @@ def bertviz_attention(model: Model, sentence: str, pair: str | None = None
     encoding = _attention_encoding(model, sentence, pair)
     return tuple(torch.from_numpy(np.ascontiguousarray(layer[None], dtype=np.float32))
                  for layer in encoding.attentions), list(encoding.tokens)
+
+
+def token_vectors(model: Model, sentences: Sequence[str], *, batch_size: int = 64) -> TokenVectors:
+    """Every token of every sentence with every layer's vector: ``result.sentences[i].layers`` is
+    ``(num_layers, num_tokens, dim)`` beside ``tokens``, character ``offsets`` and ``special`` ([CLS]/[SEP]);
+    ``result.to_frame(layers=None)`` is one pandas row per token and layer. Works for BERT-family models,
+    mini-elmo-zh and word2vec (one layer; jieba words as tokens)."""
+    return _token_vectors(load(model), sentences, batch_size=batch_size)
+
+
+def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mean", *,
+                     batch_size: int = 64) -> SentenceVectors:
+    """Each sentence as one vector per layer: ``result.vectors`` ``(num_layers, num_sentences, dim)``,
+    ``result.to_frame()`` one row per sentence and layer. ``pooling``: ``"mean"`` or ``"max"`` over the
+    tokens that cover text (no [CLS]/[SEP]; word2vec: the words it knows), or ``"cls"`` (BERT only)."""
+    return _sentence_vectors(load(model), sentences, pooling, batch_size=batch_size)
+
+
+def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:
+    """A UTF-8 text file of ``label|sentence`` (or plain sentence) lines, as the static-vs-contextual page
+    reads an upload: ``(sentences, labels)``, a label None where a line has none; blank lines dropped.
+    Pass both to :func:`embed` (``labels=``). Raises ``file_unreadable`` / ``not_text``."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise LabError("file_unreadable", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise LabError("not_text") from exc
+    return parse_labelled(text.splitlines())
+
+
+__all__ = ["Model", "load", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project", "LayerProjection",
+           "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors", "TokenVectors",
+           "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]

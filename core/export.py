@@ -208,6 +208,24 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
     return path
 
 
+def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str | Path, *, model: str = "") -> Path:
+    """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
+    with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
+    which load their scripts from a CDN."""
+    from .figures.bert import attention_grid
+
+    layers, heads = attention.shape[:2]
+    figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],
+                            head_names=[f"head {h}" for h in range(heads)],
+                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens))
+    path = Path(path)
+    try:
+        figure.write_html(path, include_plotlyjs=True, full_html=True)
+    except OSError as exc:
+        raise LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__) from exc
+    return path
+
+
 def read_bertviz(path: str | Path):
     """``(attention, tokens)`` from :func:`write_bertviz`'s file, ready for ``bertviz.head_view(*…)``: a tuple
     of per-layer torch tensors ``(1, num_heads, n, n)`` and the token list."""

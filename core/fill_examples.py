@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-EVAL_DIR = Path(__file__).resolve().parent.parent / "assets" / "eval"
+from .paths import ASSETS
+
+EVAL_DIR = ASSETS / "eval"
 DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the lecture's fill-mask demo set
 # Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
 WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"

@@ -4,6 +4,7 @@ The cases run in this process through ``main(argv)``; one smoke test runs the re
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,17 @@ def test_models_subprocess():
     models = {m["name"]: m for m in json.loads(done.stdout)}
     assert {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"} <= set(models)
     assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
+
+
+@pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
+def test_commands_that_need_no_model_import_no_torch(argv):
+    """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    assert "core.__main__" in imported or "argparse" in imported
+    assert not {"torch", "transformers"} & imported
 
 
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
@@ -64,6 +76,20 @@ def test_attention(capsys, tiny_bert_dir):
     for row in payload["matrices"][0]["attention"]:
         assert sum(row) == pytest.approx(1.0, abs=1e-4)
 
+
+
+def test_attention_html_opens_offline(capsys, tiny_bert_dir, tmp_path):
+    out = tmp_path / "attention.html"
+    code, stdout, _ = run(capsys, "attention", "--model", str(tiny_bert_dir), "--format", "html", "--out", str(out),
+                          "我吃了一个苹果")
+    payload = json.loads(stdout)
+    assert code == 0 and payload["files"] == [str(out)]
+    layers, heads = payload["shape"][:2]
+    page = out.read_text(encoding="utf-8")
+    assert re.search(r"plotly\.js v\d", page)  # the library is inside the page
+    assert not re.search(r"<script[^>]+src=", page)  # and nothing is loaded from elsewhere
+    assert page.count('"zmin":0,"type":"heatmap"') == layers * heads  # (the template names heatmap once more)
+    assert "layer 1" in page and "head 0" in page
 
 BAD = [
     ("fill-mask no mask", ["fill-mask", "--model", "{tiny}", "我吃了一个苹果"], "[MASK]"),

@@ -30,12 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from .. import results_store
+from ..paths import ASSETS
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "assets" / "experiments.json"
+DEFAULT_OUT = ASSETS / "experiments.json"
 DEFAULT_MODELS = (DEFAULT_ELMO, DEFAULT_BERT)
 FORMAT_VERSION = 1
 
