@@ -90,7 +90,8 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     are carried into ``Occurrence.label``.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
-    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word.
+    names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
+    its occurrences of one word already differ); ``result.missing``: sentences without the word.
     """
     sentences = list(sentences)
     if labels is not None and len(labels) != len(sentences):
