@@ -28,6 +28,7 @@ from .errors import LabError
 from .mixing import layer_normalise, normalise_weights, scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .safe_text import csv_safe
+from .stats import paired_difference_interval
 from .validation import check_length
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
@@ -274,6 +275,40 @@ class MixView:
     layer_coords: np.ndarray | None = None  # (L+1, n, 2): the layers as mixed (normalised or not), same frame
     explained: np.ndarray | None = None  # that frame's explained variance ratio (2,)
     layer_accuracy: list[float | None] | None = None  # each layer alone, as mixed (standardised or not)
+    hits: np.ndarray | None = None  # per labelled occurrence, the mix's nearest-neighbour outcome (paired tests)
+    layer_hits: list[np.ndarray | None] | None = None  # the same for each layer alone
+
+
+@dataclass(frozen=True)
+class WeightsVerdict:
+    """Do the settings on show (the current mix, each layer alone) differ in sense accuracy on these
+    occurrences? Each is compared with the most accurate one by the paired 95 % interval over the same
+    occurrences. ``verdict``: "tie" (none falls behind beyond sampling error), "layer0" (only layer 0 alone
+    does: the input layer, before any other token is mixed in), "differ" (another setting does, so the
+    weighting changes the accuracy). ``best`` / ``worst``: None for the mix, else the layer; ``diff``,
+    ``low``, ``high``: best − worst."""
+
+    verdict: str
+    best: int | None
+    worst: int | None
+    diff: float
+    low: float
+    high: float
+    n: int
+
+
+def weights_verdict(mix: MixView) -> WeightsVerdict | None:
+    """:class:`WeightsVerdict` of a :func:`mix_view`; None without sense labels to score."""
+    settings = [(None, mix.hits)] + list(enumerate(mix.layer_hits or []))
+    settings = [(key, hits) for key, hits in settings if hits is not None]
+    if len(settings) < 2:
+        return None
+    best = max(settings, key=lambda item: item[1].mean())  # a tie: the mix, listed first
+    worst = min(settings, key=lambda item: item[1].mean())
+    below = {key for key, hits in settings if paired_difference_interval(best[1], hits)[1] > 0}
+    diff, low, high = paired_difference_interval(best[1], worst[1])
+    verdict = "tie" if not below else "layer0" if below == {0} else "differ"
+    return WeightsVerdict(verdict, best[0], worst[0], diff, low, high, len(best[1]))
 
 
 def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
@@ -332,11 +367,12 @@ def mix_view(
     if projection.components.shape[1] != dim:
         raise ValueError(f"projection fitted on dimension {projection.components.shape[1]}, layers have {dim}")
     coords = project_layers(projection, mixed)
-    accuracy = geometry.loo_nn_accuracy(mixed, list(labels), centre=False) if n >= 2 else None
+    hits = geometry.loo_nn_hits(mixed, list(labels), centre=False) if n >= 2 else None
     # standardising shifts a layer by its mean, which moves its cosines: score the layers as they are mixed
-    alone = [geometry.loo_nn_accuracy(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
-    return MixView(s, mixed, coords, accuracy, project_layers(projection, stack), projection.explained_variance_ratio,
-                   alone)
+    alone = [geometry.loo_nn_hits(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
+    return MixView(s, mixed, coords, None if hits is None else float(hits.mean()), project_layers(projection, stack),
+                   projection.explained_variance_ratio, [None if h is None else float(h.mean()) for h in alone],
+                   hits, alone)
 
 
 def export_rows(view: VectorsView) -> list[dict]:

@@ -239,6 +239,42 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     assert at.metric[0].value.endswith("%")
 
 
+def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, tiny_bert_dir):
+    """#38 item 2: on the 苹果 scene the two lecture presets give the same accuracy as the biLSTM layers alone;
+    the caption says so (only the token layer alone falls behind) instead of "different weights give different
+    accuracies"; with s on the token layer alone the mix itself falls behind."""
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
+    for preset in ("syntax", "semantics"):
+        at.button(key=f"elmo_preset_{preset}").click().run()
+        assert_no_exception(at)
+        caption = "\n".join(c.value for c in at.caption)
+        assert "不同层权重给出不同的准确率" not in caption
+        assert "**这里只有单用字向量层时落后**" in caption and "讲义的两组示例权重也不例外" in caption
+        alone = next(m.value for m in at.markdown if m.value.startswith("单独使用每一层时"))
+        assert f"第 1 层 biLSTM: {at.metric[0].value}" in alone  # the preset scores what biLSTM 1 alone scores
+    at.selectbox(key="elmo_onehot_k").set_value(0).run()
+    at.button(key="elmo_preset_onehot").click().run()  # s = 1 on the token layer, 0 elsewhere
+    assert "**这里层的选择确有影响**" in "\n".join(c.value for c in at.caption)
+
+
+def test_weights_verdict_on_synthetic_outcomes():
+    """The verdict's three cases on made-up nearest-neighbour outcomes of 40 occurrences."""
+    from core.vectors_view import MixView, weights_verdict
+
+    def view(mix, *layers):
+        arr = [np.array(x, dtype=float) for x in (mix, *layers)]
+        return MixView(np.ones(3) / 3, np.zeros((40, 2)), np.zeros((40, 2)), arr[0].mean(), hits=arr[0],
+                       layer_hits=arr[1:])
+    good, chance = [1.0] * 38 + [0.0] * 2, [1.0, 0.0] * 20
+    assert weights_verdict(view(good, chance, good, good)).verdict == "layer0"
+    assert weights_verdict(view(good, good, chance, good)).verdict == "differ"  # a contextual layer falls behind
+    near = [1.0] * 36 + [0.0] * 4  # 2 occurrences apart: within error
+    tie = weights_verdict(view(good, near, good, near))
+    assert tie.verdict == "tie" and tie.best is None and tie.worst == 0 and tie.n == 40
+    assert weights_verdict(MixView(np.ones(3), np.zeros((2, 2)), np.zeros((2, 2)), None)) is None
+
+
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""

@@ -168,6 +168,17 @@ def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[s
     c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
         f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
     st.caption(t("elmo.live.acc_caption"))
+    verdict = vv.weights_verdict(mix)
+    if verdict is not None:
+        def name(key: int | None) -> str:
+            return t("elmo.live.weights.mix") if key is None else layer_names[key]
+
+        def points(x: float) -> str:
+            return f"{100 * x:+.1f}"
+
+        st.caption(t(f"elmo.live.weights.{verdict.verdict}", best=name(verdict.best), worst=name(verdict.worst),
+                     diff=f"{100 * verdict.diff:.1f}", low=points(verdict.low), high=points(verdict.high), n=verdict.n,
+                     layer0=layer_names[0]))
 
 
 def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> None:
