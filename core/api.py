@@ -130,7 +130,9 @@ class LayerProjection:
 def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
     """The page's projection (``core.vectors_view.joint_projection``: each layer centred, one PCA with
     seed 0 and sign-fixed components over all layers) of a :func:`embed` result or an array
-    ``(num_layers, num_occurrences, dim)``."""
+    ``(num_layers, num_occurrences, dim)``. Fitted on the occurrences alone: with fewer than
+    ``core.vectors_view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
+    land at mirrored ends; the page adds the sentences' other tokens as a background); compare cosines."""
     stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
     if stack.ndim != 3 or stack.shape[1] == 0:
         raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))
