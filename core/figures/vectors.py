@@ -176,7 +176,7 @@ def static_vs_contextual_figure(
                 x=bg[:, 0], y=bg[:, 1], mode="markers+text", name=background_name,
                 text=[html.escape(token) for token in background_tokens], textposition="top center",
                 marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
-                hovertemplate="%{text}<extra></extra>",
+                hovertemplate="%{text}<extra></extra>", legendgroup="background",
             ), row=1, col=2)
         colours = label_colours(labels)
         spots = label_positions(xy)
