@@ -57,13 +57,19 @@ def _char_option(plain: str):
     return lambda i: f"{i + 1}·{plain[i]}" if 0 <= i < len(plain) else str(i)
 
 
+def _example_help() -> str:
+    score = fx.demo_score()
+    return t("fill.example_help", **({"top": score.top, "hit": score.hits, "total": score.sentences} if score
+                                     else {"top": "—", "hit": "—", "total": "—"}))
+
+
 # ---- inputs -------------------------------------------------------------------------------------
 st.title(t("nav.fill_mask"))
 st.markdown(t("fill.intro"))
 
 with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
-                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=t("fill.example_help"),
+                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=_example_help(),
                  format_func=lambda i: EXAMPLES[i].masked)
     st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
              format_func=lambda m: t(f"fill.mode.{m}"))

@@ -103,7 +103,8 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     are carried into ``Occurrence.label``.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
-    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word.
+    names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
+    its occurrences of one word already differ); ``result.missing``: sentences without the word.
     """
     sentences = list(sentences)
     if labels is not None and len(labels) != len(sentences):
@@ -142,7 +143,9 @@ class LayerProjection:
 def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
     """The page's projection (``core.vectors_view.joint_projection``: each layer centred, one PCA with
     seed 0 and sign-fixed components over all layers) of a :func:`embed` result or an array
-    ``(num_layers, num_occurrences, dim)``."""
+    ``(num_layers, num_occurrences, dim)``. Fitted on the occurrences alone: with fewer than
+    ``core.vectors_view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
+    land at mirrored ends; the page adds the sentences' other tokens as a background); compare cosines."""
     stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
     if stack.ndim != 3 or stack.shape[1] == 0:
         raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))

@@ -1,8 +1,10 @@
 """One encoder interface for every model: BERT-family transformers, the mini ELMo biLM, word2vec.
 
 ``encoder.encode(sentences)`` returns one :class:`Encoding` per sentence with the tokens, their
-character offsets into the sentence, every layer's vectors (layer 0 is the context-independent
-layer: BERT's embedding output, ELMo's token layer, or the only layer of a static model) and,
+character offsets into the sentence, every layer's vectors (layer 0 is the input layer, before any other
+token is mixed in: ELMo's token layer, context-independent; BERT's embedding output, which adds position and
+segment embeddings, so one character's occurrences already differ by position; or the only layer of a static
+model) and,
 for transformers, every layer's and head's attention.
 """
 from __future__ import annotations

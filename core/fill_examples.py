@@ -7,6 +7,7 @@ the corruption demo, and the tests check every example on the shipped weights. P
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -15,7 +16,8 @@ from pathlib import Path
 from .paths import ASSETS
 
 EVAL_DIR = ASSETS / "eval"
-DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the lecture's fill-mask demo set
+DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the project's fill-mask demo set (the lecture has none)
+EVALUATION_FILE = ASSETS / "models" / "evaluation.json"  # python -m core.train.evaluate
 # Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
 WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"
 # Everyday whole-word sentences written before the continued pre-training on everyday text, so that no
@@ -95,6 +97,25 @@ def _known() -> dict[str, Known]:
     for example in EXAMPLES:  # the page's own examples win
         known[example.masked] = Known(example.accepted, example.plain, "examples")
     return known
+
+
+@dataclass(frozen=True)
+class DemoScore:
+    """How the embedded mini-bert-zh does on the demo set: ``hits`` of ``sentences`` have an accepted answer in
+    its top ``top`` (``core.train.evaluate.evaluate_demo_set``)."""
+    top: int
+    hits: int
+    sentences: int
+
+
+@cache
+def demo_score(path: Path | str = EVALUATION_FILE) -> DemoScore | None:
+    """The stored demo-set score of mini-bert-zh; None when the evaluation file or its entry is missing."""
+    try:
+        entry = json.loads(Path(path).read_text(encoding="utf-8"))["mini-bert-zh"]["demo_set"]
+        return DemoScore(int(entry["top"]), int(entry["hits"]), int(entry["sentences"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def lookup(masked: str, mask_token: str = MASK) -> Known | None:

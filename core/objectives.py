@@ -147,9 +147,9 @@ def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[l
 class RightContextMovement:
     """How far the vectors of the shared beginning moved when only the text after it changed.
 
-    Each array is (layers, tokens) for one metric: layer 0 is the context-independent layer (ELMo's token
-    layer, BERT's embeddings). ``elmo_forward`` / ``elmo_backward`` are the two halves of ELMo's
-    h_{k,j} = [forward_j; backward_j].
+    Each array is (layers, tokens) for one metric: layer 0 is the input layer (ELMo's token layer,
+    context-independent; BERT's embeddings, which depend on the position, not on the other tokens).
+    ``elmo_forward`` / ``elmo_backward`` are the two halves of ELMo's h_{k,j} = [forward_j; backward_j].
     """
 
     text_a: str

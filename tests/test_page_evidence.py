@@ -163,6 +163,10 @@ def test_context_section_modes_and_model(monkeypatch, tmp_path):
     bert_way = {"up": "the opposite of BERT", "down": "the same way as for BERT",
                 "flat": "within the sampling error"}[view.change_trend(intra_change)[0]]
     assert bert_way in body.replace("**", "")
+    # layer 0's self-similarity is read from the table, not typed (#38 item 5): BERT's is far from 1
+    assert f"its self-similarity there is {bert['self_similarity'][0]:.3f}, not 1" in body
+    assert f"a word's self-similarity there is {1.0:.3f}" in body  # the fake ELMo's token layer
+    assert "slightly below 1" not in body and "final weights" not in body
     fig = figures(at)[0]
     elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
     assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default

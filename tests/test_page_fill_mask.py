@@ -57,6 +57,22 @@ def test_default_run_top_k_bars_match_the_model(tiny, tiny_bert):
     assert len(at.get("download_button")) == 2
 
 
+def test_example_help_states_the_demo_set_score(tiny):
+    """#38 item 10: "it often fails" is the stored score of mini-bert-zh on the demo set, and the set is the
+    project's own, not the lecture's."""
+    import json
+
+    stored = json.loads(fx.EVALUATION_FILE.read_text(encoding="utf-8"))["mini-bert-zh"]["demo_set"]
+    score = fx.demo_score()
+    assert (score.top, score.hits, score.sentences) == (stored["top"], stored["hits"], stored["sentences"])
+    assert score.sentences == len(fx.answer_set(fx.DEMO_FILE))
+    at = _app(tiny).run()
+    help_text = at.selectbox(key="fill_example").help
+    assert f"{score.sentences} 句里只有 {score.hits} 句的参考答案出现在它的前 {score.top} 个预测中" in help_text
+    assert "并非出自讲义" in help_text and "讲义演示集" not in help_text
+    assert fx.demo_score(fx.EVAL_DIR / "missing.json") is None
+
+
 def test_mini_bert_default_run():
     info = next((m for m in list_models() if m.name == "mini-bert-zh"), None)
     if info is None or not info.available:

@@ -50,10 +50,10 @@ def charts(at) -> dict[str, dict]:
 
 
 def contextual_points(spec) -> tuple[list, list]:
-    """(x, y) of all occurrence points of the right subplot."""
+    """(x, y) of all occurrence points of the right subplot (not the other tokens drawn behind a few)."""
     xs, ys = [], []
     for tr in spec["data"]:
-        if tr.get("xaxis") == "x2":
+        if tr.get("xaxis") == "x2" and tr.get("legendgroup") != "background":
             xs += plotly_array(tr["x"]).tolist()
             ys += plotly_array(tr["y"]).tolist()
     return xs, ys
@@ -297,3 +297,16 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     if word == "<script>":
         hover = charts(at)["static_scatter"]["data"][-1]["customdata"]
         assert hover[0] == "我吃了【&lt;script&gt;】"
+
+
+def test_a_pair_is_drawn_among_the_other_characters(models_dir, tiny_bert_dir):
+    """#38 item 9: the default pair (two sentences) is drawn with the sentences' other characters behind it,
+    and the caption says why; the points are not mirrored about the centre."""
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    spec = charts(at)["static_scatter"]
+    background = [tr for tr in spec["data"] if tr.get("legendgroup") == "background"]
+    assert len(background) == 1 and background[0]["text"] == list("我吃了一个昨天发布了新手机")
+    xs, ys = contextual_points(spec)
+    assert len(xs) == 2 and (xs[0], ys[0]) != pytest.approx((-xs[1], -ys[1]))
+    assert any("和句子里其余 13 个字一起" in c.value for c in at.caption)

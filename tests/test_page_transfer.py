@@ -374,12 +374,25 @@ def _assert_verdict_matches(text: str) -> None:
 
 @pytest.mark.parametrize("pool", transfer.POOLINGS)
 def test_verdicts_agree_with_their_intervals(page, results, pool):
+    """The verdicts are read from the probe chosen on validation, whichever probe is selected; a probe picked
+    on the page (one of the layers × poolings, seen on test) gets its differences but no verdict (#38 item 3)."""
     at = page(query={"pool": pool})
+    view = transfer.read_view(results)
+    chosen = transfer.validation_pick(view.bert)
     for layer in range(len(results["feature_bert"]["layers"])):
         at.select_slider(key="transfer_layer").set_value(layer).run()
-        gain = [m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征")]
-        assert len(gain) == 1 and "配对" in gain[0]
-        _assert_verdict_matches(gain[0])
+        for prefix in ("微调减在验证集上选出的冻结 BERT 特征", "ELMo 特征减在验证集上选出的 BERT 特征"):
+            verdict = [m.value for m in at.markdown if m.value.startswith(prefix)]
+            assert len(verdict) == 1 and "配对" in verdict[0]
+            _assert_verdict_matches(verdict[0])
+        gain = next(m.value for m in at.markdown if m.value.startswith("微调减在验证集上选出的"))
+        expected = transfer.compare(view.finetune, view.bert.probe(*chosen))
+        assert f"**{100 * expected.diff:+.1f}** 个百分点" in gain
+        picked = [m.value for m in at.markdown if m.value.startswith("**你选的这组特征")]
+        assert len(picked) == ((pool, layer) != chosen)
+        if picked:
+            k = len(results["feature_bert"]["layers"]) * len(transfer.POOLINGS)
+            assert f"它是 {k} 个探针" in picked[0] and "超出" not in picked[0]  # no verdict for a probe picked on test
     _assert_verdict_matches(next(m.value for m in at.markdown if m.value.startswith("LoRA 减全参微调")))
 
 
@@ -397,9 +410,13 @@ def test_layer_caption_follows_the_intervals(page, results):
         for j in range(len(accs)):
             if j != best and paired_difference_interval(bert["correct"][pool][best], bert["correct"][pool][j])[1] > 0:
                 below.add(j)
-    expected = "没有哪一层" if not below else "只有词嵌入层" if below == {0} else "确有差别"
-    assert expected in caption
-    assert ("不同层编码的信息不同" in caption) == bool(below - {0})  # the lecture's lesson only when layers differ
+    verdict = transfer.curve_verdict([transfer.layer_ties(transfer.read_view(results).bert, p)
+                                      for p in transfer.POOLINGS])
+    expected = {"tie": "没有哪一层", "embeddings": "只有词嵌入层", "cls": "只有在 [CLS] 汇聚下",
+                "differ": "各层不能互相替代"}
+    assert [v for v in expected.values() if v in caption] == [expected[verdict]]
+    assert (verdict == "tie") == (not below) and (verdict == "embeddings") == (below == {0})
+    assert "ELMo 因此按任务学习层权重" not in caption  # one task cannot show per-task layer use (#38 item 4)
 
 
 def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
@@ -410,9 +427,10 @@ def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
     at = page()
     assert _metrics(at)[2] == f"{100 * results['fine_tune']['accuracy']:.1f}%"
     assert any("写于按验证集选超参数之前" in c.value for c in at.caption)
-    gain = next(m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征"))
-    assert "独立样本" in gain
-    _assert_verdict_matches(gain)
+    # no validation accuracies to choose a probe with: the selected probe's differences, no verdict
+    assert not [m.value for m in at.markdown if m.value.startswith("微调减在验证集上选出的")]
+    picked = next(m.value for m in at.markdown if m.value.startswith("**你选的这组特征"))
+    assert "超出" not in picked
     assert list(at.table[0].value.iloc[:2, 2]) == ["—", "—"]
 
 

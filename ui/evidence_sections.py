@@ -259,7 +259,11 @@ def context_section(results: dict) -> None:
                         zrange=None if adjusted else (0.0, 1.0), large=presenting())
     show_figure(heat, f"self-similarity-{model}")
     show_table(view.context_table(results), key="context")
-    st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"]))
+    layer0 = {}  # kind -> layer 0's raw self-similarity of the first model of that kind
+    for e in ctx["models"].values():
+        layer0.setdefault(e["kind"], num(e["self_similarity"][0]))
+    st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"], elmo0=layer0.get("elmo", "—"),
+                  bert0=layer0.get("bert", "—")))
 
 
 # ---- ④ presets ------------------------------------------------------------------------------------

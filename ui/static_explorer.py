@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import streamlit as st
 
 from core import registry
@@ -83,9 +84,11 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         elif not has_points:
             contextual_note = t("static.fig.ctx_none")
         coords = view.coords[j] if has_points else None
+        background = view.background_coords[j] if has_points and view.background_coords is not None else None
         axis = None
         if has_points:
-            allc = view.coords.reshape(-1, 2)
+            allc = view.coords.reshape(-1, 2) if background is None else np.concatenate(
+                [view.coords.reshape(-1, 2), view.background_coords.reshape(-1, 2)])
             axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
         ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
                      if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
@@ -96,14 +99,18 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-            neighbour_name=t("static.fig.neighbours"), large=large, height=430 if large else 560,
+            neighbour_name=t("static.fig.neighbours"), background_tokens=view.background_tokens,
+            background_coords=background, background_name=t("static.fig.background"),
+            large=large, height=430 if large else 560,
         )
         chart(fig, "static_scatter")
     if pair and large:
         st.caption(pair_note)
     if has_points:
         ev = view.projection.explained_variance_ratio
-        st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
+        st.caption(t("static.caption_spaces_background" if background is not None else "static.caption_spaces",
+                     pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}", n=view.num_occurrences,
+                     word=word_md, m=len(view.background_tokens)))
     else:
         st.caption(t("static.caption_spaces_short"))
 

@@ -75,7 +75,7 @@ def explorer(view: transfer.TransferView) -> None:
                 col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=view.n_test))
                 if approach.choice and not large:  # on the projector: in the tuning table below (room for the verdict)
                     col.caption(t("transfer.chosen", name=approach.choice.name, value=f"{approach.choice.chosen:g}"))
-        _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test)
+        _verdicts(view, pool, layer, pool_labels)
     if view.elmo is None:
         st.caption(t("transfer.elmo_skipped"))
     else:
@@ -123,6 +123,33 @@ def _verdict(prefix: str, comparison: transfer.Comparison, **values) -> None:
                   method=t("transfer.method_paired" if comparison.paired else "transfer.method_independent"), **values))
 
 
+def _verdicts(view: transfer.TransferView, pool: str, layer: int, pool_labels: dict[str, str]) -> None:
+    """Fine-tuning and ELMo against the BERT probe chosen on validation; the probe picked on the page, one of
+    several looked at on the test reviews, gets its differences but no verdict."""
+    def name(p: str, j: int) -> str:
+        return f"{_layer_name(j)}, {pool_labels[p]}"
+
+    picked = view.bert.probe(pool, layer)
+    chosen = transfer.validation_pick(view.bert)
+    if chosen != (pool, layer):
+        ft = transfer.compare(view.finetune, picked)
+        elmo = transfer.compare(view.elmo, picked) if view.elmo else None
+        st.markdown(t("transfer.gain.picked", probe=name(pool, layer), k=len(view.bert.layers) * len(pool_labels),
+                      diff=_points(ft.diff), low=_points(ft.low), high=_points(ft.high),
+                      elmo_diff=_points(elmo.diff) if elmo else "—", elmo_low=_points(elmo.low) if elmo else "—",
+                      elmo_high=_points(elmo.high) if elmo else "—"))
+    if chosen is None:  # an older results file: no validation accuracies to choose a probe with
+        return
+    probe = view.bert.probe(*chosen)
+    _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test, probe=name(*chosen))
+    if view.elmo:
+        _verdict("transfer.elmo_bert", transfer.compare(view.elmo, probe), probe=name(*chosen))
+    curve = [acc for step, acc in zip(view.finetune.curve_steps, view.finetune.curve_accuracy) if step > 0]
+    if len(curve) > 1:
+        st.caption(t("transfer.gain.one_run", steps=view.config["steps"], low=_fmt_acc(min(curve)),
+                     high=_fmt_acc(max(curve))))
+
+
 def _elmo_page_note(view: transfer.TransferView) -> None:
     """How this page's ELMo row relates to the ELMo page's uniform s on the same test reviews."""
     try:
@@ -140,6 +167,7 @@ def _elmo_page_note(view: transfer.TransferView) -> None:
                  n=view.n_test, page_c=f"{gap.page_c:g}", page_fit=gap.page_n_fit, page_val=gap.page_n_val,
                  here_c=f"{elmo.choice.chosen:g}", here_val=elmo.choice.n_val, here_fit=view.config["n_train"],
                  diff=_points(cmp.diff), low=_points(cmp.low), high=_points(cmp.high),
+                 method=t("transfer.method_paired" if cmp.paired else "transfer.method_independent"),
                  verdict=t(f"transfer.elmo_page.{cmp.verdict}")))
 
 

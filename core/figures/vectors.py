@@ -99,12 +99,16 @@ def static_vs_contextual_figure(
     contextual_note: str | None = None,
     unlabelled_name: str = "—",
     neighbour_name: str = "neighbours",
+    background_tokens: Sequence[str] = (),
+    background_coords: np.ndarray | None = None,
+    background_name: str = "other tokens",
     title: str | None = None,
     large: bool = False,
     height: int = 560,
 ) -> go.Figure:
     """Left: the ONE word2vec point (with its vocabulary neighbours for orientation). Right: one
-    point per occurrence in the contextual model's layer. Two separate spaces, two subplots."""
+    point per occurrence in the contextual model's layer, over the sentences' other tokens (grey) when
+    ``background_coords`` is given. Two separate spaces, two subplots."""
     size = 20 if large else 15
     has_static_points = static_words is not None and static_coords is not None and len(static_words)
     # With points the note goes under the left title: at the bottom it ran into the right plot's axis title
@@ -146,6 +150,14 @@ def static_vs_contextual_figure(
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
         xy = np.asarray(coords, dtype=float)
+        if background_coords is not None and len(background_tokens):
+            bg = np.asarray(background_coords, dtype=float)
+            fig.add_trace(go.Scatter(
+                x=bg[:, 0], y=bg[:, 1], mode="markers+text", name=background_name,
+                text=[html.escape(token) for token in background_tokens], textposition="top center",
+                marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
+                hovertemplate="%{text}<extra></extra>", legendgroup="background",
+            ), row=1, col=2)
         colours = label_colours(labels)
         spots = label_positions(xy)
         for label, members in _groups(labels):

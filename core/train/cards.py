@@ -250,7 +250,7 @@ corruption, as in every earlier evaluation, so the figures stay comparable).{_de
 
 
 _DEMO_ROWS = {
-    "demo_set": ("lecture fill-mask demo set: an accepted answer in the top {top} (character, or whole word for "
+    "demo_set": ("the project's fill-mask demo set: an accepted answer in the top {top} (character, or whole word for "
                  "adjacent masks)", "≥ 80%"),
     "words_check": ("second whole-word set (`assets/eval/fill_mask_words_check.tsv`, written after the demo set): "
                     "an accepted word in the top {top}", "none (a check)"),
