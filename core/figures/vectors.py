@@ -13,9 +13,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .bert import text_width
-from .style import PALETTE, STATIC_COLOUR, base_layout
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout
 
-UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
 # (a longer line ran into the right subplot's "PC2" axis title)
@@ -41,15 +40,17 @@ def wrap_note(text: str, font_px: float, max_px: float = NOTE_WIDTH_PX) -> str:
     return "<br>".join(lines)
 
 
-def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
-    """A stable colour per sense label, in order of first appearance (None: the default blue)."""
-    colours: dict[str | None, str] = {}
+def sense_markers(labels: Sequence[str | None]) -> dict[str | None, dict[str, str]]:
+    """A stable colour and marker shape per sense label, in order of first appearance: two senses differ in
+    both, so that they can be told apart without seeing colours. Unlabelled points (None) are blue circles
+    when nothing is labelled, else grey circles."""
+    markers: dict[str | None, dict[str, str]] = {}
     named = [l for l in dict.fromkeys(labels) if l]
     for i, label in enumerate(named):
-        colours[label] = PALETTE[i % len(PALETTE)]
+        markers[label] = {"color": PALETTE[i % len(PALETTE)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
     if None in labels:
-        colours[None] = UNLABELLED_COLOUR if not named else "#7f7f7f"
-    return colours
+        markers[None] = {"color": PALETTE[0] if not named else "#7f7f7f", "symbol": "circle"}
+    return markers
 
 
 def padded_range(values: np.ndarray, pad: float = 0.12) -> list[float]:
@@ -166,7 +167,7 @@ def static_vs_contextual_figure(
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
         xy = np.asarray(coords, dtype=float)
-        colours = label_colours(labels)
+        markers = sense_markers(labels)
         spots = label_positions(xy)
         for label, members in _groups(labels):
             fig.add_trace(go.Scatter(
@@ -174,7 +175,7 @@ def static_vs_contextual_figure(
                 name=html.escape(label) if label else unlabelled_name,
                 showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
                 text=[ids[i] for i in members], textposition=[spots[i] for i in members],
-                marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+                marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
                 hovertemplate="%{text}: %{customdata}<extra></extra>",
@@ -300,14 +301,14 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
                 hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
             ))
     xy = np.asarray(coords, dtype=float)
-    colours = label_colours(labels)
+    markers = sense_markers(labels)
     spots = label_positions(xy)
     for label, members in _groups(labels):
         name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
         fig.add_trace(go.Scatter(
             x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
             text=[ids[i] for i in members], textposition=[spots[i] for i in members], textfont={"size": size - 1},
-            marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+            marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
             customdata=[hover[i] for i in members],
             hovertemplate="%{text}: %{customdata}<extra></extra>",
         ))
