@@ -289,7 +289,8 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
     size = 20 if large else 15
     fig = go.Figure()
-    symbols = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "cross-open", "x-open"]
+    # line marks, none of the sense groups' shapes (style.SYMBOLS): a layer's point is never read as a sense's
+    symbols = ["cross-thin-open", "x-thin-open", "asterisk-open", "hash-open", "y-up-open", "y-down-open"]
     if layer_coords is not None:
         for j, name in enumerate(layer_names):
             xy = np.asarray(layer_coords[j], dtype=float)
