@@ -26,7 +26,7 @@ from ui.page import chart, experiment, model_or_message, presenting
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
-FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
+FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: vermillion, light red
 STRIP_COLOURS = {"seen": "#f2f2f2", "target": "#fdae6b", "hidden": "#9ca3af"}
 CONTEXT_SHOWN = 8  # characters of context quoted in a chart title
 ss = st.session_state

@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.style import plot_config
+from core.figures.table import figure_table
+from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
 
@@ -81,11 +83,27 @@ def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False)
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
-    ``width="content"`` keeps a figure's own width (square heatmap cells)."""
+    ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
+    as a table: the chart's text alternative for a screen reader (:func:`chart_table`)."""
     config = plot_config(key.replace("_", "-"))
     if not toolbar:
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
+    chart_table(fig)
+
+
+def chart_table(fig: go.Figure) -> None:
+    """The figure's numbers (``core.figures.table``) as an HTML table a screen reader reads, in a collapsed
+    expander: it never takes the chart's room on the projector. Cells are Markdown-escaped (they hold the
+    user's sentences)."""
+    table, total = figure_table(fig)
+    if table.empty:
+        return  # a diagram without data (the ELMo scalar-mix sketch)
+    with st.expander(t("page.chart_data"), icon=":material/table:"):
+        if total > len(table):
+            st.caption(t("page.chart_data_more", n=len(table), total=total))
+        headers = {c: t(f"page.chart_col.{c}") for c in table.columns}
+        st.table(table.map(md_escape).rename(columns=headers), hide_index=True)
 
 
 def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:

@@ -13,22 +13,23 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .bert import wrap_note
-from .style import PALETTE, STATIC_COLOUR, base_layout
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout
 
-UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
 # (a longer line ran into the right subplot's "PC2" axis title)
 NOTE_WIDTH_PX = 260
-def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
-    """A stable colour per sense label, in order of first appearance (None: the default blue)."""
-    colours: dict[str | None, str] = {}
+def sense_markers(labels: Sequence[str | None]) -> dict[str | None, dict[str, str]]:
+    """A stable colour and marker shape per sense label, in order of first appearance: two senses differ in
+    both, so that they can be told apart without seeing colours. Unlabelled points (None) are blue circles
+    when nothing is labelled, else grey circles."""
+    markers: dict[str | None, dict[str, str]] = {}
     named = [l for l in dict.fromkeys(labels) if l]
     for i, label in enumerate(named):
-        colours[label] = PALETTE[i % len(PALETTE)]
+        markers[label] = {"color": PALETTE[i % len(PALETTE)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
     if None in labels:
-        colours[None] = UNLABELLED_COLOUR if not named else "#7f7f7f"
-    return colours
+        markers[None] = {"color": PALETTE[0] if not named else "#7f7f7f", "symbol": "circle"}
+    return markers
 
 
 def padded_range(values: np.ndarray, pad: float = 0.12) -> list[float]:
@@ -158,7 +159,7 @@ def static_vs_contextual_figure(
                 marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
                 hovertemplate="%{text}<extra></extra>", legendgroup="background",
             ), row=1, col=2)
-        colours = label_colours(labels)
+        markers = sense_markers(labels)
         spots = label_positions(xy)
         for label, members in _groups(labels):
             fig.add_trace(go.Scatter(
@@ -166,7 +167,7 @@ def static_vs_contextual_figure(
                 name=html.escape(label) if label else unlabelled_name,
                 showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
                 text=[ids[i] for i in members], textposition=[spots[i] for i in members],
-                marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+                marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
                 hovertemplate="%{text}: %{customdata}<extra></extra>",
@@ -280,7 +281,8 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
     size = 20 if large else 15
     fig = go.Figure()
-    symbols = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "cross-open", "x-open"]
+    # line marks, none of the sense groups' shapes (style.SYMBOLS): a layer's point is never read as a sense's
+    symbols = ["cross-thin-open", "x-thin-open", "asterisk-open", "hash-open", "y-up-open", "y-down-open"]
     if layer_coords is not None:
         for j, name in enumerate(layer_names):
             xy = np.asarray(layer_coords[j], dtype=float)
@@ -292,14 +294,14 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
                 hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
             ))
     xy = np.asarray(coords, dtype=float)
-    colours = label_colours(labels)
+    markers = sense_markers(labels)
     spots = label_positions(xy)
     for label, members in _groups(labels):
         name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
         fig.add_trace(go.Scatter(
             x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
             text=[ids[i] for i in members], textposition=[spots[i] for i in members], textfont={"size": size - 1},
-            marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+            marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
             customdata=[hover[i] for i in members],
             hovertemplate="%{text}: %{customdata}<extra></extra>",
         ))
