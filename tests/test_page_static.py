@@ -297,3 +297,18 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     if word == "<script>":
         hover = charts(at)["static_scatter"]["data"][-1]["customdata"]
         assert hover[0] == "我吃了【&lt;script&gt;】"
+
+
+def test_layer_slider_follows_a_model_switch(models_dir, tiny_bert_dir):
+    """Switching ELMo → BERT keeps the layer but renames every option: the browser, which keeps the option's
+    label, must be sent the value again, or it shows 「0 · 嵌入层」 while the chart draws layer 2 (issue #44)."""
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, ctx="elmo")
+    assert at.select_slider(key="static_layer").value == 2
+    at.radio(key="static_ctx").set_value("bert").run()
+    assert_no_exception(at)
+    slider = at.select_slider(key="static_layer")
+    title = " ".join(a["text"] for a in charts(at)["static_scatter"]["layout"]["annotations"])
+    assert slider.value == 2 and "第 2 层" in title
+    # what the browser receives: the value by its new label (else it keeps "2 · 第 2 层 biLSTM", not an option)
+    assert slider.proto.set_value and list(slider.proto.raw_value) == ["2 · 第 2 层"]

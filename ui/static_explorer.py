@@ -16,7 +16,7 @@ from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
 from ui.page import chart, presenting
-from ui.state import Field, in_range, seed, sync_to_url
+from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
 def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
@@ -56,6 +56,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         j = 0
         if names:
             seed(Field("static_layer", "layer", len(names) - 1, in_range(0, len(names) - 1)))
+            relabel("static_layer", names)  # ELMo ↔ BERT: same key, other layer names
             j = slot_layer.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
                                          format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
                                          disabled=not has_points, persist_state="session")
