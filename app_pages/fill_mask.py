@@ -66,6 +66,7 @@ def _example_help() -> str:
 # ---- inputs -------------------------------------------------------------------------------------
 st.title(t("nav.fill_mask"))
 st.markdown(t("fill.intro"))
+sections.model_limits(model_name)
 
 with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
@@ -117,6 +118,7 @@ sync_to_url(
 # ---- ① predictions, ② replay -----------------------------------------------------------------------
 st.header(t("fill.sec.predict"))
 if view is not None:
+    sections.confidence(view)
     sections.predictions(view)
     sections.answer_check(view)
     sections.compare_candidates(encoder, view.masked, len(view.result.masks))

@@ -128,6 +128,12 @@ def answer_rank(proposed: Sequence[str], accepted: Sequence[str]) -> int | None:
     return next((rank for rank, word in enumerate(proposed, 1) if word in accepted), None)
 
 
+def candidates_for(masked: str, mask_token: str = MASK) -> tuple[str, ...]:
+    """Words to compare at the masks of ``masked``: the default candidates for the page's default sentence,
+    none for any other (a box left on 苹果,水果,公司 under an unrelated sentence compares nothing)."""
+    return DEFAULT_CANDIDATES if masked.replace(mask_token, MASK) == EXAMPLES[0].masked else ()
+
+
 def nsp_label(first: str, second: str) -> bool | None:
     """Whether (first, second) is a true next-sentence pair of ``NSP_EXAMPLES``; None for any other pair."""
     return next((pair.is_next for pair in NSP_EXAMPLES if (pair.first, pair.second) == (first, second)), None)

@@ -161,6 +161,13 @@ class VectorsView:
         """(num_layers, n_occ, dim) contextual vectors."""
         return self.contextual.stacked()
 
+    def mean_cosine(self, centre: bool, layer: int) -> float:
+        """The mean cosine between different occurrences at ``layer`` (two or more occurrences): how alike the
+        model makes the word across the sentences; layer 0, before any context, is its baseline."""
+        matrix = self.cosine[centre][layer]
+        n = matrix.shape[0]
+        return float((matrix.sum() - np.trace(matrix)) / (n * (n - 1)))
+
 
 def _background(encodings: Sequence[Encoding | None], occurrences) -> tuple[np.ndarray | None, list[str]]:
     """Every other token of the encoded sentences, (num_layers, m, dim) and its text: what a projection of a

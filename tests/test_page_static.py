@@ -310,3 +310,38 @@ def test_a_pair_is_drawn_among_the_other_characters(models_dir, tiny_bert_dir):
     xs, ys = contextual_points(spec)
     assert len(xs) == 2 and (xs[0], ys[0]) != pytest.approx((-xs[1], -ys[1]))
     assert any("和句子里其余 13 个字一起" in c.value for c in at.caption)
+
+def test_layer_slider_follows_a_model_switch(models_dir, tiny_bert_dir):
+    """Switching ELMo → BERT keeps the layer but renames every option: the browser, which keeps the option's
+    label, must be sent the value again, or it shows 「0 · 嵌入层」 while the chart draws layer 2 (issue #44)."""
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, ctx="elmo")
+    assert at.select_slider(key="static_layer").value == 2
+    at.radio(key="static_ctx").set_value("bert").run()
+    assert_no_exception(at)
+    slider = at.select_slider(key="static_layer")
+    title = " ".join(a["text"] for a in charts(at)["static_scatter"]["layout"]["annotations"])
+    assert slider.value == 2 and "第 2 层" in title
+    # what the browser receives: the value by its new label (else it keeps "2 · 第 2 层 biLSTM", not an option)
+    assert slider.proto.set_value and list(slider.proto.raw_value) == ["2 · 第 2 层"]
+
+
+def test_a_student_reads_the_question_the_inputs_then_a_cosine_against_its_baseline(models_dir, tiny_bert_dir,
+                                                                                     tiny_bert):
+    """Outside presentation mode the page opens with its question and answer, then the inputs, then the
+    result, and says how to read the cosine: against the same word's layer 0 (issue #44)."""
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    flat = list(at.main)  # the page's elements in reading order
+    first = {what: next(i for i, el in enumerate(flat) if test(el)) for what, test in (
+        ("question", lambda el: el.type == "markdown" and "**问题**" in el.value),
+        ("inputs", lambda el: el.type == "text_area" and el.key == "vec_text"),
+        ("result", lambda el: el.type == "plotly_chart" and "static_scatter" in el.proto.id))}
+    assert first["question"] < first["inputs"] < first["result"]
+    view = vv.occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
+    guide = next(m.value for m in at.markdown if "怎么读余弦" in m.value)
+    assert f"**{view.mean_cosine(False, 0):.2f}**" in guide and f"**{view.mean_cosine(False, 2):.2f}**" in guide
+    assert view.mean_cosine(False, 0) == pytest.approx(view.cosine[False][0][0][1])
+    presenting = make_app(tiny_bert_dir, present=True)
+    assert_no_exception(presenting)
+    assert not any("怎么读余弦" in m.value or "**问题**" in m.value for m in presenting.markdown)

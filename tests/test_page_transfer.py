@@ -508,3 +508,30 @@ def test_training_budgets_beside_the_comparison(page, monkeypatch):
     ratio = token_ratio(load_budgets(), DEFAULT_BERT, DEFAULT_ELMO)
     expected = translate("zh", "budget.ratio", larger=DEFAULT_BERT, smaller=DEFAULT_ELMO, ratio=f"{ratio:.0f}")
     assert sum(expected in c.value for c in at.caption) == 1
+
+
+def test_the_page_opens_with_its_plain_answer_computed_from_the_shipped_results():
+    """A student reads the question and the answer first: which approach won, by how much, and why, from the
+    comparison the verdicts use (issue #44); on the projector the lecturer says it and the box is left out."""
+    view = transfer.read_view(transfer.load_results(transfer.RESULTS_PATH))
+    pool, layer = max(((p, transfer.layer_ties(view.bert, p).best) for p in transfer.POOLINGS),
+                      key=lambda choice: view.bert.at(*choice))
+    comparison = transfer.compare(view.finetune, view.bert.probe(pool, layer))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    answer = next(i for i, text in enumerate(texts) if text.startswith("**答案"))
+    assert texts[answer - 1].startswith("**问题**")
+    expected = {"lower": "微调没有赢", "tie": "分不出高下", "higher": "微调更好"}[comparison.verdict]
+    assert expected in texts[answer]
+    assert f"{100 * view.finetune.accuracy:.1f}%" in texts[answer]
+    assert f"{100 * view.bert.at(pool, layer):.1f}%" in texts[answer]
+    assert f"{abs(100 * comparison.diff):.1f}" in texts[answer]
+    if comparison.verdict != "higher":
+        assert f"{view.finetune.trained_params:,}" in texts[answer + 1]
+    assert any(h.value == "结果：测试集准确率" for h in at.header)  # the statistics follow, below
+    at.session_state["present"] = True
+    at.run()
+    assert not any(m.value.startswith("**答案") for m in at.markdown)

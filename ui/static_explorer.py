@@ -17,7 +17,7 @@ from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
 from ui.page import chart, presenting
-from ui.state import Field, in_range, seed, sync_to_url
+from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
 def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
@@ -35,6 +35,17 @@ def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
     hover = f"<b>{t('static.fig.static_point')}</b><br>" + "<br>".join(lines)
     m = view.static_map
     return m.words, m.coords, m.explained, hover, t("static.fig.static_caption", n=len(view.static_hover))
+
+
+def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int, centre: bool) -> None:
+    """How to read the cosine: against the same word's layer 0 (before any context), not against 0 or another
+    word's number."""
+    base, now = view.mean_cosine(centre, 0), view.mean_cosine(centre, j)
+    drop = round(base - now, 2)
+    what = t("static.reading.pair" if view.num_occurrences == 2 else "static.reading.mean", word=word_md)
+    st.markdown(t("static.reading", what=what, base=f"{base:.2f}", now=f"{now:.2f}", layer=names[j], zero=names[0],
+                  verdict=t("static.reading.lower", drop=f"{drop:.2f}", word=word_md) if drop > 0 and j > 0
+                  else t("static.reading.same" if j > 0 else "static.reading.base")))
 
 
 @st.fragment
@@ -57,6 +68,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         j = 0
         if names:
             seed(Field("static_layer", "layer", len(names) - 1, in_range(0, len(names) - 1)))
+            relabel("static_layer", names)  # ELMo ↔ BERT: same key, other layer names
             j = slot_layer.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
                                          format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
                                          disabled=not has_points, persist_state="session")
@@ -73,6 +85,9 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                 slot_pair, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
                 c_note.caption(pair_note)
             slot_pair.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
+
+        if has_points and view.num_occurrences >= 2 and not large:
+            _reading_guide(view, word_md, names, j, centre and not pair)
 
         words, s_coords, s_explained, s_hover, s_note = _static_parts(view, parsed.word, static_dim)
         static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_dim)
