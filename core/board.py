@@ -18,11 +18,15 @@ import csv
 import hashlib
 import hmac
 import io
+import ipaddress
 import logging
 import os
 import secrets
 import time
 from collections.abc import Sequence
+from urllib.parse import urlencode, urlsplit
+
+import segno
 
 from . import vectors_view as vv
 from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Store, data_dir
@@ -36,6 +40,8 @@ from .wordfilter import contains_vulgar
 _LOG = logging.getLogger("elmo_bert_lab")
 
 SECRET_ENV = "LAB_BOARD_SECRET"
+URL_ENV = "LAB_BOARD_URL"  # the address students reach the app at, e.g. http://192.168.1.20:8501
+URL_PATH = "class-board"
 ORIGIN_LIMIT_ENV = "LAB_BOARD_ORIGIN_LIMIT"
 MODELS = {"elmo": DEFAULT_ELMO, "bert": DEFAULT_BERT}  # word2vec is always shown beside them, the static contrast
 MAX_SENTENCE_CHARS = 100  # one sentence typed on a phone
@@ -126,7 +132,45 @@ def moderate(store: Store, secret: str | None, board_id: str, action: str, contr
         store.set_state(board_id, {"lock": "locked", "unlock": "open", "close": "closed"}[action])
 
 
+def join_url(page_url: str | None, board_id: str) -> str:
+    """The link students open: ``LAB_BOARD_URL`` when set, else the scheme and host the lecturer's browser uses."""
+    base = os.environ.get(URL_ENV, "").strip().rstrip("/")
+    if not base:
+        parts = urlsplit(page_url or "")
+        base = f"{parts.scheme or 'http'}://{parts.netloc or 'localhost:8501'}"
+    return f"{base}/{URL_PATH}?{urlencode({'board': board_id})}"
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine only (localhost, 127.x, ::1): phones in the room cannot open it."""
+    return _loopback_host(urlsplit(url).hostname or "")
+
+
+def _loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def qr_svg(url: str) -> str:
+    """The join link as a QR code, an SVG document drawn here (nothing is fetched from outside the server)."""
+    buffer = io.BytesIO()
+    segno.make(url, error="m").save(buffer, kind="svg", scale=10, border=2, xmldecl=False)
+    return buffer.getvalue().decode("ascii")
+
+
 # ---- the students ---------------------------------------------------------------------------------------
+
+def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
+    """The student's network address: the peer, or behind the lecture hall's nginx (a loopback peer) the address
+    nginx appended last to X-Forwarded-For; the earlier entries come from the browser and are not believed."""
+    if peer and forwarded_for and _loopback_host(peer):
+        return forwarded_for.split(",")[-1].strip() or peer
+    return peer
+
 
 def origin_of(address: str | None) -> str:
     """A network origin as a short hash: what the rate limit compares, without storing an address."""
