@@ -45,14 +45,12 @@ def projector(store: Store, b: Board) -> None:
 
 def _live(store: Store, b: Board) -> None:
     picture, side = st.columns([3, 2], gap="medium")
-    with side:
-        sections.join_panel(b)
     with picture:
         sections.class_picture(store, b, side=side)
 
 
 def student(store: Store, b: Board) -> None:
-    st.title(t("board.student_title", word=md_escape(b.word)))
+    st.subheader(t("board.student_title", word=md_escape(b.word)))  # a phone's width: no page-sized title
     me = st.query_params.get("me", "")
     if not TOKEN.fullmatch(me):
         me = st.query_params["me"] = secrets.token_urlsafe(16)

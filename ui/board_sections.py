@@ -47,30 +47,39 @@ def open_form(store: Store) -> Board | None:
                    ss["board_new_model"])
 
 
-def join_panel(b: Board) -> None:
+def join_panel(b: Board, count: int) -> None:
+    """The QR code beside the join link and the number of sentences received."""
     url = board.join_url(st.context.url, b.id)
-    st.markdown(t("board.join", word=md_escape(b.word)))
-    st.image(board.qr_svg(url), width=230 if presenting() else 200)
+    qr, text = st.columns([1, 1], vertical_alignment="center")
+    qr.image(board.qr_svg(url), width=180)
+    text.markdown(t("board.join", word=md_escape(b.word)))
+    text.metric(t("board.count"), count)
     st.code(url, language=None, wrap_lines=True)
     if board.is_loopback(url):
-        st.warning(t("board.loopback", env=board.URL_ENV))
+        st.caption(t("board.loopback", env=board.URL_ENV))
 
 
 def _layer_options(view: vv.VectorsView, model_key: str) -> list[int | str]:
     return list(range(len(view.layer_names))) + ([MIX] if model_key == "elmo" else [])
 
 
-def _option_name(view: vv.VectorsView, option: int | str) -> str:
-    return t("board.mix") if option == MIX else f"{option} · {layer_name(view.layer_names[option])}"
+def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False) -> str:
+    if option == MIX:
+        return t("board.mix_long" if long else "board.mix", layers=len(view.layer_names))
+    return layer_name(view.layer_names[option])
 
 
 def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -> None:
     """Every shown contribution's word in the board model's layer (or ELMo's mix), coloured by sense. With a
-    ``side`` container (the projector): the layer choice, and there the count and the per-layer sense accuracy
-    beside the static contrast."""
+    ``side`` container (the projector): the layer choice, and there the join panel and the per-layer sense
+    accuracy beside the static contrast."""
     shown = store.contributions(b.id)
     large, projector = presenting(), side is not None
-    (side or st).metric(t("board.count"), len(shown))
+    if side is not None:
+        with side:
+            join_panel(b, len(shown))
+    else:
+        st.metric(t("board.count"), len(shown))
     if not shown:
         st.info(t("board.empty", word=md_escape(b.word)))
         return
@@ -88,8 +97,8 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     options = _layer_options(view, b.model)
     default = options[-1]
     if projector:
-        choice = st.segmented_control(t("board.layer"), options, default=default, key="board_layer",
-                                      format_func=lambda o: _option_name(view, o)) or default
+        choice = st.select_slider(t("board.layer"), options, value=default, key="board_layer",
+                                  format_func=lambda o: _option_name(view, o))
     else:
         choice = default
     occurrences = view.contextual.occurrences
@@ -102,7 +111,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     ev = view.projection.explained_variance_ratio
     fig = class_scatter(coords, view.ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
                         explained=ev, points_name=b.word, large=large, height=470 if projector else 380,
-                        title=t("board.picture_title", model=ctx_name, layer=_option_name(view, choice)))
+                        title=t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)))
     chart(fig, "board_scatter", toolbar=projector)
     if accuracy is not None:
         st.caption(t("board.accuracy_now", acc=f"{100 * accuracy:.0f}"))
@@ -116,7 +125,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         if any(a is not None for a in accuracies):
             chart(vfigs.accuracy_chart(names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
                                        static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
-                                       title=t("static.acc_title"), large=large, height=330,
+                                       title=t("static.acc_title"), large=large, height=280,
                                        current=options.index(choice)), "board_acc")
         else:
             st.caption(t("board.acc_hint"))

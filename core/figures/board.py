@@ -17,6 +17,8 @@ def class_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str |
     """``coords`` (n, 2) in the board's projection frame; ``mine``: indices of the viewer's own points."""
     fig = mix_scatter(coords, ids, labels, hover, explained=explained, title=title, mixed_name=points_name,
                       large=large, height=height)
+    # the legend clear of the x axis's title at projector font sizes too
+    fig.update_layout(legend={"y": -0.2 if large else -0.16}, margin={"b": 130 if large else 110})
     if len(mine):
         xy = np.asarray(coords, dtype=float)[list(mine)]
         fig.add_trace(go.Scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", name=mine_name, hoverinfo="skip",
