@@ -38,8 +38,8 @@ def projector(store: Store, b: Board) -> None:
     live = st.fragment(run_every=sections.REFRESH_S)(_live)
     with st.container(key="board_result"):
         live(store, b)
-    if sections.lecturer():
-        sections.moderation(store, b)
+    if sections.lecturer():  # a fragment of its own, refreshed too: new sentences can be hidden as they come
+        st.fragment(run_every=2 * sections.REFRESH_S)(sections.moderation)(store, b)
     sections.explain()
 
 
@@ -50,7 +50,7 @@ def _live(store: Store, b: Board) -> None:
 
 
 def student(store: Store, b: Board) -> None:
-    st.subheader(t("board.student_title", word=md_escape(b.word)))  # a phone's width: no page-sized title
+    st.title(t("nav.board"))  # short: one line on a phone; the word is in the task below
     me = st.query_params.get("me", "")
     if not TOKEN.fullmatch(me):
         me = st.query_params["me"] = secrets.token_urlsafe(16)

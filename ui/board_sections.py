@@ -28,7 +28,11 @@ def lecturer() -> bool:
 
 
 def sign_in() -> None:
-    st.text_input(t("board.secret"), key=SECRET_KEY, type="password", help=t("board.secret_help"))
+    """The secret box. What was typed is kept under a key of its own (a widget's value is dropped as soon as a
+    run does not draw the widget, and the projector view does not), copied by a callback, which runs before the
+    page: the run that follows the typing already knows the lecturer."""
+    st.text_input(t("board.secret"), key="board_secret_box", type="password", help=t("board.secret_help"),
+                  on_change=lambda: ss.update({SECRET_KEY: ss.get("board_secret_box", "")}))
     if ss.get(SECRET_KEY) and not lecturer():
         st.error(t("error.board_forbidden"))
 
