@@ -23,10 +23,11 @@ import streamlit as st
 from core import board
 from core.board_store import Board, Store
 from core.board_store import store as board_store
+from core.errors import LabError
 from core.safe_text import md_escape
 from ui import board_sections as sections
-from ui.i18n import t
-from ui.page import attempt
+from ui.i18n import error_text, t
+from ui.page import attempt, show_error
 
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,43}")
 
@@ -34,7 +35,7 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{16,43}")
 def projector(store: Store, b: Board) -> None:
     st.title(t("board.projector_title", word=md_escape(b.word)))
     if b.state == "locked":
-        st.info(t("error.board_locked"))
+        st.info(error_text(LabError("board_locked")))
     live = st.fragment(run_every=sections.REFRESH_S)(_live)
     with st.container(key="board_result"):
         live(store, b)
@@ -72,7 +73,8 @@ def lecturer_home(store: Store) -> None:
         st.title(t("board.title"))
         st.markdown(t("board.intro"))
     if not sections.lecturer():
-        sections.sign_in()
+        with st.container(key="board_result"):  # what the presentation scene shows until the lecturer signs in
+            sections.sign_in()
         return
     with st.expander(t("board.new"), expanded=current is None, icon=":material/add:"):
         opened = sections.open_form(store)
@@ -92,7 +94,7 @@ if not board_id:
     st.stop()
 current = attempt(store.board, board_id)
 if current is None or current.state == "closed":
-    st.error(t("error.board_unknown"))
+    show_error(LabError("board_unknown"))
 elif st.query_params.get("view") == "projector":
     projector(store, current)
 else:

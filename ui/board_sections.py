@@ -9,6 +9,7 @@ import streamlit as st
 from core import board, registry
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, Board, Store
+from core.errors import LabError
 from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
 from core.safe_text import md_escape
@@ -34,7 +35,7 @@ def sign_in() -> None:
     st.text_input(t("board.secret"), key="board_secret_box", type="password", help=t("board.secret_help"),
                   on_change=lambda: ss.update({SECRET_KEY: ss.get("board_secret_box", "")}))
     if ss.get(SECRET_KEY) and not lecturer():
-        st.error(t("error.board_forbidden"))
+        show_error(LabError("board_forbidden"))
 
 
 def open_form(store: Store) -> Board | None:
@@ -198,7 +199,7 @@ def _withdraw(store: Store, b: Board, me: str, contribution_id: int) -> None:
 def send_form(store: Store, b: Board, me: str, origin: str) -> None:
     st.markdown(t("board.task", word=md_escape(b.word)))
     if b.state == "locked":
-        st.info(t("error.board_locked"))
+        st.info(error_text(LabError("board_locked")))
     with st.form("board_send", border=True):
         st.text_input(t("board.sentence"), key="board_sentence", max_chars=board.MAX_SENTENCE_CHARS,
                       placeholder=t("board.sentence_placeholder", word=b.word))
