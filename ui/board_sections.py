@@ -96,7 +96,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         st.error(problem)
         return
     view = attempt(cache.occurrence_view, ctx, static, tuple(c.sentence for c in shown), b.word,
-                   tuple(c.sense for c in shown))
+                   tuple(c.sense for c in shown), one_by_one=True)
     if view is None or not view.num_occurrences:
         return
     options = _layer_options(view, b.model)
