@@ -55,6 +55,8 @@ SCENES: tuple[Scene, ...] = (
     _scene("pair", "static-vs-contextual", scene="lecture_apple", ctx="elmo"),
     _scene("senses", "static-vs-contextual", scene="apple", ctx="elmo", layer=0),
     _scene("oov", "static-vs-contextual", scene="oov", ctx="elmo"),
+    # ... and with the class's own sentences: the lecturer's current class board
+    _scene("board", "class-board"),
     # ELMo's pre-training task: the forward and backward language models
     _scene("bilm", "pretraining-objectives", sentence="我吃了一个苹果", pos=5),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets

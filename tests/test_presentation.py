@@ -114,7 +114,7 @@ def test_start_presenting_from_home_and_the_bar():
     at = app()
     at.button(key="home_present").click().run()
     assert at.session_state["present"] is True and at.query_params["present"] == "1"
-    assert bar_text(at).startswith("**场景 1/18 · 三条演进主线**")
+    assert bar_text(at).startswith("**场景 1/19 · 三条演进主线**")
     assert any(ui_pres.PRESENT_CHROME_CSS.strip() in m.value for m in at.markdown)
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
     assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
@@ -124,7 +124,7 @@ def test_start_presenting_from_home_and_the_bar():
     assert sum(m.value == note for m in at.markdown) == 1
     # the language button switches the whole page, the exit button leaves presentation mode
     at.button(key="present_lang").click().run()
-    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/18 · Three threads of evolution**")
+    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/19 · Three threads of evolution**")
     assert at.title[0].value == "From static word vectors to ELMo to BERT"
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False and "present" not in at.query_params
@@ -133,17 +133,17 @@ def test_start_presenting_from_home_and_the_bar():
 
 def test_step_back_and_forth_between_light_pages():
     at = app({"present": "1"}, page=PATHS["exercises"])
-    assert bar_text(at).startswith("**场景 18/18 · 动手练一练**")
+    assert bar_text(at).startswith("**场景 19/19 · 动手练一练**")
     assert at.button(key="present_next").disabled
     click(at, "present_prev")
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "lora"
     assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
-    assert bar_text(at).startswith("**场景 17/18 · 今天怎么做：LoRA，实测**")
+    assert bar_text(at).startswith("**场景 18/19 · 今天怎么做：LoRA，实测**")
     click(at, "present_prev")  # the same page, its first scene
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "transfer"
-    assert bar_text(at).startswith("**场景 16/18 · 特征式 vs 微调，实测**")
+    assert bar_text(at).startswith("**场景 17/19 · 特征式 vs 微调，实测**")
     click(at, "present_next")
     click(at, "present_next")
     assert at.query_params[pres.SLIDE_PARAM] == "exercises" and at.title[0].value == "动手练一练"
@@ -164,7 +164,7 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "iterative"
     assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
-    assert bar_text(at).startswith("**场景 13/18")
+    assert bar_text(at).startswith("**场景 14/19")
     click(at, "present_next")  # → objective: another page, from the scene's sentence and position
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["obj_gpt_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5
