@@ -15,6 +15,7 @@ Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, 
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -32,6 +33,30 @@ from .mixing import scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
 
 Model = str | Encoder | registry.ModelRef
+MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
+
+
+def _given(value) -> str:
+    return type(value).__name__ if value is not None else "None"
+
+
+def _text(value, name: str) -> str:
+    """``value`` if it is text a tokenizer and a file can take, else LabError ``bad_argument`` / ``not_unicode``."""
+    if not isinstance(value, str):
+        raise LabError("bad_argument", name=name, expected="str", given=_given(value))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"): the tokenizer would raise TypeError
+        raise LabError("not_unicode", name=name) from exc
+    return value
+
+
+def _texts(values, name: str) -> Iterator[str]:
+    """The strings of an iterable of sentences, each checked; one string is refused, not read character by
+    character."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise LabError("bad_argument", name=name, expected="a list of str", given=_given(values))
+    return (_text(value, f"{name}[{i}]") for i, value in enumerate(values))
 
 
 def load(model: Model) -> Encoder:
@@ -41,7 +66,9 @@ def load(model: Model) -> Encoder:
     ``hub_offline``, ``unsafe_weights``, …)."""
     if isinstance(model, registry.ModelRef):
         return model.encoder()
-    return model if isinstance(model, Encoder) else registry.load_encoder(model)
+    if isinstance(model, Encoder):
+        return model
+    return registry.load_encoder(_text(model, "model"))
 
 
 def load_masked_lm(model: Model) -> BertEncoder:
@@ -58,13 +85,14 @@ def stream_word_vectors(model: Model, sentences: Iterable[str], word: str, *,
     """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
     ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
     ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's start. A static model
-    without a vector for ``word`` raises ``word_oov``."""
+    without a vector for ``word`` raises ``word_oov``; anything but a string among the sentences ``bad_argument``."""
     encoder = load(model)
-    if not 1 <= batch_size <= MAX_SENTENCES:
+    word = _text(word, "word")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
         raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
     seen = 0
     batch: list[str] = []
-    for sentence in sentences:
+    for sentence in _texts(sentences, "sentences"):
         batch.append(sentence)
         if len(batch) == batch_size:
             yield _batch_vectors(encoder, batch, word, seen)
@@ -90,9 +118,14 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     are carried into ``Occurrence.label``.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
-    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word.
+    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word. At most
+    :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
-    sentences = list(sentences)
+    sentences = list(itertools.islice(_texts(sentences, "sentences"), MAX_EMBED_SENTENCES + 1))
+    if len(sentences) > MAX_EMBED_SENTENCES:
+        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+    if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
+        raise LabError("bad_argument", name="labels", expected="a list of str or None", given=_given(labels))
     if labels is not None and len(labels) != len(sentences):
         raise LabError("labels_count", given=len(labels), sentences=len(sentences))
     if not sentences:
@@ -152,6 +185,9 @@ def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool 
     runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
     ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
     encoder = load_masked_lm(model)
+    sentence = _text(sentence, "sentence")
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise LabError("bad_argument", name="top_k", expected="int", given=_given(top_k))
     result: FillMaskResult = _fill_mask(encoder, sentence, top_k=top_k, hide_vulgar=hide_vulgar)
     runs = word_candidates(encoder, result.sentence, top_n=top_k, hide_vulgar=hide_vulgar)
     return MaskPredictions(result.sentence, result.tokens, result.masks, runs)
@@ -161,9 +197,11 @@ def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encodi
     encoder = load(model)
     if not isinstance(encoder, BertEncoder):
         raise LabError("no_attention", name=encoder.name)
+    sentence = _text(sentence, "sentence")
+    pair = None if pair is None else _text(pair, "pair")
     if pair:
         return encode_pair(encoder, sentence, pair)
-    return encoder.encode([(sentence or "").strip()], attentions=True)[0]  # empty, too long: LabError
+    return encoder.encode([sentence.strip()], attentions=True)[0]  # empty, too long: LabError
 
 
 def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,

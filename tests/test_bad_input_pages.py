@@ -345,8 +345,10 @@ def test_sidebar_model_box_makes_no_link(typed):
     assert [link for t in texts for link in gfm_links(t)] == []
 
 
-@pytest.mark.parametrize("changes, fragment", [({"hidden_size": "abc"}, "expected int, got str"),
-                                               ({"vocab_size": None, "num_attention_heads": 0}, "expected int, got NoneType")])
+@pytest.mark.parametrize("changes, fragment", [
+    ({"hidden_size": "abc"}, "expected int, got str"),
+    ({"vocab_size": None, "num_attention_heads": 0}, "expected int, got NoneType"),
+])
 def test_sidebar_model_box_explains_a_config_of_the_wrong_type(tiny_bert_dir, tmp_path, changes, fragment):
     """A model directory whose config.json has a field of the wrong type, typed into the box: the page says
     the registry's load_failed line (on main the hub library's validation error went uncaught)."""
