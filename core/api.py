@@ -16,7 +16,7 @@ Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -25,12 +25,13 @@ import torch
 from . import registry
 from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_pair
-from .encoders import BertEncoder, Encoder, Encoding
+from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
+from .validation import BAD_SENTENCE_POLICIES
 
 Model = str | Encoder | registry.ModelRef
 MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
@@ -49,14 +50,6 @@ def _text(value, name: str) -> str:
     except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"): the tokenizer would raise TypeError
         raise LabError("not_unicode", name=name) from exc
     return value
-
-
-def _texts(values, name: str) -> Iterator[str]:
-    """The strings of an iterable of sentences, each checked; one string is refused, not read character by
-    character."""
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise LabError("bad_argument", name=name, expected="a list of str", given=_given(values))
-    return (_text(value, f"{name}[{i}]") for i, value in enumerate(values))
 
 
 def load(model: Model) -> Encoder:
@@ -80,34 +73,73 @@ def load_masked_lm(model: Model) -> BertEncoder:
     return encoder
 
 
-def stream_word_vectors(model: Model, sentences: Iterable[str], word: str, *,
-                        batch_size: int = MAX_SENTENCES) -> Iterator[WordVectors]:
+def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str | LabError]], word: str, *,
+                        batch_size: int = MAX_SENTENCES, bad_sentences: str = "stop",
+                        skipped: Callable[[int, LabError], None] | None = None) -> Iterator[WordVectors]:
     """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
     ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
-    ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's start. A static model
-    without a vector for ``word`` raises ``word_oov``; anything but a string among the sentences ``bad_argument``."""
+
+    ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
+    start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
+    the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
+    ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
+    ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
+    out and calls ``skipped(index, error)``. A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
     word = _text(word, "word")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
         raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
-    seen = 0
-    batch: list[str] = []
-    for sentence in _texts(sentences, "sentences"):
-        batch.append(sentence)
+    if bad_sentences not in BAD_SENTENCE_POLICIES:
+        raise LabError("bad_argument", name="bad_sentences", expected=" or ".join(BAD_SENTENCE_POLICIES),
+                       given=repr(bad_sentences))
+    batch: list[tuple[int, str]] = []
+    for index, sentence in _numbered(sentences):
+        try:
+            batch.append((index, _checked_sentence(encoder, sentence, index)))
+        except LabError as err:
+            if bad_sentences == "stop":
+                raise LabError("bad_sentence", index=index, reason=err.message("en", markdown=False)) from err
+            if skipped is not None:
+                skipped(index, err)
+            continue
         if len(batch) == batch_size:
-            yield _batch_vectors(encoder, batch, word, seen)
-            seen += len(batch)
+            yield _batch_vectors(encoder, batch, word)
             batch = []
     if batch:
-        yield _batch_vectors(encoder, batch, word, seen)
+        yield _batch_vectors(encoder, batch, word)
 
 
-def _batch_vectors(encoder: Encoder, batch: list[str], word: str, offset: int) -> WordVectors:
-    result = word_vectors(encoder, batch, word)
+def _iterable(sentences) -> Iterable:
+    """``sentences`` if it is an iterable of them: one string is refused, not read character by character."""
+    if isinstance(sentences, str | bytes) or not isinstance(sentences, Iterable):
+        raise LabError("bad_argument", name="sentences", expected="a list of str", given=_given(sentences))
+    return sentences
+
+
+def _numbered(sentences) -> Iterator[tuple[int, str | LabError]]:
+    for position, item in enumerate(_iterable(sentences)):
+        yield item if isinstance(item, tuple) and len(item) == 2 else (position, item)
+
+
+def _checked_sentence(encoder: Encoder, sentence, index: int) -> str:
+    """``sentence`` as the model takes it, else the LabError that says why not."""
+    if isinstance(sentence, LabError):
+        raise sentence
+    sentence = _text(sentence, f"sentences[{index}]")
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
+    if isinstance(encoder, BertEncoder):
+        encoder.check_length(sentence)
+    return sentence
+
+
+def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], word: str) -> WordVectors:
+    indices = [index for index, _ in batch]
+    result = word_vectors(encoder, [sentence for _, sentence in batch], word)
     if result.oov:
         raise LabError("word_oov", word=word, model=encoder.name)
-    result.occurrences = [replace(o, sentence_index=o.sentence_index + offset) for o in result.occurrences]
-    result.missing = [offset + i for i in result.missing]
+    result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
+    result.missing = [indices[i] for i in result.missing]
     return result
 
 
@@ -121,7 +153,8 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     names (layer 0 is the context-independent one); ``result.missing``: sentences without the word. At most
     :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
-    sentences = list(itertools.islice(_texts(sentences, "sentences"), MAX_EMBED_SENTENCES + 1))
+    sentences = [_text(sentence, f"sentences[{i}]")
+                 for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
     if len(sentences) > MAX_EMBED_SENTENCES:
         raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
     if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):

@@ -63,7 +63,7 @@ def test_embed_errors(bert):
     (lambda m: api.fill_mask(m, None), "bad_argument", "sentence must be str, not None"),
     (lambda m: api.attentions(m, "我吃了一个苹果", pair=3), "bad_argument", "pair must be str, not int"),
     (lambda m: api.load(42), "bad_argument", "model must be str, not int"),
-    (lambda m: next(api.stream_word_vectors(m, [1, 2], "苹果")), "bad_argument", "sentences[0] must be str"),
+    (lambda m: next(api.stream_word_vectors(m, [1, 2], "苹果")), "bad_sentence", "Sentence 0: sentences[0] must be"),
 ])
 def test_bad_arguments_raise_lab_errors(tiny_bert, call, code, fragment):
     """On main each of these raised TypeError / AttributeError (or, for one string, read its characters as
