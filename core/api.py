@@ -17,7 +17,8 @@ Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import torch
 from . import registry
 from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_pair
-from .encoders import BertEncoder, Encoder, Encoding
+from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
@@ -37,8 +38,25 @@ from .scalar_mix import ScalarMix
 from .token_vectors import SentenceVectors, TokenVectors
 from .token_vectors import sentence_vectors as _sentence_vectors
 from .token_vectors import token_vectors as _token_vectors
+from .validation import BAD_SENTENCE_POLICIES
 
 Model = str | Encoder | registry.ModelRef
+MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
+
+
+def _given(value) -> str:
+    return type(value).__name__ if value is not None else "None"
+
+
+def _text(value, name: str) -> str:
+    """``value`` if it is text a tokenizer and a file can take, else LabError ``bad_argument`` / ``not_unicode``."""
+    if not isinstance(value, str):
+        raise LabError("bad_argument", name=name, expected="str", given=_given(value))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"): the tokenizer would raise TypeError
+        raise LabError("not_unicode", name=name) from exc
+    return value
 
 
 def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
@@ -52,8 +70,10 @@ def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encode
     (``Encoder.to``); vectors still come back as float32 numpy."""
     if isinstance(model, registry.ModelRef):
         encoder = model.encoder()
+    elif isinstance(model, Encoder):
+        encoder = model
     else:
-        encoder = model if isinstance(model, Encoder) else registry.load_encoder(model)
+        encoder = registry.load_encoder(_text(model, "model"))
     return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
 
 
@@ -66,33 +86,73 @@ def load_masked_lm(model: Model) -> BertEncoder:
     return encoder
 
 
-def stream_word_vectors(model: Model, sentences: Iterable[str], word: str, *,
-                        batch_size: int = MAX_SENTENCES) -> Iterator[WordVectors]:
+def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str | LabError]], word: str, *,
+                        batch_size: int = MAX_SENTENCES, bad_sentences: str = "stop",
+                        skipped: Callable[[int, LabError], None] | None = None) -> Iterator[WordVectors]:
     """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
     ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
-    ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's start. A static model
-    without a vector for ``word`` raises ``word_oov``."""
+
+    ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
+    start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
+    the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
+    ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
+    ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
+    out and calls ``skipped(index, error)``. A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
-    if not 1 <= batch_size <= MAX_SENTENCES:
+    word = _text(word, "word")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
         raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
-    seen = 0
-    batch: list[str] = []
-    for sentence in sentences:
-        batch.append(sentence)
+    if bad_sentences not in BAD_SENTENCE_POLICIES:
+        raise LabError("bad_argument", name="bad_sentences", expected=" or ".join(BAD_SENTENCE_POLICIES),
+                       given=repr(bad_sentences))
+    batch: list[tuple[int, str]] = []
+    for index, sentence in _numbered(sentences):
+        try:
+            batch.append((index, _checked_sentence(encoder, sentence, index)))
+        except LabError as err:
+            if bad_sentences == "stop":
+                raise LabError("bad_sentence", index=index, reason=err.message("en", markdown=False)) from err
+            if skipped is not None:
+                skipped(index, err)
+            continue
         if len(batch) == batch_size:
-            yield _batch_vectors(encoder, batch, word, seen)
-            seen += len(batch)
+            yield _batch_vectors(encoder, batch, word)
             batch = []
     if batch:
-        yield _batch_vectors(encoder, batch, word, seen)
+        yield _batch_vectors(encoder, batch, word)
 
 
-def _batch_vectors(encoder: Encoder, batch: list[str], word: str, offset: int) -> WordVectors:
-    result = word_vectors(encoder, batch, word)
+def _iterable(sentences) -> Iterable:
+    """``sentences`` if it is an iterable of them: one string is refused, not read character by character."""
+    if isinstance(sentences, str | bytes) or not isinstance(sentences, Iterable):
+        raise LabError("bad_argument", name="sentences", expected="a list of str", given=_given(sentences))
+    return sentences
+
+
+def _numbered(sentences) -> Iterator[tuple[int, str | LabError]]:
+    for position, item in enumerate(_iterable(sentences)):
+        yield item if isinstance(item, tuple) and len(item) == 2 else (position, item)
+
+
+def _checked_sentence(encoder: Encoder, sentence, index: int) -> str:
+    """``sentence`` as the model takes it, else the LabError that says why not."""
+    if isinstance(sentence, LabError):
+        raise sentence
+    sentence = _text(sentence, f"sentences[{index}]")
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
+    if isinstance(encoder, BertEncoder):
+        encoder.check_length(sentence)
+    return sentence
+
+
+def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], word: str) -> WordVectors:
+    indices = [index for index, _ in batch]
+    result = word_vectors(encoder, [sentence for _, sentence in batch], word)
     if result.oov:
         raise LabError("word_oov", word=word, model=encoder.name)
-    result.occurrences = [replace(o, sentence_index=o.sentence_index + offset) for o in result.occurrences]
-    result.missing = [offset + i for i in result.missing]
+    result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
+    result.missing = [indices[i] for i in result.missing]
     return result
 
 
@@ -104,9 +164,15 @@ def embed(model: Model, sentences: Sequence[str], word: str,
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
-    its occurrences of one word already differ); ``result.missing``: sentences without the word.
+    its occurrences of one word already differ); ``result.missing``: sentences without the word. At most
+    :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
-    sentences = list(sentences)
+    sentences = [_text(sentence, f"sentences[{i}]")
+                 for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
+    if len(sentences) > MAX_EMBED_SENTENCES:
+        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+    if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
+        raise LabError("bad_argument", name="labels", expected="a list of str or None", given=_given(labels))
     if labels is not None and len(labels) != len(sentences):
         raise LabError("labels_count", given=len(labels), sentences=len(sentences))
     if not sentences:
@@ -168,6 +234,9 @@ def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool 
     runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
     ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
     encoder = load_masked_lm(model)
+    sentence = _text(sentence, "sentence")
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise LabError("bad_argument", name="top_k", expected="int", given=_given(top_k))
     result: FillMaskResult = _fill_mask(encoder, sentence, top_k=top_k, hide_vulgar=hide_vulgar)
     runs = word_candidates(encoder, result.sentence, top_n=top_k, hide_vulgar=hide_vulgar)
     return MaskPredictions(result.sentence, result.tokens, result.masks, runs)
@@ -177,9 +246,11 @@ def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encodi
     encoder = load(model)
     if not isinstance(encoder, BertEncoder):
         raise LabError("no_attention", name=encoder.name)
+    sentence = _text(sentence, "sentence")
+    pair = None if pair is None else _text(pair, "pair")
     if pair:
         return encode_pair(encoder, sentence, pair)
-    return encoder.encode([(sentence or "").strip()], attentions=True)[0]  # empty, too long: LabError
+    return encoder.encode([sentence.strip()], attentions=True)[0]  # empty, too long: LabError
 
 
 def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,

@@ -14,12 +14,17 @@
 Every writer takes the :class:`~core.occurrences.WordVectors` of one batch at a time, so a corpus streams
 through in bounded memory. Text cells pass ``core.safe_text.csv_safe`` (a spreadsheet opens TSV and CSV
 alike), and a tab or line break inside a cell becomes a space (it would start a new column or row).
+Files are written whole or not at all (:class:`AtomicOutputs`): under a temporary name in the target's own
+folder, renamed into place when complete; a target that is a symbolic link, or a path with a ``..`` part, is
+refused (it could make the export overwrite a file elsewhere).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import os
+import secrets
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +43,60 @@ TABLE_COLUMNS = ("model", "layer_index", "layer", "sentence_index", "sentence", 
 TABLE_FORMATS = ("csv", "parquet")
 BERTVIZ_FORMATS = ("json", "npz")
 FLOAT_FORMAT = "%.7g"  # float32 carries about 7 significant digits
+
+
+def output_path(path: str | Path) -> Path:
+    """``path`` as a place to write: LabError ``out_climbs`` for a ``..`` part, ``out_symlink`` for a symbolic
+    link (writing through it would replace the file it points to)."""
+    path = Path(path)
+    if ".." in path.parts:
+        raise LabError("out_climbs", file=str(path))
+    if path.is_symlink():
+        raise LabError("out_symlink", file=str(path))
+    return path
+
+
+class AtomicOutputs:
+    """Files that appear together, complete, or not at all: ``temps`` are fresh names in each target's folder
+    (the rename stays on one file system); :meth:`commit` renames them over the targets (a symlink put there
+    meanwhile is replaced, not followed), :meth:`discard` deletes them. As a context manager: commit when the
+    block ends normally, discard when it raises. An ``OSError`` becomes LabError ``out_unwritable``."""
+
+    def __init__(self, *targets: str | Path):
+        self.targets = [output_path(target) for target in targets]
+        self.temps = [t.with_name(f".{t.name}.{secrets.token_hex(6)}.part") for t in self.targets]
+        try:
+            for target in self.targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.targets[0], exc) from exc
+
+    def commit(self) -> None:
+        try:
+            for temp, target in zip(self.temps, self.targets, strict=True):
+                output_path(target)  # no symlink appeared since
+                os.replace(temp, target)
+        except OSError as exc:
+            raise _unwritable(target, exc) from exc
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for temp in self.temps:
+            temp.unlink(missing_ok=True)
+
+    def __enter__(self) -> list[Path]:
+        return self.temps
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def _unwritable(path: Path, exc: OSError) -> LabError:
+    return LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__)
 
 
 def cell(text: object) -> str:
@@ -93,16 +152,17 @@ def _labelled(vectors: WordVectors) -> bool:
 
 def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequence[int] | None = None
                     ) -> tuple[Path, Path]:
-    """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced)."""
-    directory = Path(directory)
+    """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced, both at
+    once)."""
+    directory = output_path(directory)
     paths = tuple(directory / name for name in PROJECTOR_FILES)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(paths[0], "w", encoding="utf-8", newline="\n") as vec, \
-                open(paths[1], "w", encoding="utf-8", newline="\n") as meta:
-            ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
-    except OSError as exc:
-        raise LabError("out_unwritable", file=str(directory), error=exc.strerror or type(exc).__name__) from exc
+    with AtomicOutputs(*paths) as temps:
+        try:
+            with open(temps[0], "x", encoding="utf-8", newline="\n") as vec, \
+                    open(temps[1], "x", encoding="utf-8", newline="\n") as meta:
+                ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
+        except OSError as exc:
+            raise _unwritable(directory, exc) from exc
     return paths
 
 
@@ -196,15 +256,17 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
     if fmt not in BERTVIZ_FORMATS:
         raise ValueError(f"format must be one of {BERTVIZ_FORMATS}, not {fmt!r}")
     path = Path(path)
-    try:
-        if fmt == "json":
-            path.write_text(bertviz_json(attention, tokens, model=model), encoding="utf-8")
-        else:
-            with open(path, "wb") as handle:  # a handle: np.savez would add ".npz" to another suffix
-                np.savez_compressed(handle, attention=bertviz_arrays(attention),
-                                    tokens=np.array(list(tokens), dtype=str))
-    except OSError as exc:
-        raise LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__) from exc
+    with AtomicOutputs(path) as (temp,):
+        try:
+            if fmt == "json":
+                with open(temp, "x", encoding="utf-8") as handle:
+                    handle.write(bertviz_json(attention, tokens, model=model))
+            else:
+                with open(temp, "xb") as handle:  # a handle: np.savez would add ".npz" to another suffix
+                    np.savez_compressed(handle, attention=bertviz_arrays(attention),
+                                        tokens=np.array(list(tokens), dtype=str))
+        except OSError as exc:
+            raise _unwritable(path, exc) from exc
     return path
 
 

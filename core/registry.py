@@ -20,6 +20,7 @@ from typing import TypeVar
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.encoders).
+from huggingface_hub.errors import StrictDataclassError
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
 from transformers.utils import logging as hf_logging
@@ -432,7 +433,8 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
         if local is not None:
             raise LabError("load_failed", name=display_name, detail=text.splitlines()[0][:300]) from exc
         raise LabError("hub_offline", name=display_name) from exc
-    except (ValueError, KeyError, RuntimeError, TypeError, SafetensorError) as exc:  # SafetensorError: a bad header
-        raise LabError("load_failed", name=display_name, detail=str(exc).splitlines()[0][:300]) from exc
+    except (ValueError, KeyError, RuntimeError, TypeError, ArithmeticError, SafetensorError,
+            StrictDataclassError) as exc:  # a bad header; a config field of the wrong type (huggingface_hub)
+        raise LabError("load_failed", name=display_name, detail=" ".join(str(exc).split())[:300]) from exc
     model.float().eval()
     return BertEncoder(display_name, model, tokenizer, nsp_head)

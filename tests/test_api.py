@@ -51,6 +51,39 @@ def test_embed_errors(bert):
     assert err.value.code == "word_oov"
 
 
+@pytest.mark.parametrize("call, code, fragment", [
+    (lambda m: api.embed(m, None, "苹果"), "bad_argument", "sentences must be a list of str, not None"),
+    (lambda m: api.embed(m, APPLE, 5), "bad_argument", "word must be str, not int"),
+    (lambda m: api.embed(m, [b"\xe8\x8b\xb9\xe6\x9e\x9c"], "苹果"), "bad_argument", "sentences[0] must be str"),
+    (lambda m: api.embed(m, b"apple", "苹果"), "bad_argument", "sentences must be a list of str, not bytes"),
+    (lambda m: api.embed(m, ["\ud800苹果"], "苹果"), "not_unicode", "sentences[0] is not valid Unicode"),
+    (lambda m: api.embed(m, "我吃了一个苹果", "苹果"), "bad_argument", "not str"),  # not split into characters
+    (lambda m: api.embed(m, APPLE, "苹果", labels="abc"), "bad_argument", "labels must be"),
+    (lambda m: api.fill_mask(m, "我[MASK]了", top_k="5"), "bad_argument", "top_k must be int, not str"),
+    (lambda m: api.fill_mask(m, None), "bad_argument", "sentence must be str, not None"),
+    (lambda m: api.attentions(m, "我吃了一个苹果", pair=3), "bad_argument", "pair must be str, not int"),
+    (lambda m: api.load(42), "bad_argument", "model must be str, not int"),
+    (lambda m: next(api.stream_word_vectors(m, [1, 2], "苹果")), "bad_sentence", "Sentence 0: sentences[0] must be"),
+])
+def test_bad_arguments_raise_lab_errors(tiny_bert, call, code, fragment):
+    """On main each of these raised TypeError / AttributeError (or, for one string, read its characters as
+    sentences), although the module promises LabError for bad input."""
+    with pytest.raises(LabError) as err:
+        call(tiny_bert)
+    assert err.value.code == code and fragment in err.value.message("en", markdown=False)
+
+
+def test_embed_caps_the_sentences_it_holds(tiny_bert):
+    """On main embed read any number of sentences into memory (the CLI stops at 10,000)."""
+    def endless():
+        yield from itertools.repeat("苹果", 10_001)
+        raise AssertionError("read beyond the cap")  # what main did, until its memory ran out
+
+    with pytest.raises(LabError) as err:
+        api.embed(tiny_bert, endless(), "苹果")
+    assert err.value.code == "too_many_sentences" and "10,000" in err.value.message("en", markdown=False)
+
+
 def test_embed_beyond_one_batch_keeps_global_indices(tiny_bert):
     sentences = [f"我吃了一个苹果{i}" if i % 3 else "今天天气很好" for i in range(450)]
     vectors = api.embed(tiny_bert, sentences, "苹果")

@@ -346,6 +346,29 @@ def test_sidebar_model_box_makes_no_link(typed):
     assert [link for t in texts for link in gfm_links(t)] == []
 
 
+@pytest.mark.parametrize("changes, fragment", [
+    ({"hidden_size": "abc"}, "expected int, got str"),
+    ({"vocab_size": None, "num_attention_heads": 0}, "expected int, got NoneType"),
+])
+def test_sidebar_model_box_explains_a_config_of_the_wrong_type(tiny_bert_dir, tmp_path, changes, fragment):
+    """A model directory whose config.json has a field of the wrong type, typed into the box: the page says
+    the registry's load_failed line (on main the hub library's validation error went uncaught)."""
+    import json
+    import shutil
+
+    directory = shutil.copytree(tiny_bert_dir, tmp_path / "wrong-type")
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    (directory / "config.json").write_text(json.dumps({**config, **changes}), encoding="utf-8")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.sidebar.selectbox(key="_w_model").set_value("__other__").run()
+    at.sidebar.text_input(key="_w_model_other").set_value(str(directory)).run()
+    at.switch_page("app_pages/fill_mask.py").run()  # a page that loads the model
+    assert not at.exception, [e.value for e in at.exception]
+    line = " ".join(e.value for kind in ("warning", "error") for e in getattr(at, kind))
+    assert lab_prefix("load_failed") in line and fragment in line, line
+
+
 # ---- uploads -----------------------------------------------------------------------------------------
 def test_pages_with_uploads_use_the_tested_parser():
     for page in sorted((ROOT / "app_pages").glob("*.py")):

@@ -120,7 +120,7 @@ def test_cli_projector_export_streams_a_file(capsys, tmp_path):
     assert summary["format"] == "projector" and summary["rows"] == 150 * 5
     vectors, metadata = read_projector(tmp_path / "proj")
     assert len(vectors) == len(metadata) - 1 == 150 * 5
-    assert [row[0] for row in metadata[1::5]] == [str(1 + 2 * k) for k in range(150)]  # blank lines skipped
+    assert [row[0] for row in metadata[1::5]] == [str(1 + 3 * k) for k in range(150)]  # line numbers, blanks counted
     assert "not found in 140 more sentences" in err and "%|" not in err  # no progress bar outside a terminal
 
 
@@ -180,3 +180,41 @@ def test_cli_export_errors_are_one_line(capsys, tmp_path, argv, fragment):
     blocker.write_text("x", encoding="utf-8")
     code, out, err = run(capsys, *[a.replace("{file}", str(blocker)) for a in argv])
     assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1 and fragment in err
+
+
+# ---- where exports may write (#39 item 5) -------------------------------------------------------------
+def test_a_symlinked_target_is_refused_and_the_file_behind_it_kept(labelled, tmp_path):
+    """On main write_projector wrote through a vectors.tsv symlink, overwriting a file outside its folder."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me", encoding="utf-8")
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "vectors.tsv").symlink_to(outside)
+    with pytest.raises(LabError) as err:
+        export.write_projector(labelled, folder)
+    assert err.value.code == "out_symlink" and "vectors.tsv" in err.value.message("en", markdown=False)
+    assert outside.read_text(encoding="utf-8") == "keep me" and not (folder / "metadata.tsv").exists()
+    (tmp_path / "view.json").symlink_to(outside)
+    with pytest.raises(LabError) as err:
+        export.write_bertviz(np.full((1, 1, 2, 2), 0.5), ["a", "b"], tmp_path / "view.json", "json")
+    assert err.value.code == "out_symlink" and outside.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize("target", ["a/../../exp/b", "../x"])
+def test_a_path_that_climbs_is_refused(labelled, tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    with pytest.raises(LabError) as err:
+        export.write_projector(labelled, target)
+    assert err.value.code == "out_climbs"
+    assert not (tmp_path.parent / "exp").exists() and not (tmp_path.parent / "x").exists()
+
+
+def test_a_failed_export_leaves_the_old_files_and_no_partial_ones(labelled, tmp_path):
+    folder = tmp_path / "proj"
+    export.write_projector(labelled, folder)
+    before = {name: (folder / name).read_bytes() for name in export.PROJECTOR_FILES}
+    with pytest.raises(LabError):
+        export.write_projector(labelled, folder, layers=[0, 99])  # fails once the files are open (on main: truncated)
+    assert {name: (folder / name).read_bytes() for name in export.PROJECTOR_FILES} == before
+    assert sorted(p.name for p in folder.iterdir()) == sorted(export.PROJECTOR_FILES)  # no temporary file left

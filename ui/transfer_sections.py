@@ -17,7 +17,7 @@ from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import attempt, chart, how_computed, presenting, shared_figure
+from ui.page import chart, how_computed, presenting, shared_figure
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -366,15 +366,10 @@ def recompute(from_session: bool) -> None:
     r2.radio(t("transfer.recompute.lr"), list(LR_CHOICES), index=LR_CHOICES.index(transfer.DEFAULT_CONFIG.lr)
              if transfer.DEFAULT_CONFIG.lr in LR_CHOICES else 0, key="transfer_lr", horizontal=True,
              format_func=lr_labels.__getitem__)
-    if not training_gate.allowed():
-        st.info(t("transfer.recompute.off"))
-    clicked = st.button(t("transfer.recompute.button"), key="transfer_run", type="primary",
-                        disabled=not (bert_ok and training_gate.allowed()), icon=":material/play_arrow:")
-    refused = training_gate.start() if clicked else None
-    if refused:
-        st.warning(t(refused))
-    elif clicked:
-        bar = st.progress(0.0, text=t("transfer.stage.data"))
+    clicked = training_gate.button(t("transfer.recompute.button"), key="transfer_run", ready=bert_ok,
+                                   icon=":material/play_arrow:")
+    if clicked:
+        bar = st.empty()  # drawn by the first report: a refused run shows none
         stages = ("data", "elmo", "bert", "probe", "finetune", "lora", "done")
         stage_text = {s: t(f"transfer.stage.{s}") for s in stages}
 
@@ -383,10 +378,8 @@ def recompute(from_session: bool) -> None:
                          text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
 
         config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
-        try:
-            results = attempt(transfer.recompute, transfer.BERT_MODEL, transfer.ELMO_MODEL, config, progress=report)
-        finally:
-            training_gate.finish()
+        results = training_gate.run(transfer.recompute, transfer.BERT_MODEL, transfer.ELMO_MODEL, config,
+                                    progress=report)
         if results is not None:
             ss["transfer_results"] = results
             st.rerun()  # the page again, from this session's results

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import results_store
+from ..concurrency import heavy
 from ..paths import ASSETS
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
@@ -100,6 +101,7 @@ def stale_models(results: dict) -> list[str]:
     return stale
 
 
+@heavy
 def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False, corpus: str | None = None,
             progress: Progress = no_progress, log=None, only: Sequence[str] | None = None,
             previous: dict | None = None) -> dict:
