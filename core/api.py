@@ -167,10 +167,7 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     its occurrences of one word already differ); ``result.missing``: sentences without the word. At most
     :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
-    sentences = [_text(sentence, f"sentences[{i}]")
-                 for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
-    if len(sentences) > MAX_EMBED_SENTENCES:
-        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+    sentences = _sentence_list(sentences)
     if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
         raise LabError("bad_argument", name="labels", expected="a list of str or None", given=_given(labels))
     if labels is not None and len(labels) != len(sentences):
@@ -183,6 +180,15 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     for occurrence in result.occurrences:
         occurrence.label = labels[occurrence.sentence_index] if labels is not None else None
     return result
+
+
+def _sentence_list(sentences) -> list[str]:
+    """``sentences`` as a list of text, at most :data:`MAX_EMBED_SENTENCES` (held in memory at once)."""
+    checked = [_text(sentence, f"sentences[{i}]")
+               for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
+    if len(checked) > MAX_EMBED_SENTENCES:
+        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+    return checked
 
 
 def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
@@ -277,8 +283,8 @@ def token_vectors(model: Model, sentences: Sequence[str], *, batch_size: int = 6
     """Every token of every sentence with every layer's vector: ``result.sentences[i].layers`` is
     ``(num_layers, num_tokens, dim)`` beside ``tokens``, character ``offsets`` and ``special`` ([CLS]/[SEP]);
     ``result.to_frame(layers=None)`` is one pandas row per token and layer. Works for BERT-family models,
-    mini-elmo-zh and word2vec (one layer; jieba words as tokens)."""
-    return _token_vectors(load(model), sentences, batch_size=batch_size)
+    mini-elmo-zh and word2vec (one layer; jieba words as tokens). At most :data:`MAX_EMBED_SENTENCES` sentences."""
+    return _token_vectors(load(model), _sentence_list(sentences), batch_size=batch_size)
 
 
 def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mean", *,
@@ -286,7 +292,7 @@ def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mea
     """Each sentence as one vector per layer: ``result.vectors`` ``(num_layers, num_sentences, dim)``,
     ``result.to_frame()`` one row per sentence and layer. ``pooling``: ``"mean"`` or ``"max"`` over the
     tokens that cover text (no [CLS]/[SEP]; word2vec: the words it knows), or ``"cls"`` (BERT only)."""
-    return _sentence_vectors(load(model), sentences, pooling, batch_size=batch_size)
+    return _sentence_vectors(load(model), _sentence_list(sentences), pooling, batch_size=batch_size)
 
 
 def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:

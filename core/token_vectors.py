@@ -109,7 +109,7 @@ def check_batch_size(batch_size: int) -> int:
 
 def _encode(encoder: Encoder, sentences: Sequence[str], batch_size: int) -> list[Encoding]:
     if isinstance(sentences, str):  # a bare string would be read as one sentence per character
-        raise LabError("sentences_not_list")
+        raise LabError("bad_argument", name="sentences", expected="a list of str", given="str")
     return encoder.encode(list(sentences), batch_size=check_batch_size(batch_size))
 
 
