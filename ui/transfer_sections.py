@@ -137,7 +137,8 @@ def _verdicts(view: transfer.TransferView, pool: str, layer: int, pool_labels: d
         st.markdown(t("transfer.gain.picked", probe=name(pool, layer), k=len(view.bert.layers) * len(pool_labels),
                       diff=_points(ft.diff), low=_points(ft.low), high=_points(ft.high),
                       elmo_diff=_points(elmo.diff) if elmo else "—", elmo_low=_points(elmo.low) if elmo else "—",
-                      elmo_high=_points(elmo.high) if elmo else "—"))
+                      elmo_high=_points(elmo.high) if elmo else "—")
+                    + (" " + t("transfer.gain.chosen_below") if chosen else ""))
     if chosen is None:  # an older results file: no validation accuracies to choose a probe with
         return
     probe = view.bert.probe(*chosen)
