@@ -29,7 +29,7 @@ PRODUCED = {
     "elmo.concat.grid_edge": ("core.experiments.concat:grid_edges", None),
     "elmo.live.weights.": ("core.vectors_view:weights_verdict", {"differ", "tie", "layer0", "mix"}),
     "transfer.gain.": ("core.transfer.compare:compare",
-                       {"higher", "lower", "tie", "picked", "chosen_below", "one_run"}),
+                       {"higher", "lower", "tie", "picked", "chosen_note", "one_run"}),
     "transfer.elmo_bert.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
     "transfer.lora.verdict.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
     "transfer.elmo_page.": ("core.transfer.compare:elmo_page_gap", {"note", "old", "higher", "lower", "tie"}),
