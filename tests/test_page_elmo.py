@@ -258,6 +258,23 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
     assert "**这里层的选择确有影响**" in "\n".join(c.value for c in at.caption)
 
 
+def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
+    """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
+    on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
+    from core import geometry, registry
+    from core import vectors_view as vv
+
+    link_real_elmo(models_dir)
+    lecture = scenes.SCENES["lecture_apple"]
+    at = make_app(tiny_bert_dir, vec_scene="lecture_apple", vec_text=lecture.text)
+    assert_no_exception(at)
+    note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
+    parsed = vv.parse_input(lecture.text, lecture.word)
+    stack = vv.occurrence_layers(registry.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
+    assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
+
+
 def test_weights_verdict_on_synthetic_outcomes():
     """The verdict's three cases on made-up nearest-neighbour outcomes of 40 occurrences."""
     from core.vectors_view import MixView, weights_verdict

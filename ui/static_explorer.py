@@ -104,7 +104,8 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         if has_points:
             allc = view.coords.reshape(-1, 2) if background is None else np.concatenate(
                 [view.coords.reshape(-1, 2), view.background_coords.reshape(-1, 2)])
-            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
+            # the background's labels sit above its markers: room for the top row
+            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1], 0.12 if background is None else 0.2))
         ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
                      if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
         fig = figs.static_vs_contextual_figure(

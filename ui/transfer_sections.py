@@ -95,7 +95,11 @@ def explorer(view: transfer.TransferView) -> None:
                 col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=view.n_test))
                 if approach.choice and not large:  # on the projector: in the tuning table below (room for the verdict)
                     col.caption(t("transfer.chosen", name=approach.choice.name, value=f"{approach.choice.chosen:g}"))
-        _verdicts(view, pool, layer, pool_labels)
+        chosen = transfer.validation_pick(view.bert)
+        if chosen is not None:  # the lesson of the scene: fine-tuning against the probe chosen on validation
+            _verdict("transfer.gain", transfer.compare(view.finetune, view.bert.probe(*chosen)), n=view.n_test,
+                     probe=_probe_name(*chosen, pool_labels))
+    _other_verdicts(view, pool, layer, chosen, pool_labels)
     if view.elmo is None:
         st.caption(t("transfer.elmo_skipped"))
     else:
@@ -143,27 +147,29 @@ def _verdict(prefix: str, comparison: transfer.Comparison, **values) -> None:
                   method=t("transfer.method_paired" if comparison.paired else "transfer.method_independent"), **values))
 
 
-def _verdicts(view: transfer.TransferView, pool: str, layer: int, pool_labels: dict[str, str]) -> None:
-    """Fine-tuning and ELMo against the BERT probe chosen on validation; the probe picked on the page, one of
-    several looked at on the test reviews, gets its differences but no verdict."""
-    def name(p: str, j: int) -> str:
-        return f"{_layer_name(j)}, {pool_labels[p]}"
+def _probe_name(pool: str, layer: int, pool_labels: dict[str, str]) -> str:
+    return f"{_layer_name(layer)}, {pool_labels[pool]}"
 
-    picked = view.bert.probe(pool, layer)
-    chosen = transfer.validation_pick(view.bert)
+
+def _other_verdicts(view: transfer.TransferView, pool: str, layer: int, chosen: tuple[str, int] | None,
+                    pool_labels: dict[str, str]) -> None:
+    """The probe picked on the page (one of several looked at on the test reviews): its differences, no verdict;
+    ELMo against the BERT probe chosen on validation; how much fine-tuning's one run moved."""
     if chosen != (pool, layer):
+        picked = view.bert.probe(pool, layer)
         ft = transfer.compare(view.finetune, picked)
         elmo = transfer.compare(view.elmo, picked) if view.elmo else None
-        st.markdown(t("transfer.gain.picked", probe=name(pool, layer), k=len(view.bert.layers) * len(pool_labels),
+        st.markdown(t("transfer.gain.picked", probe=_probe_name(pool, layer, pool_labels),
+                      k=len(view.bert.layers) * len(pool_labels),
                       diff=_points(ft.diff), low=_points(ft.low), high=_points(ft.high),
                       elmo_diff=_points(elmo.diff) if elmo else "—", elmo_low=_points(elmo.low) if elmo else "—",
-                      elmo_high=_points(elmo.high) if elmo else "—"))
+                      elmo_high=_points(elmo.high) if elmo else "—")
+                    + (" " + t("transfer.gain.chosen_note") if chosen else ""))
     if chosen is None:  # an older results file: no validation accuracies to choose a probe with
         return
-    probe = view.bert.probe(*chosen)
-    _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test, probe=name(*chosen))
     if view.elmo:
-        _verdict("transfer.elmo_bert", transfer.compare(view.elmo, probe), probe=name(*chosen))
+        _verdict("transfer.elmo_bert", transfer.compare(view.elmo, view.bert.probe(*chosen)),
+                 probe=_probe_name(*chosen, pool_labels))
     curve = [acc for step, acc in zip(view.finetune.curve_steps, view.finetune.curve_accuracy) if step > 0]
     if len(curve) > 1:
         st.caption(t("transfer.gain.one_run", steps=view.config["steps"], low=_fmt_acc(min(curve)),
