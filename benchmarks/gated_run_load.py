@@ -14,7 +14,7 @@ import asyncio
 import json
 import os
 
-from benchmarks.classroom_load import TARGET_SESSIONS, classroom, measure, start_server
+from benchmarks.classroom_load import TARGET_SESSIONS, classroom, measure, served
 
 EVIDENCE = "layer-evidence"
 
@@ -81,12 +81,8 @@ async def _drain(ws) -> None:
 
 def main() -> int:
     os.environ["LAB_ALLOW_TRAINING"] = "1"
-    proc, url = start_server(600, "serve.py")
-    try:
+    with served("serve.py") as (_, url):
         print(json.dumps(asyncio.run(run(url, 600)), ensure_ascii=False, indent=1))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
     return 0
 
 
