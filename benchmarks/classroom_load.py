@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -85,6 +86,21 @@ def start_server(timeout_s: float, script: str = "app.py", log: Path | None = No
             time.sleep(0.5)
     proc.terminate()
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
+
+
+@contextlib.contextmanager
+def served(script: str = "app.py", timeout_s: float = 600.0):
+    """:func:`start_server` for a ``with`` block: ``(process, url)``, the server stopped when the block ends."""
+    proc, url = start_server(timeout_s, script)
+    try:
+        yield proc, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 async def run_page(url: str, page: str, timeout_s: float, query: str = "", cookie: str | None = None) -> dict:
@@ -199,23 +215,12 @@ def main(argv=None) -> int:
     if not counts or min(counts) < 1 or args.rounds < 1:
         parser.error("--sessions and --rounds must be positive")
 
-    proc = None
-    url = args.url
-    try:
-        if url is None:
-            proc, url = start_server(args.timeout)
+    server = served(timeout_s=args.timeout) if args.url is None else contextlib.nullcontext((None, args.url))
+    with server as (_, url):
         report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
                   "load_average_start": os.getloadavg(),
                   **asyncio.run(measure(url, counts, args.rounds, args.timeout, not args.same_inputs)),
                   "load_average_end": os.getloadavg()}
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
-                proc.kill()
-                proc.wait(timeout=30)
     report["results"] = target_results(report["runs"])
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)

@@ -17,7 +17,7 @@ import json
 import os
 import time
 
-from benchmarks.classroom_load import run_page, session_query, start_server
+from benchmarks.classroom_load import run_page, served, session_query
 from benchmarks.common import log
 
 
@@ -32,8 +32,7 @@ def main(argv=None) -> int:
     parser.add_argument("--page", default="exercises")
     parser.add_argument("--settle", type=float, default=30.0)
     args = parser.parse_args(argv)
-    proc, url = start_server(300, "serve.py")
-    try:
+    with served("serve.py") as (proc, url):
         counts = {"before": open_fds(proc.pid)}
         for i in range(1, args.sessions + 1):
             result = asyncio.run(run_page(url, args.page, 300, session_query(args.page, i)))
@@ -46,9 +45,6 @@ def main(argv=None) -> int:
         time.sleep(args.settle)
         counts["settled"] = open_fds(proc.pid)
         print(json.dumps({"page": args.page, "sessions": args.sessions, "open_fds": counts}))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
     return 0
 
 

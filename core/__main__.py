@@ -274,7 +274,8 @@ def cmd_embed(args) -> None:
     except LabError as err:
         if err.code != "bad_sentence":
             raise
-        raise LabError("bad_line", where=_where(args, err.params["index"]), reason=err.params["reason"]) from err
+        reason = err.__cause__.message(LANG, markdown=False)  # the line's own LabError, in the CLI's language
+        raise LabError("bad_line", where=_where(args, err.params["index"]), reason=reason) from err
     finally:
         bar.close()
         sink.close()

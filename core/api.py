@@ -131,7 +131,8 @@ def _iterable(sentences) -> Iterable:
 
 def _numbered(sentences) -> Iterator[tuple[int, str | LabError]]:
     for position, item in enumerate(_iterable(sentences)):
-        yield item if isinstance(item, tuple) and len(item) == 2 else (position, item)
+        numbered = isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], int)
+        yield item if numbered else (position, item)
 
 
 def _checked_sentence(encoder: Encoder, sentence, index: int) -> str:

@@ -91,6 +91,9 @@ http {{
     server {{
         listen {listen}:{port};
         client_max_body_size 2m;  # the app accepts uploads of 1 MB (.streamlit/config.toml)
+        # ...held in memory: started as root, nginx's workers run as nobody and cannot write a body to the
+        # temporary directory (uploads through the hall were HTTP 500)
+        client_body_buffer_size 2m;
         proxy_http_version 1.1;
         proxy_set_header Host $host;
         proxy_set_header Upgrade $http_upgrade;

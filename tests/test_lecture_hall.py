@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.classroom_load import run_page, session_query
 from benchmarks.common import free_port
-from deploy.lecture_hall import COOKIE, LectureHall, backend_ports, find_nginx, nginx_config
+from deploy.lecture_hall import COOKIE, UPLOAD_BURST, LectureHall, backend_ports, find_nginx, nginx_config
 from deploy.upload_quota import UPLOADS_PER_MINUTE
 
 NGINX = find_nginx()
@@ -66,6 +66,20 @@ def test_uploads_are_rate_limited_per_client_in_the_hall():
     assert "limit_req zone=lab_uploads" in conf and "client_max_body_size 2m;" in conf
 
 
+def _upload_flood(url: str, cookie: str, count: int) -> list[int]:
+    """``count`` files of 1 MB PUT one after another by one session through the hall: their HTTP statuses."""
+    import requests
+
+    from e2e.test_upload_quota import open_session, put_file
+
+    http = requests.Session()
+    http.cookies.set(*cookie.split("=", 1))  # the process the session's websocket reaches too
+    http.get(f"{url}/_stcore/health", timeout=30).raise_for_status()
+    xsrf = http.cookies["_streamlit_xsrf"]
+    return asyncio.run(open_session(url, xsrf, lambda session: [put_file(url, http, xsrf, session)[0]
+                                                                for _ in range(count)], cookie=cookie))
+
+
 @pytest.mark.browser
 @needs_nginx
 def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
@@ -87,6 +101,11 @@ def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(f"{hall.url}{path}", timeout=30)
             assert refused.value.code == 404, path
+        # uploads through nginx (on main each was HTTP 500: its workers could not write the body to disk): one
+        # address gets its burst, then nginx's 429 (app.py here: the per-session bound is serve.py's, tested in
+        # tests/e2e/test_upload_quota.py)
+        codes = _upload_flood(hall.url, f"{COOKIE}={hall.backends[0]}", UPLOAD_BURST + 3)
+        assert codes == [204] * (UPLOAD_BURST + 1) + [429] * 2, codes
         forged = f"{COOKIE}=22"  # another service on this machine: never proxied to
         assert _backend_of(f"{hall.url}/_stcore/health", forged) in {str(p) for p in hall.backends}
         # a student's session through the proxy runs a page to its end

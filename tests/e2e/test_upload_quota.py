@@ -29,16 +29,17 @@ def served(tmp_path_factory):
     server.stop()
 
 
-async def _session(server, xsrf: str, body):
-    """Open a session over the websocket as a browser does, run ``body(session_id)`` while it is open."""
+async def open_session(base: str, xsrf: str, body, cookie: str = ""):
+    """Open a session over the websocket of the server at ``base`` as a browser does (``cookie``: more cookies,
+    e.g. a lecture hall's ``lab_backend=PORT``), run ``body(session_id)`` while it is open."""
     import websockets
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    origin = server.url().rstrip("/")
-    async with websockets.connect(origin.replace("http://", "ws://") + "/_stcore/stream",
+    async with websockets.connect(base.replace("http://", "ws://") + "/_stcore/stream",
                                   subprotocols=["streamlit", xsrf], max_size=None,
-                                  additional_headers={"Cookie": f"_streamlit_xsrf={xsrf}", "Origin": origin}) as ws:
+                                  additional_headers={"Cookie": f"_streamlit_xsrf={xsrf}; {cookie}".rstrip("; "),
+                                                      "Origin": base}) as ws:
         back = BackMsg()
         back.rerun_script.query_string = ""
         await ws.send(back.SerializeToString())
@@ -51,34 +52,36 @@ async def _session(server, xsrf: str, body):
         return await asyncio.to_thread(body, session_id)
 
 
-def _put(server, http: requests.Session, xsrf: str, session_id: str) -> tuple[int, str]:
+def put_file(base: str, http: requests.Session, xsrf: str, session_id: str) -> tuple[int, str]:
+    """PUT one file of 1 MB to the raw endpoint: ``(HTTP status, file id)``."""
     file_id = uuid.uuid4().hex
-    response = http.put(server.url(f"_stcore/upload_file/{session_id}/{file_id}"),
+    response = http.put(f"{base}/_stcore/upload_file/{session_id}/{file_id}",
                         files={"file": ("a.txt", b"x" * MB, "text/plain")}, headers={"X-Xsrftoken": xsrf}, timeout=60)
     return response.status_code, file_id
 
 
 def test_a_session_and_a_client_cannot_upload_without_bound(served):
+    base = served.url().rstrip("/")
     http = requests.Session()
     http.get(served.url("_stcore/health"), timeout=30).raise_for_status()
     xsrf = http.cookies["_streamlit_xsrf"]
 
     def flood(session_id: str) -> list[int]:  # ten 1 MB files at once, as the attack on main did
         with concurrent.futures.ThreadPoolExecutor(10) as pool:
-            return sorted(code for code, _ in pool.map(lambda _: _put(served, http, xsrf, session_id), range(10)))
+            return sorted(code for code, _ in pool.map(lambda _: put_file(base, http, xsrf, session_id), range(10)))
 
-    codes = asyncio.run(_session(served, xsrf, flood))
+    codes = asyncio.run(open_session(base, xsrf, flood))
     assert codes == [204] * MAX_SESSION_FILES + [413] * (10 - MAX_SESSION_FILES), codes
 
     def one_at_a_time(session_id: str) -> list[int]:  # within the session's bound: deleted after each upload
         codes = []
         for _ in range(PER_MINUTE - 10 + 1):
-            code, file_id = _put(served, http, xsrf, session_id)
+            code, file_id = put_file(base, http, xsrf, session_id)
             codes.append(code)
             if code == 204:
-                http.delete(served.url(f"_stcore/upload_file/{session_id}/{file_id}"),
+                http.delete(f"{base}/_stcore/upload_file/{session_id}/{file_id}",
                             headers={"X-Xsrftoken": xsrf}, timeout=30)
         return codes
 
-    codes = asyncio.run(_session(served, xsrf, one_at_a_time))  # a new session of the same client
+    codes = asyncio.run(open_session(base, xsrf, one_at_a_time))  # a new session of the same client
     assert codes == [204] * (PER_MINUTE - 10) + [429], codes  # the flood's ten attempts counted too
