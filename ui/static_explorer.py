@@ -15,7 +15,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
-from ui.page import chart, presenting
+from ui.page import chart, phone, presenting
 from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
@@ -51,7 +51,7 @@ def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int,
 def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
-    large, word_md = presenting(), md_escape(parsed.word)
+    large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
     names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
     pair = has_points and view.num_occurrences == 2
@@ -111,7 +111,8 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-            neighbour_name=t("static.fig.neighbours"), large=large, height=430 if large else 560,
+            neighbour_name=t("static.fig.neighbours"), large=large,
+            height=430 if large else (900 if narrow else 560), stacked=narrow,
         )
         chart(fig, "static_scatter")
     if pair and large:
