@@ -78,6 +78,18 @@ def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False)
     return encoder
 
 
+def plain_answer(key: str, *texts: str):
+    """The box a page opens with for a student at home: its question and its answer in plain words (``texts``, markdown
+    from the i18n files; a page adds computed lines into the returned container). None on the projector, where
+    the lecturer says it."""
+    if presenting():
+        return None
+    box = st.container(border=True, key=key)
+    for text in texts:
+        box.markdown(text)
+    return box
+
+
 def phone() -> bool:
     """Whether the browser is a phone's: its User-Agent says "Mobi", as phone browsers' do. The server never
     learns the screen's width, so this is what decides to stack side-by-side subplots and drop chart toolbars
