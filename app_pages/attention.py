@@ -103,7 +103,7 @@ st.caption(t("att.shape", L=view.num_layers, H=view.num_heads, n=n,
              unit=t("att.unit_words") if words else t("att.unit_tokens")))
 if qa is not None:
     reading = read_row(view, token)
-    top = t("att.qa.sep").join(t("att.qa.item", label=t("att.qa.self") if i == token else md_escape(labels[i]),
+    top = t("att.qa.sep").join(t("att.qa.self" if i == token else "att.qa.item", label=md_escape(labels[i]),
                                  share=f"{w:.0%}") for i, w in reading.top)
     with qa:
         st.markdown(t("att.qa.answer", token=md_escape(labels[token]), layer=reading.layer + 1, top=top,

@@ -42,7 +42,7 @@ else:
     result_area = st.container()
 
 # ---- inputs -------------------------------------------------------------------------------------
-with input_area, sentence_inputs.render("static_upload", height=250):
+with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
