@@ -60,7 +60,7 @@ def question(view: transfer.TransferView) -> None:
         if comparison.verdict != "higher":
             why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), steps=view.config.get("steps", "—"),
                     finetune=f"{ft.trained_params:,}", feature=f"{probe.trained_params:,}")
-            st.markdown(why + (" " + t("transfer.qa.why_mean") if best[0] == "mean" else ""))
+            st.markdown(why + (t("transfer.qa.why_mean") if best[0] == "mean" else ""))
         st.caption(t("transfer.qa.details"))
 
 
