@@ -151,6 +151,9 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
                 title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))
+            guess = view.static_accuracy.get(centre)
+            if guess is not None:  # why word2vec scores 33% on two senses: each sentence's tie among the others
+                st.caption(t("static.acc_guess", share=f"{guess:.0%}"))
         elif parsed.has_labels:
             st.caption(t("static.acc_none"))
         else:
