@@ -20,7 +20,7 @@ from core.fill_view import FillView, fill_view
 from ui import fill_mask_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import attempt, model_or_message
+from ui.page import attempt, model_or_message, plain_answer
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -65,6 +65,7 @@ def _example_help() -> str:
 
 # ---- inputs -------------------------------------------------------------------------------------
 st.title(t("nav.fill_mask"))
+plain_answer("fill_qa", t("fill.qa"))
 st.markdown(t("fill.intro"))
 sections.model_limits(model_name)
 

@@ -15,7 +15,7 @@ from core import vectors_view as vv
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs, static_explorer
 from ui.i18n import t
-from ui.page import attempt, load_model, presenting
+from ui.page import attempt, load_model, plain_answer, presenting
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed
 
@@ -37,13 +37,12 @@ if presenting():
     st.divider()
     input_area = st.container()
 else:
-    with st.container(border=True, key="static_qa"):
-        st.markdown(t("static.qa"))
+    plain_answer("static_qa", t("static.qa"))
     input_area = st.container()
     result_area = st.container()
 
 # ---- inputs -------------------------------------------------------------------------------------
-with input_area, sentence_inputs.render("static_upload", height=250):
+with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"

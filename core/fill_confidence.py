@@ -8,8 +8,9 @@ measures these on every check sentence with the shipped mini-bert-zh and writes 
 answer was an accepted one, to ``assets/eval/fill_confidence.json``. The thresholds are computed from those
 rows when they are read, never typed: ``low`` is the first-answer probability that best separates right from
 wrong answers (Youden's J), ``high`` the lowest one above which at least ``SURE_PRECISION`` of the answers were
-right. Of the three signals the first-answer probability separates best on those sentences (the module's
-test prints the areas under the ROC curve), so it alone decides the level; margin and entropy are shown.
+right. Of the three signals the first-answer probability separated right from wrong first answers best on those
+sentences when this was written (area under the ROC curve 0.81; margin 0.80, entropy 0.75–0.80), so it alone
+decides the level; margin and entropy are shown beside it.
 """
 from __future__ import annotations
 

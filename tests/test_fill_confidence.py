@@ -7,15 +7,6 @@ import pytest
 from core import fill_confidence as fc
 from core import fill_examples as fx
 from core import fillmask as fm
-from core.registry import list_models, load_encoder
-
-
-@pytest.fixture(scope="module")
-def mini_bert():
-    info = next((m for m in list_models() if m.name == "mini-bert-zh"), None)
-    if info is None or not info.available:
-        pytest.skip("mini-bert-zh is not available here")
-    return load_encoder("mini-bert-zh")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +46,7 @@ def test_stored_levels_mean_what_the_page_says(stored):
     assert everyday_n == len(fx.answer_set(fx.EVERYDAY_CHECK_FILE)) and everyday_right <= everyday_top3 <= everyday_n
 
 
-def test_stored_measurements_are_the_shipped_models(mini_bert, stored, tmp_path):
+def test_stored_measurements_are_the_shipped_models(bert, stored, tmp_path):
     """Every fifth check sentence measured again gives the stored answer and signal (the whole file:
     ``python -m core.fill_confidence``, about two minutes)."""
     sample = stored.rows[::5]
@@ -65,24 +56,24 @@ def test_stored_measurements_are_the_shipped_models(mini_bert, stored, tmp_path)
         accepted.update({(name, s): a for s, a in fx.answer_set(file)})
     path.write_text("".join(f"{r.sentence}\t{'|'.join(accepted[r.check_set, r.sentence])}\n" for r in sample),
                     encoding="utf-8")
-    again = fc.measure(mini_bert, {"sample": path})
-    assert stored.model == mini_bert.name and stored.parameters == sum(p.numel() for p in mini_bert.model.parameters())
+    again = fc.measure(bert, {"sample": path})
+    assert stored.model == bert.name and stored.parameters == sum(p.numel() for p in bert.model.parameters())
     for old, new in zip(sample, again):
         assert (new.answer, new.right, new.right_top3) == (old.answer, old.right, old.right_top3), old.sentence
         assert new.top1 == pytest.approx(old.top1, abs=1e-4) and new.entropy == pytest.approx(old.entropy, abs=1e-3)
 
 
-def test_everyday_sentences_of_a_student(mini_bert, stored):
+def test_everyday_sentences_of_a_student(bert, stored):
     """Sentences of the issue's student (none in the check sets): no punctuation as an answer, and the wrong
     first answers are not called sure."""
     for sentence in ("今天三十八度，太[MASK]了。", "妈妈做了一盘红烧[MASK]。", "他在网上发了一条[MASK][MASK]。"):
-        result = fm.fill_mask(mini_bert, sentence, characters_only=True)
-        signals = fc.signals(result, fm.word_candidates(mini_bert, sentence))
+        result = fm.fill_mask(bert, sentence, characters_only=True)
+        signals = fc.signals(result, fm.word_candidates(bert, sentence))
         assert len(signals) == 1 and not fm._is_punctuation(signals[0].answer)
         assert stored.level(signals[0]) != "sure", (sentence, signals[0])
-    sure = fc.signals(fm.fill_mask(mini_bert, "我吃了一个苹[MASK]。", characters_only=True), [])
+    sure = fc.signals(fm.fill_mask(bert, "我吃了一个苹[MASK]。", characters_only=True), [])
     assert sure[0].answer == "果" and stored.level(sure[0]) == "sure"
     # a sentence with a run and a single mask: two gaps, in sentence order
     two = "我吃了一个[MASK][MASK]，他喝了一杯牛[MASK]。"
-    gaps = fc.signals(fm.fill_mask(mini_bert, two, characters_only=True), fm.word_candidates(mini_bert, two))
+    gaps = fc.signals(fm.fill_mask(bert, two, characters_only=True), fm.word_candidates(bert, two))
     assert [(g.first, g.length) for g in gaps] == [(0, 2), (2, 1)]

@@ -380,7 +380,8 @@ def test_the_chosen_token_is_read_out_in_words_first():
     row = view.head_avg[-1][she]
     assert reading.layer == view.num_layers - 1 and reading.top[0][0] == she  # 她 looks most at itself
     assert row[view.labels.index("小明")] > row[view.labels.index("小红")]  # the 0.22 > 0.16
-    expected = "、".join(f"{'它自己' if i == she else view.labels[i]}（{w:.0%}）" for i, w in reading.top)
+    expected = "、".join(f"它自己（{w:.0%}）" if i == she else f"「{view.labels[i]}」（{w:.0%}）"
+                        for i, w in reading.top)
     assert expected in texts[answer] and f"第 {view.num_layers} 层" in texts[answer]
     at.session_state["present"] = True
     at.run()

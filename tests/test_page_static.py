@@ -110,6 +110,7 @@ def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_be
     # every sentence has the same word2vec vector: all others tie, so each occurrence scores the share of
     # its own sense among the other 15 (7/15): the guessing level of two balanced senses
     assert np.allclose(plotly_array(static_line["y"]), [7 / 15] * 3) and "静态" in static_line["name"]
+    assert any(f"为什么 word2vec 是 {7 / 15:.0%}" in c.value for c in at.caption)  # the guessing level, explained
     at.selectbox(key="vec_scene").select("baofu").run()
     assert at.text_input(key="vec_word").value == "包袱"
     legend = {tr["name"] for tr in charts(at)["static_scatter"]["data"] if tr.get("xaxis") == "x2"}

@@ -45,3 +45,18 @@ def test_long_row_names_of_a_token_strip_take_two_lines():
     assert ticks[1] == names[1]  # a short name stays on one line
     cell = (1136 - fig.layout.margin.l - 30) / 7  # the figure stretches to the main area's width
     assert cell > text_width("[MASK]", 22) + 8
+
+def test_static_figure_stacks_for_a_phone():
+    """On a phone the word2vec and contextual spaces stand one above the other, not side by side (#44)."""
+    from core.figures.vectors import static_vs_contextual_figure
+
+    kwargs = dict(static_words=["苹果", "香蕉"], static_coords=np.array([[0.0, 0.0], [1.0, 1.0]]),
+                  static_explained=np.array([0.6, 0.3]), static_label="w2v", static_hover="", static_note=None,
+                  coords=np.array([[0.0, 1.0], [1.0, 0.0]]), ids=["1", "2"], labels=[None, None], hover=["a", "b"],
+                  explained=np.array([0.7, 0.2]), axis_range=None, static_title="word2vec",
+                  contextual_title="mini-elmo-zh · 第 2 层")
+    side = static_vs_contextual_figure(**kwargs).layout
+    stacked = static_vs_contextual_figure(**kwargs, stacked=True).layout
+    assert side.xaxis.domain[1] < side.xaxis2.domain[0] and side.yaxis.domain == side.yaxis2.domain
+    assert stacked.xaxis.domain == stacked.xaxis2.domain and stacked.yaxis2.domain[1] < stacked.yaxis.domain[0]
+    assert any(a.text == "mini-elmo-zh<br>第 2 层" for a in stacked.annotations)  # the long title in two lines

@@ -24,7 +24,7 @@ from core.registry import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
-from ui.page import chart, experiment, how_computed, presenting
+from ui.page import chart, experiment, how_computed, phone, presenting
 from ui.state import Field, in_range, seed, sync_to_url
 
 TOP_K_MAX = 20
@@ -102,7 +102,8 @@ def predictions(view: FillView) -> None:
         k = int(ss["fill_top_k"])
         sync_to_url(top_k=k)
         slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
-        fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
+        cols = 1 if phone() else None  # side by side, a phone cuts the bars' labels
+        fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=cols)
         # On the projector the whole words stand beside the characters, level with them, named in their title.
         beside = bool(runs) and large
         word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
@@ -118,7 +119,8 @@ def predictions(view: FillView) -> None:
             with words_area:
                 if not beside:
                     st.subheader(t("fill.sec.words"))
-                chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
+                chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large, cols=cols),
+                      "fill_words_chart")
     if word_slots:
         st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
@@ -230,7 +232,8 @@ def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
     st.code(step.text_after, language=None, wrap_lines=True)
     slots = _slots(step.open_masks, 5, lambda j, _: t("fill.open_title_best" if j == step.filled_mask
                                                        else "fill.open_title", j=j + 1))
-    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large), "fill_step_probs")
+    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=1 if phone() else None),
+          "fill_step_probs")
 
 
 # ---- ③ the pre-training corruption (15%: 80/10/10) ---------------------------------------------------

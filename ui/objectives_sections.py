@@ -22,7 +22,7 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, model_or_message, presenting
+from ui.page import chart, experiment, model_or_message, phone, presenting
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -109,7 +109,8 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
               [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
              (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
               [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
+    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+                                       cols=1 if phone() else None), "obj_topk_chart")
     token = reading.tokens[position]
     if forward.actual is None:
         st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
@@ -228,7 +229,8 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
                       [c.score for c in left.candidates[:top_k]]),
                      (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
                       [c.score for c in masked.candidates[:top_k]])]
-            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
+            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+                                       cols=1 if phone() else None), "obj_gpt_chart")
             st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                          mp=_pct(masked.actual), mr=_rank(masked.rank)))
         if left.hidden + masked.hidden:

@@ -80,13 +80,32 @@ def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False)
     return encoder
 
 
+def plain_answer(key: str, *texts: str):
+    """The box a page opens with for a student at home: its question and its answer in plain words (``texts``, markdown
+    from the i18n files; a page adds computed lines into the returned container). None on the projector, where
+    the lecturer says it."""
+    if presenting():
+        return None
+    box = st.container(border=True, key=key)
+    for text in texts:
+        box.markdown(text)
+    return box
+
+
+def phone() -> bool:
+    """Whether the browser is a phone's: its User-Agent says "Mobi", as phone browsers' do. The server never
+    learns the screen's width, so this is what decides to stack side-by-side subplots and drop chart toolbars
+    (on a phone they sit on the titles, and there is no hover to hide them)."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
     ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
     as a table: the chart's text alternative for a screen reader (:func:`chart_table`)."""
     config = plot_config(key.replace("_", "-"))
-    if not toolbar:
+    if not toolbar or phone():
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
     chart_table(fig)

@@ -16,7 +16,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
-from ui.page import chart, presenting
+from ui.page import chart, phone, presenting
 from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
@@ -52,7 +52,7 @@ def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int,
 def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
-    large, word_md = presenting(), md_escape(parsed.word)
+    large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
     names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
     pair = has_points and view.num_occurrences == 2
@@ -117,7 +117,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
             neighbour_name=t("static.fig.neighbours"), background_tokens=view.background_tokens,
             background_coords=background, background_name=t("static.fig.background"),
-            large=large, height=430 if large else 560,
+            large=large, height=430 if large else (900 if narrow else 560), stacked=narrow,
         )
         chart(fig, "static_scatter")
     if pair and large:
@@ -158,6 +158,9 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
                 title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))
+            guess = view.static_accuracy.get(centre)
+            if guess is not None:  # why word2vec scores 33% on two senses: each sentence's tie among the others
+                st.caption(t("static.acc_guess", share=f"{guess:.0%}"))
         elif parsed.has_labels:
             st.caption(t("static.acc_none"))
         else:

@@ -17,7 +17,7 @@ from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import chart, how_computed, presenting, shared_figure
+from ui.page import chart, how_computed, plain_answer, presenting, shared_figure
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -45,7 +45,7 @@ def _fmt_time(approach: transfer.Approach) -> str:
     return t("transfer.params.time", seconds=f"{approach.seconds:.0f}", cpu=f"{approach.cpu_seconds or 0:.0f}")
 
 
-def plain_answer(view: transfer.TransferView) -> None:
+def question(view: transfer.TransferView) -> None:
     """The page's question and its answer in words a student can repeat, from the same comparison the verdicts
     below use: fine-tuning against the best frozen BERT features (layer and pooling), and why, when it does not
     win, the features can: few training reviews for millions of parameters."""
@@ -53,15 +53,14 @@ def plain_answer(view: transfer.TransferView) -> None:
                key=lambda choice: view.bert.at(*choice))
     probe, ft = view.bert.probe(*best), view.finetune
     comparison = transfer.compare(ft, probe)
-    with st.container(border=True, key="transfer_qa"):
-        st.markdown(t("transfer.qa.question"))
+    with plain_answer("transfer_qa", t("transfer.qa.question")):
         st.markdown(t(f"transfer.qa.{comparison.verdict}", ft=_fmt_acc(ft.accuracy), best=_fmt_acc(probe.accuracy),
                       layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"),
                       diff=f"{abs(100 * comparison.diff):.1f}", n=view.n_test, model=ft.model))
         if comparison.verdict != "higher":
             why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), steps=view.config.get("steps", "—"),
                     finetune=f"{ft.trained_params:,}", feature=f"{probe.trained_params:,}")
-            st.markdown(why + (" " + t("transfer.qa.why_mean") if best[0] == "mean" else ""))
+            st.markdown(why + (t("transfer.qa.why_mean") if best[0] == "mean" else ""))
         st.caption(t("transfer.qa.details"))
 
 

@@ -106,17 +106,23 @@ def static_vs_contextual_figure(
     title: str | None = None,
     large: bool = False,
     height: int = 560,
+    stacked: bool = False,
 ) -> go.Figure:
     """Left: the ONE word2vec point (with its vocabulary neighbours for orientation). Right: one
     point per occurrence in the contextual model's layer, over the sentences' other tokens (grey) when
-    ``background_coords`` is given. Two separate spaces, two subplots."""
+    ``background_coords`` is given. Two separate spaces, two subplots
+    (``stacked``: one above the other, for a phone's narrow screen)."""
+    here, there = {"row": 1, "col": 1}, ({"row": 2, "col": 1} if stacked else {"row": 1, "col": 2})
+    if stacked:  # a phone's width: the long title in two lines
+        contextual_title = contextual_title.replace(" · ", "<br>", 1)
     size = 20 if large else 15
     has_static_points = static_words is not None and static_coords is not None and len(static_words)
     # With points the note goes under the left title: at the bottom it ran into the right plot's axis title
     static_heading = (f"{static_title}<br><span style='color:#8a1c1c'>{static_note}</span>"
                       if static_note and has_static_points else static_title)
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
-                        subplot_titles=(static_heading, contextual_title))
+    fig = (make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(static_heading, contextual_title))
+           if stacked else make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
+                                         subplot_titles=(static_heading, contextual_title)))
     # ---- left: static space
     if has_static_points:
         xy = np.asarray(static_coords, dtype=float)
@@ -126,27 +132,27 @@ def static_vs_contextual_figure(
                 text=[html.escape(w) for w in static_words[1:]], textposition="top center",
                 marker={"size": 9, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 2},
                 hovertemplate="%{text}<extra></extra>", legendgroup="static",
-            ), row=1, col=1)
+            ), **here)
         fig.add_trace(go.Scatter(
             x=[xy[0, 0]], y=[xy[0, 1]], mode="markers+text", name=static_label,
             text=[f"<b>{html.escape(static_words[0])}</b>"], textposition="bottom center",
             marker={"size": 26, "color": STATIC_COLOUR, "symbol": "star", "line": {"width": 2, "color": "white"}},
             textfont={"size": size + 3, "color": STATIC_COLOUR},
             hovertext=[static_hover], hoverinfo="text", legendgroup="static",
-        ), row=1, col=1)
+        ), **here)
         if static_explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", row=1, col=1)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", row=1, col=1)
-        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, row=1, col=1)
-        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, row=1, col=1)
+            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", **here)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", **here)
+        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, **here)
+        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, **here)
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=1)
-        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
+        fig.update_xaxes(visible=False, range=[0, 1], **here)
+        fig.update_yaxes(visible=False, range=[0, 1], **here)
     if static_note and not has_static_points:
-        x0, x1 = fig.layout.xaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper",
-                           text=wrap_note(static_note, size, NOTE_WIDTH_PX),
-                           xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
+        (x0, x1), (y0, y1) = fig.layout.xaxis.domain, fig.layout.yaxis.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper",
+                           text=wrap_note(static_note, size, NOTE_WIDTH_PX), xanchor="center", showarrow=False,
+                           font={"size": size, "color": "#8a1c1c"}, align="center")
 
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
@@ -158,7 +164,7 @@ def static_vs_contextual_figure(
                 text=[html.escape(token) for token in background_tokens], textposition="top center",
                 marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
                 hovertemplate="%{text}<extra></extra>", legendgroup="background",
-            ), row=1, col=2)
+            ), **there)
         markers = sense_markers(labels)
         spots = label_positions(xy)
         for label, members in _groups(labels):
@@ -171,25 +177,26 @@ def static_vs_contextual_figure(
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
                 hovertemplate="%{text}: %{customdata}<extra></extra>",
-            ), row=1, col=2)
+            ), **there)
         if explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", row=1, col=2)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", row=1, col=2)
+            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", **there)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", **there)
         if axis_range is not None:
-            fig.update_xaxes(range=axis_range[0], row=1, col=2)
-            fig.update_yaxes(range=axis_range[1], row=1, col=2)
+            fig.update_xaxes(range=axis_range[0], **there)
+            fig.update_yaxes(range=axis_range[1], **there)
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=2)
-        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=2)
+        fig.update_xaxes(visible=False, range=[0, 1], **there)
+        fig.update_yaxes(visible=False, range=[0, 1], **there)
     if contextual_note:
-        x0, x1 = fig.layout.xaxis2.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=contextual_note,
+        (x0, x1), (y0, y1) = fig.layout.xaxis2.domain, fig.layout.yaxis2.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper", text=contextual_note,
                            xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
 
     base_layout(fig, title, large=large, height=height)
     # the legend starts a fixed distance below the plots, clear of the axis titles however short the figure
     top, bottom = 95 if static_heading != static_title else 70, 130
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -(3.6 * size) / (height - top - bottom),
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top",
+                              "y": -((4.6 if stacked else 3.6) * size) / (height - top - bottom),
                               "x": 0}, margin={"b": bottom, "t": top})
     fig.update_annotations(font_size=size + 1, selector={"text": static_heading})
     fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
