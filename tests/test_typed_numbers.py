@@ -203,6 +203,16 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     # prose
     "home.models.hub_howto.body": ("usually 通常", PROSE),
     "obj.latin_note": ("almost 几乎", PROSE),
+    "fill.conf.guess": ("all", PROSE + " (several words fit one gap)"),
+    "static.reading.lower": ("never", PROSE + " (how to compare)"),
+    # what the app computes or does by construction
+    "fill.conf.levels": ("never", DEFINITION + " (punctuation is filtered out)"),
+    "att.qa.answer": ("most", DEFINITION + " (the row's largest weight, computed beside it)"),
+    "elmo.qa": ("all", DEFINITION + " (ELMo mixes every layer)"),
+    "transfer.qa.why": ("全部", DEFINITION + " (fine-tuning changes every parameter)"),
+    "evidence.recompute.fixed_model": ("always", DEFINITION),
+    "static.reading": ("1", NOTATION),
+    "static.acc_guess": ("1", NOTATION + " (1 / number of senses)"),
     # fixed settings
     "evidence.pos.method": ("1 100", CONSTANT),
     "fill.corrupt_stats": ("10% 10% 15% 15% 400 80% always", CONSTANT + " (the rates: Devlin et al. 2019)"),

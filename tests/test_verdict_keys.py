@@ -30,6 +30,7 @@ PRODUCED = {
     "elmo.live.weights.": ("core.vectors_view:weights_verdict", {"differ", "tie", "layer0", "mix"}),
     "transfer.gain.": ("core.transfer.compare:compare",
                        {"higher", "lower", "tie", "picked", "chosen_note", "one_run"}),
+    "transfer.qa.verdict.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
     "transfer.elmo_bert.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
     "transfer.lora.verdict.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
     "transfer.elmo_page.": ("core.transfer.compare:elmo_page_gap", {"note", "old", "higher", "lower", "tie"}),
@@ -72,6 +73,8 @@ PLAIN = {  # key -> why it is a plain description
     "home.link.evidence": "what the linked page tests",
     "present.note.evidence": "a question the scene asks",
     "fill.words_note": "how a whole word's score is computed",
+    "transfer.qa.question": "the page's question",
+    "static.acc_guess": "why word2vec's accuracy is the guessing level (the share beside it is computed)",
 }
 
 
