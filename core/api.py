@@ -28,12 +28,12 @@ import torch
 from . import registry
 from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_pair
-from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding
+from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
-from .occurrences import MAX_SENTENCES, WordVectors, parse_labelled, word_vectors
+from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .scalar_mix import ScalarMix
 from .token_vectors import SentenceVectors, TokenVectors
 from .token_vectors import sentence_vectors as _sentence_vectors
@@ -41,6 +41,7 @@ from .token_vectors import token_vectors as _token_vectors
 from .validation import BAD_SENTENCE_POLICIES
 
 Model = str | Encoder | registry.ModelRef
+MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) before a batch goes out anyway
 MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
 
 
@@ -90,36 +91,49 @@ def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str |
                         batch_size: int = MAX_SENTENCES, bad_sentences: str = "stop",
                         skipped: Callable[[int, LabError], None] | None = None) -> Iterator[WordVectors]:
     """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
-    ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
+    ``batch_size`` sentences that contain the word, read lazily: memory is bounded by one batch whatever the
+    stream's length. Only those sentences are given to the model, so every forward pass is a full batch however
+    rare the word; the others are only listed in ``missing`` (a batch also goes out after
+    :data:`MISSING_PER_BATCH` of them).
 
     ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
     start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
     the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
     ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
     ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
-    out and calls ``skipped(index, error)``. A static model without a vector for ``word`` raises ``word_oov``."""
+    out and calls ``skipped(index, error)``; the model's token limit is checked only for the sentences it reads.
+    A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
-    word = _text(word, "word")
+    word = _text(word, "word").strip()
+    if not word:
+        raise LabError("empty_word")
+    if isinstance(encoder, StaticEncoder) and encoder.word_vector(word) is None:
+        raise LabError("word_oov", word=word, model=encoder.name)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
         raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
     if bad_sentences not in BAD_SENTENCE_POLICIES:
         raise LabError("bad_argument", name="bad_sentences", expected=" or ".join(BAD_SENTENCE_POLICIES),
                        given=repr(bad_sentences))
     batch: list[tuple[int, str]] = []
+    missing: list[int] = []
     for index, sentence in _numbered(sentences):
         try:
-            batch.append((index, _checked_sentence(encoder, sentence, index)))
+            checked = _checked_sentence(encoder, sentence, index, word)
         except LabError as err:
             if bad_sentences == "stop":
                 raise LabError("bad_sentence", index=index, reason=err.message("en", markdown=False)) from err
             if skipped is not None:
                 skipped(index, err)
             continue
-        if len(batch) == batch_size:
-            yield _batch_vectors(encoder, batch, word)
-            batch = []
-    if batch:
-        yield _batch_vectors(encoder, batch, word)
+        if checked is None:
+            missing.append(index)
+        else:
+            batch.append((index, checked))
+        if len(batch) == batch_size or len(missing) >= MISSING_PER_BATCH:
+            yield _batch_vectors(encoder, batch, missing, word)
+            batch, missing = [], []
+    if batch or missing:
+        yield _batch_vectors(encoder, batch, missing, word)
 
 
 def _iterable(sentences) -> Iterable:
@@ -135,25 +149,28 @@ def _numbered(sentences) -> Iterator[tuple[int, str | LabError]]:
         yield item if numbered else (position, item)
 
 
-def _checked_sentence(encoder: Encoder, sentence, index: int) -> str:
-    """``sentence`` as the model takes it, else the LabError that says why not."""
+def _checked_sentence(encoder: Encoder, sentence, index: int, word: str) -> str | None:
+    """``sentence`` as the model takes it, None when ``word`` does not occur in it (the model need not read it),
+    else the LabError that says why not."""
     if isinstance(sentence, LabError):
         raise sentence
     sentence = _text(sentence, f"sentences[{index}]")
     if len(sentence) > MAX_SENTENCE_CHARS:
         raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
+    if not find_spans(sentence, word):
+        return None
     if isinstance(encoder, BertEncoder):
         encoder.check_length(sentence)
     return sentence
 
 
-def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], word: str) -> WordVectors:
+def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list[int], word: str) -> WordVectors:
+    if not batch:
+        return WordVectors(word, encoder.name, list(encoder.layer_names), [], missing)
     indices = [index for index, _ in batch]
     result = word_vectors(encoder, [sentence for _, sentence in batch], word)
-    if result.oov:
-        raise LabError("word_oov", word=word, model=encoder.name)
     result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
-    result.missing = [indices[i] for i in result.missing]
+    result.missing = sorted(missing + [indices[i] for i in result.missing])
     return result
 
 

@@ -99,6 +99,23 @@ def test_stream_reads_lazily(tiny_bert):
     assert len(first.occurrences) == 3 and len(read) == 3
 
 
+
+def test_stream_runs_the_model_on_full_batches_of_sentences_with_the_word(tiny_bert, encode_calls):
+    """A rare word in a corpus: the model reads only the sentences that contain it, batch_size at a time (it used
+    to read every batch of input lines, mostly to find nothing); the others are listed as missing, in order."""
+    corpus = [f"我吃了一个苹果{i}。" if i % 10 == 3 else f"今天天气很好{i}。" for i in range(200)]
+    parts = list(api.stream_word_vectors(tiny_bert, corpus, "苹果", batch_size=8))
+    assert [len(call) for call in encode_calls] == [8, 8, 4]
+    assert all("苹果" in sentence for call in encode_calls for sentence in call)
+    assert [o.sentence_index for p in parts for o in p.occurrences] == list(range(3, 200, 10))
+    assert [i for p in parts for i in p.missing] == [i for i in range(200) if i % 10 != 3]
+
+
+def test_stream_holds_at_most_a_bounded_list_of_misses(tiny_bert, monkeypatch, encode_calls):
+    monkeypatch.setattr(api, "MISSING_PER_BATCH", 5)
+    parts = list(api.stream_word_vectors(tiny_bert, ["今天天气很好。"] * 12, "苹果"))
+    assert [len(p.missing) for p in parts] == [5, 5, 2] and not encode_calls
+
 def test_mix_lecture_example_and_word_vectors(elmo):
     identity = np.eye(3)
     np.testing.assert_allclose(api.mix(identity, [0.2, 0.3, 0.5], gamma=2), [0.4, 0.6, 1.0])
