@@ -150,16 +150,19 @@ def _progress(args, total: int | None):
 class _JsonLines:
     """``embed``'s default output: one JSON line per occurrence, its layers' vectors rounded to 6 decimals."""
 
-    def __init__(self, handle):
-        self.handle, self.rows = handle, 0
+    def __init__(self, handle, layers=None):
+        self.handle, self.layers, self.rows = handle, layers, 0
 
     def write(self, vectors) -> int:
         import numpy as np
 
+        from .export import _layers
+
+        chosen = _layers(vectors, self.layers)
         for occ in vectors.occurrences:
             self.handle.write(json.dumps({"sentence_index": occ.sentence_index, "sentence": occ.sentence,
-                                          "start": occ.start, "end": occ.end,
-                                          "layers": np.round(occ.layers.astype(np.float64), 6).tolist()},
+                                          "start": occ.start, "end": occ.end, "layer_indices": chosen,
+                                          "layers": np.round(occ.layers[chosen].astype(np.float64), 6).tolist()},
                                          ensure_ascii=False) + "\n")
         self.rows += len(vectors.occurrences)
         return len(vectors.occurrences)
@@ -185,13 +188,14 @@ class _VectorSink:
         try:
             if self.format == "projector":
                 self._files = [open(temp, "x", encoding="utf-8", newline="\n") for temp in temps]
-                self._writer = export.ProjectorWriter(*self._files)
+                self._writer = export.ProjectorWriter(*self._files, layers=args.layer)
             elif self.format == "parquet":
-                self._writer = export.TableWriter("parquet", temps[0])
+                self._writer = export.TableWriter("parquet", temps[0], layers=args.layer)
             else:  # jsonl, csv: to --out, else to stdout
                 self._files = [open(temps[0], "x", encoding="utf-8", newline="")] if temps else []
                 handle = self._files[0] if self._files else _Stdout()
-                self._writer = _JsonLines(handle) if self.format == "jsonl" else export.TableWriter("csv", handle)
+                self._writer = (_JsonLines(handle, args.layer) if self.format == "jsonl"
+                                else export.TableWriter("csv", handle, layers=args.layer))
         except OSError as exc:
             self.close()
             raise LabError("out_unwritable", file=self.out, error=exc.strerror or type(exc).__name__) from exc
@@ -452,6 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--bad-lines", choices=BAD_SENTENCE_POLICIES, default="stop",
                        help="a line the model cannot take (too long, too many tokens, not UTF-8): stop at it with "
                        "its line number (default), or skip it and list it on stderr")
+    embed.add_argument("--layer", type=int, action="append", metavar="J",
+                       help="write only layer J (0 = the input layer); repeat for several; default: every layer")
     embed.add_argument("--format", choices=EMBED_FORMATS, default="jsonl",
                        help="jsonl: one JSON line per occurrence (stdout, the default); projector: vectors.tsv + "
                        "metadata.tsv for the TensorBoard Embedding Projector (--out DIR); csv / parquet: one row per "

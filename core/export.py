@@ -99,9 +99,15 @@ def _unwritable(path: Path, exc: OSError) -> LabError:
     return LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__)
 
 
+def text_cell(text: object) -> str:
+    """One TSV text cell: whitespace runs (tabs, line breaks) as one space, so a cell stays one cell."""
+    return " ".join(str(text).split())
+
+
 def cell(text: object) -> str:
-    """One TSV/CSV text cell: whitespace runs (tabs, line breaks) as one space, formula characters made inert."""
-    return csv_safe(" ".join(str(text).split()))
+    """One spreadsheet (CSV, Parquet) text cell: :func:`text_cell` with formula characters made inert. The
+    Projector's metadata is no spreadsheet and keeps the text as it is."""
+    return csv_safe(text_cell(text))
 
 
 def _layers(vectors: WordVectors, layers: Sequence[int] | None) -> list[int]:
@@ -117,6 +123,13 @@ def _rows(vectors: WordVectors, layers: Sequence[int] | None):
     """(occurrence, layer index) in the order every writer uses: occurrences, then layers."""
     chosen = _layers(vectors, layers)
     return [(occurrence, j) for occurrence in vectors.occurrences for j in chosen]
+
+
+def _something(vectors: WordVectors) -> WordVectors:
+    """``vectors`` when they hold an occurrence: an export of nothing is refused, not written as empty files."""
+    if not vectors.occurrences:
+        raise LabError("word_in_no_sentence", word=vectors.word)
+    return vectors
 
 
 class ProjectorWriter:
@@ -138,10 +151,10 @@ class ProjectorWriter:
         matrix = np.stack([occurrence.layers[j] for occurrence, j in rows]).astype(np.float32)
         np.savetxt(self.vectors_file, matrix, fmt=FLOAT_FORMAT, delimiter="\t")
         for occurrence, j in rows:
-            cells = [str(occurrence.sentence_index + 1),
+            cells = [str(occurrence.sentence_index),
                      highlight(occurrence.sentence, occurrence.start, occurrence.end, escape=False),
                      vectors.layer_names[j], vectors.model] + ([occurrence.label or ""] if self.labelled else [])
-            self.metadata_file.write("\t".join(cell(c) for c in cells) + "\n")
+            self.metadata_file.write("\t".join(text_cell(c) for c in cells) + "\n")
         self.rows += len(rows)
         return len(rows)
 
@@ -153,7 +166,9 @@ def _labelled(vectors: WordVectors) -> bool:
 def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequence[int] | None = None
                     ) -> tuple[Path, Path]:
     """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced, both at
-    once)."""
+    once). ``sentence_index`` counts from 0, as in the API. No occurrence: ``word_in_no_sentence``, nothing
+    written."""
+    _something(vectors)
     directory = output_path(directory)
     paths = tuple(directory / name for name in PROJECTOR_FILES)
     with AtomicOutputs(*paths) as temps:
@@ -168,6 +183,7 @@ def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequ
 
 def projector_zip(vectors: WordVectors, *, layers: Sequence[int] | None = None) -> bytes:
     """The two Projector files in one zip (a browser download is one file)."""
+    _something(vectors)
     vec, meta = io.StringIO(), io.StringIO()
     ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
     buffer = io.BytesIO()
@@ -183,7 +199,7 @@ def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> 
     columns: dict[str, list] = {
         "model": [cell(vectors.model)] * len(rows), "layer_index": [j for _, j in rows],
         "layer": [vectors.layer_names[j] for _, j in rows],
-        "sentence_index": [o.sentence_index + 1 for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
+        "sentence_index": [o.sentence_index for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
         "start": [o.start for o, _ in rows], "end": [o.end for o, _ in rows],
         "label": [cell(o.label or "") for o, _ in rows]}
     matrix = np.stack([o.layers[j] for o, j in rows]).astype(np.float32) if rows else np.zeros((0, 0), np.float32)

@@ -91,6 +91,22 @@ def test_attention_html_opens_offline(capsys, tiny_bert_dir, tmp_path):
     assert page.count('"zmin":0,"type":"heatmap"') == layers * heads  # (the template names heatmap once more)
     assert "layer 1" in page and "head 0" in page
 
+
+def test_embed_exports_one_layer(capsys, tiny_bert_dir, tmp_path):
+    out = tmp_path / "one.csv"
+    code, stdout, _ = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "2",
+                          "--format", "csv", "--out", str(out), "我吃了一个苹果", "苹果昨天发布了新手机")
+    assert code == 0 and json.loads(stdout)["rows"] == 2
+    rows = out.read_text(encoding="utf-8").splitlines()[1:]
+    assert [row.split(",")[1] for row in rows] == ["2", "2"]  # layer_index
+    code, stdout, _ = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "0",
+                          "--layer", "2", "我吃了一个苹果")
+    line = json.loads(stdout)
+    assert code == 0 and line["layer_indices"] == [0, 2] and len(line["layers"]) == 2
+    code, _, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "9",
+                       "我吃了一个苹果")
+    assert code == 2 and "layer" in err and "Traceback" not in err
+
 BAD = [
     ("fill-mask no mask", ["fill-mask", "--model", "{tiny}", "我吃了一个苹果"], "[MASK]"),
     ("fill-mask only masks", ["fill-mask", "--model", "{tiny}", "[MASK][MASK]"], "[MASK]"),
