@@ -54,8 +54,8 @@ def question(view: transfer.TransferView) -> None:
     probe, ft = view.bert.probe(*best), view.finetune
     comparison = transfer.compare(ft, probe)
     with plain_answer("transfer_qa", t("transfer.qa.question")):
-        st.markdown(t(f"transfer.qa.verdict.{comparison.verdict}", ft=_fmt_acc(ft.accuracy), best=_fmt_acc(probe.accuracy),
-                      layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"),
+        st.markdown(t(f"transfer.qa.verdict.{comparison.verdict}", ft=_fmt_acc(ft.accuracy),
+                      best=_fmt_acc(probe.accuracy), layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"),
                       diff=f"{abs(100 * comparison.diff):.1f}", n=view.n_test, model=ft.model))
         if comparison.verdict != "higher":
             why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), steps=view.config.get("steps", "—"),
