@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
+from core.board import lecturer_secret
 from core.registry import warm_embedded
 
 READY_LINE = "embedded models ready"
@@ -27,6 +28,7 @@ def _warm() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
+    lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     threading.Thread(target=_warm, name="warm-embedded-models", daemon=True).start()
     yield
 

@@ -64,13 +64,19 @@ def lecturer_secret() -> str:
         return secret
     path = data_dir() / "lecturer-secret"
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
+    if not path.exists():
+        # written whole, then linked into place: the hall's processes start together, and none may read a half
+        # written file; link fails for all but the first
+        draft = path.with_name(f".lecturer-secret.{os.getpid()}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(9))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     secret = path.read_text().strip()
     if not _announced:
         _announced.append(True)
