@@ -31,6 +31,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import ROOT, free_port, make_result
@@ -85,6 +86,25 @@ def start_server(timeout_s: float, script: str = "app.py", log: Path | None = No
             time.sleep(0.5)
     proc.terminate()
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
+
+
+def measured_on(url: str | None, timeout_s: float, measure: Callable[[str], dict]) -> dict:
+    """``measure(url)`` with the date, the cores and the load average around it; without ``url`` on a server
+    started here and stopped afterwards."""
+    proc = None
+    try:
+        if url is None:
+            proc, url = start_server(timeout_s)
+        return {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
+                "load_average_start": os.getloadavg(), **measure(url), "load_average_end": os.getloadavg()}
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
+                proc.kill()
+                proc.wait(timeout=30)
 
 
 async def run_page(url: str, page: str, timeout_s: float, query: str = "", cookie: str | None = None) -> dict:
@@ -199,23 +219,8 @@ def main(argv=None) -> int:
     if not counts or min(counts) < 1 or args.rounds < 1:
         parser.error("--sessions and --rounds must be positive")
 
-    proc = None
-    url = args.url
-    try:
-        if url is None:
-            proc, url = start_server(args.timeout)
-        report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
-                  "load_average_start": os.getloadavg(),
-                  **asyncio.run(measure(url, counts, args.rounds, args.timeout, not args.same_inputs)),
-                  "load_average_end": os.getloadavg()}
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
-                proc.kill()
-                proc.wait(timeout=30)
+    report = measured_on(args.url, args.timeout, lambda url: asyncio.run(
+        measure(url, counts, args.rounds, args.timeout, not args.same_inputs)))
     report["results"] = target_results(report["runs"])
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)
