@@ -45,7 +45,7 @@ def projector(store: Store, b: Board) -> None:
 
 
 def _live(store: Store, b: Board) -> None:
-    picture, side = st.columns([3, 2], gap="medium")
+    picture, side = st.columns([5, 4], gap="medium")
     with picture:
         sections.class_picture(store, b, side=side)
 

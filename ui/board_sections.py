@@ -4,6 +4,8 @@ and the student's send form and own sentences. Every action goes through ``core.
 lecturer secret itself: a section that is not drawn is not what protects the board."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from core import board, registry
@@ -114,9 +116,12 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         coords, accuracy = view.coords[choice], view.accuracy[False][choice]
     mine = [k for k, occ in enumerate(occurrences) if me and shown[occ.sentence_index].client == me]
     ev = view.projection.explained_variance_ratio
+    # a phone's picture: the short layer name as its title, the legend in rows of its own below the axis
+    title = (t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)) if projector
+             else _option_name(view, choice))
     fig = class_scatter(coords, view.ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
-                        explained=ev, points_name=b.word, large=large, height=470 if projector else 380,
-                        title=t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)))
+                        explained=ev, points_name=b.word, large=large, narrow=not projector,
+                        height=450 if projector else 460, title=title)
     chart(fig, "board_scatter", toolbar=projector)
     if accuracy is not None:
         st.caption(t("board.accuracy_now", acc=f"{100 * accuracy:.0f}"))
@@ -124,14 +129,16 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         return
     st.caption(t("board.caption_space", dim=view.stacked().shape[-1], pc1=f"{100 * ev[0]:.0f}",
                  pc2=f"{100 * ev[1]:.0f}"))
-    names = [_option_name(view, o) for o in options]
+    # horizontal names, broken before a Latin word ("第 1 层<br>biLSTM"): rotated ones ran into the legend
+    names = [re.sub(r" (?=[A-Za-z])", "<br>", _option_name(view, o)) for o in options]
     accuracies = list(view.accuracy[False]) + ([board.mix_points(view).accuracy] if MIX in options else [])
     with side:
         if any(a is not None for a in accuracies):
-            chart(vfigs.accuracy_chart(names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
-                                       static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
-                                       title=t("static.acc_title"), large=large, height=280,
-                                       current=options.index(choice)), "board_acc")
+            accuracy_fig = vfigs.accuracy_chart(
+                names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
+                static_name=t("static.acc_static", name=registry.DEFAULT_STATIC), title=t("static.acc_title"),
+                large=large, height=300, current=options.index(choice))
+            chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")
         else:
             st.caption(t("board.acc_hint"))
     if lecturer():
