@@ -119,7 +119,10 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     # a phone's picture: the short layer name as its title, the legend in rows of its own below the axis
     title = (t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)) if projector
              else _option_name(view, choice))
-    fig = class_scatter(coords, view.ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
+    # each point numbered as its sender was told ("sent, number N") and as the lecturer's list shows it
+    ids = [view.ids[k].replace(str(occ.sentence_index + 1), str(shown[occ.sentence_index].id), 1)
+           for k, occ in enumerate(occurrences)]
+    fig = class_scatter(coords, ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
                         explained=ev, points_name=b.word, large=large, narrow=not projector,
                         height=450 if projector else 460, title=title)
     chart(fig, "board_scatter", toolbar=projector)
@@ -136,7 +139,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         if any(a is not None for a in accuracies):
             accuracy_fig = vfigs.accuracy_chart(
                 names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
-                static_name=t("static.acc_static", name=registry.DEFAULT_STATIC), title=t("static.acc_title"),
+                static_name=t("static.acc_static", name=registry.DEFAULT_STATIC), title=t("board.acc_title"),
                 large=large, height=300, current=options.index(choice))
             chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")
         else:
