@@ -109,8 +109,8 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     else:
         choice = default
     occurrences = view.contextual.occurrences
+    mix = board.mix_points(view) if MIX in options else None
     if choice == MIX:
-        mix = board.mix_points(view)
         coords, accuracy = mix.coords, mix.accuracy
     else:
         coords, accuracy = view.coords[choice], view.accuracy[False][choice]
@@ -134,7 +134,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
                  pc2=f"{100 * ev[1]:.0f}"))
     # horizontal names, broken before a Latin word ("第 1 层<br>biLSTM"): rotated ones ran into the legend
     names = [re.sub(r" (?=[A-Za-z])", "<br>", _option_name(view, o)) for o in options]
-    accuracies = list(view.accuracy[False]) + ([board.mix_points(view).accuracy] if MIX in options else [])
+    accuracies = list(view.accuracy[False]) + ([mix.accuracy] if mix else [])
     with side:
         if any(a is not None for a in accuracies):
             accuracy_fig = vfigs.accuracy_chart(
