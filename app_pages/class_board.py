@@ -45,6 +45,10 @@ def projector(store: Store, b: Board) -> None:
 
 
 def _live(store: Store, b: Board) -> None:
+    b = store.board(b.id) or b  # each refresh reads the board again: locked or closed from another session
+    if b.state == "closed":
+        show_error(LabError("board_unknown"))
+        return
     picture, side = st.columns([5, 4], gap="medium")
     with picture:
         sections.class_picture(store, b, side=side)
