@@ -8,6 +8,7 @@ shows where each sentence's word lands (``app_pages/class_board.py``). Pure Pyth
   stripped, not empty, within a limit), must contain the word, and must not hold a word of the project's vulgar
   list; sends are limited per browser and per network origin, counted in the database so that every process of
   a lecture hall counts the same sends.
+- :func:`join_url` / :func:`qr_svg`: the link students open (``LAB_BOARD_URL``) and its QR code, drawn here.
 - :func:`mix_points`: ELMo's mix (uniform s) of the class's vectors in the board's projection frame.
   The projection, similarities and nearest-neighbour sense accuracy per layer are the static-vs-contextual
   page's own (``core.vectors_view.occurrence_layers``).
