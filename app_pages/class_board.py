@@ -66,6 +66,9 @@ def student(store: Store, b: Board) -> None:
 
 
 def _student_picture(store: Store, b: Board, me: str) -> None:
+    """On request: a class's phones drawing the picture on every send would leave the projector's server no time."""
+    if not st.toggle(t("board.show_picture"), key="board_show_picture"):
+        return
     st.button(t("board.refresh"), key="board_refresh", icon=":material/refresh:")
     sections.class_picture(store, b, me=me)
 

@@ -11,6 +11,7 @@ import streamlit as st
 from core import board, registry
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, Board, Store
+from core.board_store import store as board_store
 from core.errors import LabError
 from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
@@ -23,6 +24,7 @@ ss = st.session_state
 SECRET_KEY = "board_secret"  # what the lecturer typed, in this session only
 FEEDBACK_KEY = "board_feedback"  # (kind, text) of the student's last send or withdrawal
 REFRESH_S = 1.5  # the projector picks up a send within this (plus one computation)
+SNAPSHOT_S = 1.0  # how old the class picture's data may be
 MIX = "mix"
 
 
@@ -76,29 +78,41 @@ def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False)
     return layer_name(view.layer_names[option])
 
 
+@st.cache_data(ttl=SNAPSHOT_S, show_spinner=False, max_entries=64, hash_funcs=cache.BY_KEY)
+def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # noqa: ARG001 (key)
+    """The board's shown contributions and their view, computed at most once a second per process and shared by
+    every session (the projector's refreshes; a class sending 60 sentences in 10 s would otherwise compute one
+    view per send). ``newest``: a student's own last send, which their picture must hold."""
+    shown = board_store(store_url).contributions(board_id)
+    if not shown:
+        return shown, None
+    return shown, cache.occurrence_view(ctx, static, tuple(c.sentence for c in shown), word,
+                                        tuple(c.sense for c in shown), one_by_one=True)
+
+
 def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -> None:
     """Every shown contribution's word in the board model's layer (or ELMo's mix), coloured by sense. With a
     ``side`` container (the projector): the layer choice, and there the join panel and the per-layer sense
     accuracy beside the static contrast."""
-    shown = store.contributions(b.id)
     large, projector = presenting(), side is not None
+    ctx_name = board.MODELS[b.model]
+    missing = t("board.model_missing")
+    ctx, problem = load_model(ctx_name, missing)
+    static, _ = load_model(registry.DEFAULT_STATIC, missing)  # without word2vec the picture still stands
+    newest = max((c.id for c in store.contributions(b.id) if me and c.client == me), default=0)
+    snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else ([], None)
+    shown, view = snapshot or ([], None)
     if side is not None:
         with side:
             join_panel(b, len(shown))
     else:
         st.metric(t("board.count"), len(shown))
-    if not shown:
-        st.info(t("board.empty", word=md_escape(b.word)))
-        return
-    ctx_name = board.MODELS[b.model]
-    missing = t("board.model_missing")
-    ctx, problem = load_model(ctx_name, missing)
-    static, _ = load_model(registry.DEFAULT_STATIC, missing)  # without word2vec the picture still stands
     if ctx is None:
         st.error(problem)
         return
-    view = attempt(cache.occurrence_view, ctx, static, tuple(c.sentence for c in shown), b.word,
-                   tuple(c.sense for c in shown), one_by_one=True)
+    if not shown:
+        st.info(t("board.empty", word=md_escape(b.word)))
+        return
     if view is None or not view.num_occurrences:
         return
     options = _layer_options(view, b.model)
