@@ -23,8 +23,8 @@ from ui.page import attempt, chart, how_computed, load_model, presenting, show_e
 ss = st.session_state
 SECRET_KEY = "board_secret"  # what the lecturer typed, in this session only
 FEEDBACK_KEY = "board_feedback"  # (kind, text) of the student's last send or withdrawal
-REFRESH_S = 1.5  # the projector picks up a send within this (plus one computation)
-SNAPSHOT_S = 1.0  # how old the class picture's data may be
+REFRESH_S = 1.0  # the projector picks up a send within this (plus one computation)
+SNAPSHOT_S = 0.5  # how old the class picture's data may be
 MIX = "mix"
 
 
@@ -80,7 +80,7 @@ def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False)
 
 @st.cache_data(ttl=SNAPSHOT_S, show_spinner=False, max_entries=64, hash_funcs=cache.BY_KEY)
 def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # noqa: ARG001 (key)
-    """The board's shown contributions and their view, computed at most once a second per process and shared by
+    """The board's shown contributions and their view, computed at most twice a second per process and shared by
     every session (the projector's refreshes; a class sending 60 sentences in 10 s would otherwise compute one
     view per send). ``newest``: a student's own last send, which their picture must hold."""
     shown = board_store(store_url).contributions(board_id)

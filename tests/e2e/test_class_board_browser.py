@@ -68,7 +68,7 @@ def test_a_phones_sentence_reaches_the_projector_and_survives_kill_9(browser, bo
             wait_for(phone, lambda: any(f"第 {shown} 号" in a for a in alerts(phone, "Success")), "acknowledged",
                      interval_s=0.25)
             acknowledged = time.monotonic()
-            # the projector picks it up by itself: its fragment reruns every 1.5 s
+            # the projector picks it up by itself: its fragment reruns every second
             wait_for(lecturer, lambda: len(scatter_sentences(lecturer)) == shown, f"{shown} points", interval_s=0.25)
             return time.monotonic() - acknowledged
 
