@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 import streamlit as st
 from starlette.middleware import Middleware
 
+from core.board import lecturer_secret
 from core.registry import warm_embedded
 from deploy.upload_quota import UploadQuota
 
@@ -30,6 +31,7 @@ def _warm() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
+    lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     threading.Thread(target=_warm, name="warm-embedded-models", daemon=True).start()
     yield
 

@@ -45,7 +45,11 @@ def projector(store: Store, b: Board) -> None:
 
 
 def _live(store: Store, b: Board) -> None:
-    picture, side = st.columns([3, 2], gap="medium")
+    b = store.board(b.id) or b  # each refresh reads the board again: locked or closed from another session
+    if b.state == "closed":
+        show_error(LabError("board_unknown"))
+        return
+    picture, side = st.columns([5, 4], gap="medium")
     with picture:
         sections.class_picture(store, b, side=side)
 
@@ -62,6 +66,9 @@ def student(store: Store, b: Board) -> None:
 
 
 def _student_picture(store: Store, b: Board, me: str) -> None:
+    """On request: a class's phones drawing the picture on every send would leave the projector's server no time."""
+    if not st.toggle(t("board.show_picture"), key="board_show_picture"):
+        return
     st.button(t("board.refresh"), key="board_refresh", icon=":material/refresh:")
     sections.class_picture(store, b, me=me)
 

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import secrets
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,16 +26,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from benchmarks.classroom_load import _loopback_url, _quantile, run_page, start_server
-from benchmarks.common import make_result
+from benchmarks.classroom_load import _loopback_url, _quantile, measured_on, run_page
+from benchmarks.common import make_result, print_report
 
 TARGET_STUDENTS, TARGET_WITHIN_S, TARGET_SEND_P95_S, TARGET_SHOWN_S = 60, 10.0, 1.0, 3.0
 PAGE = "class-board"
 SECRET = "benchmark-lecturer-secret"
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _element_id(message) -> tuple[str, object] | None:
@@ -197,33 +191,16 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     backends = [p.strip() for p in args.backends.split(",") if p.strip()]
-    proc, url = None, args.url
-    if url is None:
+    if args.url is None:  # the server started here: its own data folder; every student is on this machine
         os.environ.setdefault("LAB_DATA_DIR", tempfile.mkdtemp(prefix="class-board-bench-"))
         os.environ["LAB_BOARD_ORIGIN_LIMIT"] = "0"
         os.environ.setdefault("LAB_BOARD_SECRET", secrets.token_urlsafe(9))
-    try:
-        if url is None:
-            proc, url = start_server(args.timeout)
-        report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
-                  "load_average_start": os.getloadavg(),
-                  **measure(url, args.students, args.within, args.timeout, backends),
-                  "load_average_end": os.getloadavg()}
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
+    report = measured_on(args.url, args.timeout,
+                         lambda url: measure(url, args.students, args.within, args.timeout, backends))
     report["results"] = [
         make_result("class_board_send_p95_s", report["send_p95_s"] or float("inf"), TARGET_SEND_P95_S, unit="s"),
         make_result("class_board_shown_max_s", report["shown_max_s"] or float("inf"), TARGET_SHOWN_S, unit="s")]
-    text = json.dumps(report, ensure_ascii=False, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    print_report(report, args.json)
     return 0
 
 

@@ -32,6 +32,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import ROOT, free_port, make_result
@@ -101,6 +102,15 @@ def served(script: str = "app.py", timeout_s: float = 600.0):
         except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
             proc.kill()
             proc.wait(timeout=30)
+
+
+def measured_on(url: str | None, timeout_s: float, measure: Callable[[str], dict]) -> dict:
+    """``measure(url)`` with the date, the cores and the load average around it; without ``url`` on a server
+    started here and stopped afterwards."""
+    server = served(timeout_s=timeout_s) if url is None else contextlib.nullcontext((None, url))
+    with server as (_, url):
+        return {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
+                "load_average_start": os.getloadavg(), **measure(url), "load_average_end": os.getloadavg()}
 
 
 async def run_page(url: str, page: str, timeout_s: float, query: str = "", cookie: str | None = None) -> dict:
@@ -215,12 +225,8 @@ def main(argv=None) -> int:
     if not counts or min(counts) < 1 or args.rounds < 1:
         parser.error("--sessions and --rounds must be positive")
 
-    server = served(timeout_s=args.timeout) if args.url is None else contextlib.nullcontext((None, args.url))
-    with server as (_, url):
-        report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
-                  "load_average_start": os.getloadavg(),
-                  **asyncio.run(measure(url, counts, args.rounds, args.timeout, not args.same_inputs)),
-                  "load_average_end": os.getloadavg()}
+    report = measured_on(args.url, args.timeout, lambda url: asyncio.run(
+        measure(url, counts, args.rounds, args.timeout, not args.same_inputs)))
     report["results"] = target_results(report["runs"])
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)

@@ -8,6 +8,7 @@ shows where each sentence's word lands (``app_pages/class_board.py``). Pure Pyth
   stripped, not empty, within a limit), must contain the word, and must not hold a word of the project's vulgar
   list; sends are limited per browser and per network origin, counted in the database so that every process of
   a lecture hall counts the same sends.
+- :func:`join_url` / :func:`qr_svg`: the link students open (``LAB_BOARD_URL``) and its QR code, drawn here.
 - :func:`mix_points`: ELMo's mix (uniform s) of the class's vectors in the board's projection frame.
   The projection, similarities and nearest-neighbour sense accuracy per layer are the static-vs-contextual
   page's own (``core.vectors_view.occurrence_layers``).
@@ -64,13 +65,19 @@ def lecturer_secret() -> str:
         return secret
     path = data_dir() / "lecturer-secret"
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
+    if not path.exists():
+        # written whole, then linked into place: the hall's processes start together, and none may read a half
+        # written file; link fails for all but the first
+        draft = path.with_name(f".lecturer-secret.{os.getpid()}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(9))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     secret = path.read_text().strip()
     if not _announced:
         _announced.append(True)

@@ -167,3 +167,18 @@ def test_export_csv_neutralises_formulas(store, apple):
     text = board.export_csv(store.contributions(apple.id))
     assert text.splitlines()[0] == "id,sentence,sense,status,sent_at"
     assert "'=苹果+1" in text
+
+
+def test_join_link_qr_code_and_client_address(monkeypatch):
+    monkeypatch.delenv(board.URL_ENV, raising=False)
+    link = board.join_url("http://localhost:8501/class-board?view=projector", "abc")
+    assert link == "http://localhost:8501/class-board?board=abc" and board.is_loopback(link)
+    monkeypatch.setenv(board.URL_ENV, "http://192.168.1.20:8500/")
+    link = board.join_url("http://localhost:8501/", "a&b")
+    assert link == "http://192.168.1.20:8500/class-board?board=a%26b" and not board.is_loopback(link)
+    svg = board.qr_svg(link)
+    assert svg.startswith("<svg") and "<path" in svg and "href" not in svg  # drawn here, nothing to fetch
+    # behind the hall's nginx the address nginx appended; a browser's own X-Forwarded-For is not believed
+    assert board.client_address("127.0.0.1", "6.6.6.6, 10.0.0.7") == "10.0.0.7"
+    assert board.client_address("10.0.0.9", "6.6.6.6") == "10.0.0.9"
+    assert board.origin_of("10.0.0.7") != board.origin_of("10.0.0.9")

@@ -62,7 +62,12 @@ def test_a_student_sends_sees_the_class_and_withdraws(store, apple):
     assert at.text_input(key="board_sentence").value == ""  # the box is empty for the next one
     mine = [c for c in store.contributions(apple.id) if c.client == me]
     assert [(c.sentence, c.sense) for c in mine] == [("妈妈买了一斤苹果。", "水果")]
-    assert "我的句子" in [trace.get("name") for trace in chart(at, "board_scatter")["data"]]  # the own point ringed
+    assert chart(at, "board_scatter") is None  # the picture on request only
+    at.toggle(key="board_show_picture").set_value(True).run()
+    traces = chart(at, "board_scatter")["data"]
+    assert "我的句子" in [trace.get("name") for trace in traces]  # the own point ringed
+    numbers = [n for trace in traces for n in trace.get("text") or []]
+    assert sorted(numbers, key=int) == [str(c.id) for c in store.contributions(apple.id)]  # as each sender was told
     assert not MODERATION_KEYS & keys(at)
     at.button(key=f"board_withdraw_{mine[0].id}").click().run()
     assert [c.client for c in store.contributions(apple.id)].count(me) == 0

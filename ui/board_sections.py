@@ -4,11 +4,14 @@ and the student's send form and own sentences. Every action goes through ``core.
 lecturer secret itself: a section that is not drawn is not what protects the board."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from core import board, registry
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, Board, Store
+from core.board_store import store as board_store
 from core.errors import LabError
 from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
@@ -20,7 +23,8 @@ from ui.page import attempt, chart, how_computed, load_model, presenting, show_e
 ss = st.session_state
 SECRET_KEY = "board_secret"  # what the lecturer typed, in this session only
 FEEDBACK_KEY = "board_feedback"  # (kind, text) of the student's last send or withdrawal
-REFRESH_S = 1.5  # the projector picks up a send within this (plus one computation)
+REFRESH_S = 1.0  # the projector picks up a send within this (plus one computation)
+SNAPSHOT_S = 0.5  # how old the class picture's data may be
 MIX = "mix"
 
 
@@ -74,29 +78,41 @@ def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False)
     return layer_name(view.layer_names[option])
 
 
+@st.cache_data(ttl=SNAPSHOT_S, show_spinner=False, max_entries=64, hash_funcs=cache.BY_KEY)
+def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # noqa: ARG001 (key)
+    """The board's shown contributions and their view, computed at most twice a second per process and shared by
+    every session (the projector's refreshes; a class sending 60 sentences in 10 s would otherwise compute one
+    view per send). ``newest``: a student's own last send, which their picture must hold."""
+    shown = board_store(store_url).contributions(board_id)
+    if not shown:
+        return shown, None
+    return shown, cache.occurrence_view(ctx, static, tuple(c.sentence for c in shown), word,
+                                        tuple(c.sense for c in shown), one_by_one=True)
+
+
 def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -> None:
     """Every shown contribution's word in the board model's layer (or ELMo's mix), coloured by sense. With a
     ``side`` container (the projector): the layer choice, and there the join panel and the per-layer sense
     accuracy beside the static contrast."""
-    shown = store.contributions(b.id)
     large, projector = presenting(), side is not None
+    ctx_name = board.MODELS[b.model]
+    missing = t("board.model_missing")
+    ctx, problem = load_model(ctx_name, missing)
+    static, _ = load_model(registry.DEFAULT_STATIC, missing)  # without word2vec the picture still stands
+    newest = max((c.id for c in store.contributions(b.id) if me and c.client == me), default=0)
+    snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else ([], None)
+    shown, view = snapshot or ([], None)
     if side is not None:
         with side:
             join_panel(b, len(shown))
     else:
         st.metric(t("board.count"), len(shown))
-    if not shown:
-        st.info(t("board.empty", word=md_escape(b.word)))
-        return
-    ctx_name = board.MODELS[b.model]
-    missing = t("board.model_missing")
-    ctx, problem = load_model(ctx_name, missing)
-    static, _ = load_model(registry.DEFAULT_STATIC, missing)  # without word2vec the picture still stands
     if ctx is None:
         st.error(problem)
         return
-    view = attempt(cache.occurrence_view, ctx, static, tuple(c.sentence for c in shown), b.word,
-                   tuple(c.sense for c in shown), one_by_one=True)
+    if not shown:
+        st.info(t("board.empty", word=md_escape(b.word)))
+        return
     if view is None or not view.num_occurrences:
         return
     options = _layer_options(view, b.model)
@@ -107,16 +123,22 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     else:
         choice = default
     occurrences = view.contextual.occurrences
+    mix = board.mix_points(view) if MIX in options else None
     if choice == MIX:
-        mix = board.mix_points(view)
         coords, accuracy = mix.coords, mix.accuracy
     else:
         coords, accuracy = view.coords[choice], view.accuracy[False][choice]
     mine = [k for k, occ in enumerate(occurrences) if me and shown[occ.sentence_index].client == me]
     ev = view.projection.explained_variance_ratio
-    fig = class_scatter(coords, view.ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
-                        explained=ev, points_name=b.word, large=large, height=470 if projector else 380,
-                        title=t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)))
+    # a phone's picture: the short layer name as its title, the legend in rows of its own below the axis
+    title = (t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)) if projector
+             else _option_name(view, choice))
+    # each point numbered as its sender was told ("sent, number N") and as the lecturer's list shows it
+    ids = [view.ids[k].replace(str(occ.sentence_index + 1), str(shown[occ.sentence_index].id), 1)
+           for k, occ in enumerate(occurrences)]
+    fig = class_scatter(coords, ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
+                        explained=ev, points_name=b.word, large=large, narrow=not projector,
+                        height=450 if projector else 460, title=title)
     chart(fig, "board_scatter", toolbar=projector)
     if accuracy is not None:
         st.caption(t("board.accuracy_now", acc=f"{100 * accuracy:.0f}"))
@@ -124,14 +146,16 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         return
     st.caption(t("board.caption_space", dim=view.stacked().shape[-1], pc1=f"{100 * ev[0]:.0f}",
                  pc2=f"{100 * ev[1]:.0f}"))
-    names = [_option_name(view, o) for o in options]
-    accuracies = list(view.accuracy[False]) + ([board.mix_points(view).accuracy] if MIX in options else [])
+    # horizontal names, broken before a Latin word ("第 1 层<br>biLSTM"): rotated ones ran into the legend
+    names = [re.sub(r" (?=[A-Za-z])", "<br>", _option_name(view, o)) for o in options]
+    accuracies = list(view.accuracy[False]) + ([mix.accuracy] if mix else [])
     with side:
         if any(a is not None for a in accuracies):
-            chart(vfigs.accuracy_chart(names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
-                                       static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
-                                       title=t("static.acc_title"), large=large, height=280,
-                                       current=options.index(choice)), "board_acc")
+            accuracy_fig = vfigs.accuracy_chart(
+                names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
+                static_name=t("static.acc_static", name=registry.DEFAULT_STATIC), title=t("board.acc_title"),
+                large=large, height=300, current=options.index(choice))
+            chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")
         else:
             st.caption(t("board.acc_hint"))
     if lecturer():

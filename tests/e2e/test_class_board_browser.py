@@ -68,7 +68,7 @@ def test_a_phones_sentence_reaches_the_projector_and_survives_kill_9(browser, bo
             wait_for(phone, lambda: any(f"第 {shown} 号" in a for a in alerts(phone, "Success")), "acknowledged",
                      interval_s=0.25)
             acknowledged = time.monotonic()
-            # the projector picks it up by itself: its fragment reruns every 1.5 s
+            # the projector picks it up by itself: its fragment reruns every second
             wait_for(lecturer, lambda: len(scatter_sentences(lecturer)) == shown, f"{shown} points", interval_s=0.25)
             return time.monotonic() - acknowledged
 
@@ -76,6 +76,8 @@ def test_a_phones_sentence_reaches_the_projector_and_survives_kill_9(browser, bo
         assert send("苹果发布了新手机。", "公司", 2) < 5  # ~2 s when the machine is not shared
         assert any("&lt;b&gt;" in s for s in scatter_sentences(lecturer))  # escaped in the hover, never markup
         check_healthy(lecturer)
+        phone.get_by_text("看全班的图").click()
+        wait_for(phone, lambda: plotly_data(phone, "board_scatter"), "the phone's picture")
         assert any(t.get("name") == "我的句子" for t in json.loads(plotly_data(phone, "board_scatter")))
         screenshot(phone, "class-board-student-390")
         screenshot(lecturer, "class-board-projector")
