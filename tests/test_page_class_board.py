@@ -2,9 +2,11 @@
 withdraws, sees each refusal where they are, and cannot reach the lecturer's controls, not even by forging them."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from test_bad_input_pages import CASES
 
 from apptest_support import chart, page_app
 from core import board
@@ -124,3 +126,46 @@ def test_an_unknown_or_closed_board_says_so(store, apple):
     assert any("不存在" in e.value for e in at.error)
     board.moderate(store, SECRET, apple.id, "close")
     assert any("不存在" in e.value for e in run({"board": apple.id}).error)
+
+
+RAW_HTML = re.compile(r"(?<!\\)<(script|img)")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_students_box_takes_every_bad_input(store, apple, case):
+    """The bad-input matrix of every text box (tests/test_bad_input_pages.py) on the student's sentence box:
+    no exception, a message where the student is (sent, or why not), a refused text kept in the box, nothing
+    rendered raw."""
+    value = CASES[case]
+    at = send(run({"board": apple.id}), value)
+    said = [e.value for e in at.error] + [s.value for s in at.success]
+    assert said and not any(RAW_HTML.search(text) for text in said), said
+    new = [c.sentence for c in store.contributions(apple.id)][3:]
+    if at.error:
+        # as a browser, the box holds at most its max_chars
+        assert not new and at.text_input(key="board_sentence").value == value[:board.MAX_SENTENCE_CHARS]
+    else:
+        assert len(new) == 1 and at.success
+
+
+@pytest.mark.parametrize("box", ["board_new_word", "board_new_senses"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_lecturers_boxes_take_every_bad_input(store, case, box):
+    """The new-board form's word and senses: a board opens, or a message says why not; no exception."""
+    at = run({}, board_secret=SECRET)
+    at.text_input(key=box).set_value(CASES[case])
+    next(b for b in at.button if b.label == "开看板").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    opened = "board" in at.query_params
+    assert opened or at.error, f"neither a board nor a message for {case!r}"
+    assert not any(RAW_HTML.search(e.value) for e in at.error)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_secret_box_takes_every_bad_input(store, case):
+    at = run({})
+    at.text_input(key="board_secret_box").set_value(CASES[case]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not MODERATION_KEYS & keys(at) and not any(RAW_HTML.search(e.value) for e in at.error)
+    if CASES[case]:
+        assert at.error, f"a wrong secret {case!r} must be told"

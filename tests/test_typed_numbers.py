@@ -221,12 +221,14 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "static.upload_limits": ("1 most", CONSTANT),
     "static.upload_refused": ("1 most", CONSTANT),
     "transfer.recompute.steps_help": ("16", CONSTANT),
+    "board.senses_help": ("6 12", CONSTANT),
+    "board.caption_space": ("2 all", NOTATION + " (a 2-D picture; one PCA over all layers, by construction)"),
 }
 
 
 def _constants() -> dict[str, set[str]]:
     """The numbers of the CONSTANT entries, read from the code (besides words the entry allows)."""
-    from core import fillmask, scenes
+    from core import board, fillmask, scenes
     from core.experiments.pos_probe import DEFAULTS as POS
     from core.transfer import DEFAULT_CONFIG
 
@@ -236,7 +238,8 @@ def _constants() -> dict[str, set[str]]:
             "fill.corrupt_stats": {"10%", "15%", "80%", str(draws)},
             **{f"static.upload_{name}": {upload_mb} for name in ("limits", "refused", "help")},
             "evidence.pos.method": {"1", str(POS["max_chars"])},  # "January 1998"'s month, the sentence limit
-            "transfer.recompute.steps_help": {str(DEFAULT_CONFIG.batch_size)}}
+            "transfer.recompute.steps_help": {str(DEFAULT_CONFIG.batch_size)},
+            "board.senses_help": {str(board.MAX_SENSES), str(board.MAX_SENSE_CHARS)}}
 
 
 def tokens(text: str, lang: str) -> list[str]:
