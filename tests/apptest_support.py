@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.errors import LabError
 from core.safe_text import GFM_AUTOLINKS
+from ui.i18n import translate
 
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
@@ -55,6 +56,18 @@ def chart(at: AppTest, key: str) -> dict | None:
         if element.proto.id.endswith("-" + key):
             return json.loads(element.proto.spec)
     return None
+
+
+def chart_tables(at: AppTest) -> list:
+    """The tables of the charts' numbers (``ui.page.chart_table``, one in each chart's collapsed expander)."""
+    label = translate(at.session_state["lang"] if "lang" in at.session_state else "zh", "page.chart_data")
+    return [table for e in at.expander if e.label == label for table in e.table]
+
+
+def page_tables(at: AppTest) -> list:
+    """The page's own tables (``st.table``), in order, without the charts' tables."""
+    of_charts = {id(table) for table in chart_tables(at)}
+    return [table for table in at.table if id(table) not in of_charts]
 
 
 def texts(at: AppTest, kind: str) -> list[str]:

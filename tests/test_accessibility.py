@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import plotly_array, unexpected_errors
+from apptest_support import chart_tables, plotly_array, unexpected_errors
 from core.figures.style import PALETTE
 from core.figures.vectors import sense_markers
 from ui import PAGES
@@ -23,7 +23,7 @@ TIMEOUT = 240
 TABLE_LABEL = translate("zh", "page.chart_data")
 
 
-def chart_tables(at: AppTest) -> list:
+def chart_expanders(at: AppTest) -> list:
     return [e for e in at.expander if e.label == TABLE_LABEL and len(e.table) == 1]
 
 
@@ -41,9 +41,10 @@ def test_every_chart_with_data_has_a_table(app):
         assert not unexpected_errors(app), spec.path
         charts = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
         with_data = [c for c in charts if c.get("data")]
-        tables = chart_tables(app)
-        assert len(tables) == len(with_data), f"{spec.path}: {len(with_data)} charts with data, {len(tables)} tables"
-        assert all(not e.proto.expanded for e in tables), f"{spec.path}: a table open by default"
+        expanders = chart_expanders(app)
+        assert len(expanders) == len(chart_tables(app)) == len(with_data), (
+            f"{spec.path}: {len(with_data)} charts with data, {len(expanders)} tables")
+        assert all(not e.proto.expanded for e in expanders), f"{spec.path}: a table open by default"
 
 
 def test_the_static_pages_table_holds_the_plotted_points(app):
@@ -51,7 +52,7 @@ def test_the_static_pages_table_holds_the_plotted_points(app):
     with the sentence each occurrence comes from."""
     app.switch_page("app_pages/static_vs_contextual.py").run()
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
-    table = chart_tables(app)[0].table[0].value
+    table = chart_tables(app)[0].value
     points = [(float(x), float(y)) for trace in chart["data"]
               for x, y in zip(plotly_array(trace["x"]), plotly_array(trace["y"]))]
     x_col, y_col = translate("zh", "page.chart_col.x"), translate("zh", "page.chart_col.y")

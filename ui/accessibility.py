@@ -21,7 +21,7 @@ ACCESSIBILITY_CSS = """
 <style>
 .st-key-lab_document { display: none !important; }
 [data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
-a:focus-visible, [data-testid="stSidebarNav"] a:focus-visible, summary:focus-visible {
+a:focus-visible, summary:focus-visible {
   outline: 3px solid #0072B2 !important; outline-offset: 2px; border-radius: 4px; }
 </style>
 """

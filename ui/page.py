@@ -103,7 +103,7 @@ def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = T
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
     ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
-    as a table: the chart's text alternative for a screen reader (:func:`chart_table`)."""
+    as a table: the chart's text alternative for a screen reader (:func:`chart_table`), off the projector."""
     config = plot_config(key.replace("_", "-"))
     if not toolbar or phone():
         config["displayModeBar"] = False
@@ -113,8 +113,11 @@ def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = T
 
 def chart_table(fig: go.Figure) -> None:
     """The figure's numbers (``core.figures.table``) as an HTML table a screen reader reads, in a collapsed
-    expander: it never takes the chart's room on the projector. Cells are Markdown-escaped (they hold the
-    user's sentences)."""
+    expander. Presentation mode leaves it out: the projector is looked at, and each scene's result must fit
+    below the scene bar (a screen reader user follows on their own device). Cells are Markdown-escaped
+    (they hold the user's sentences)."""
+    if presenting():
+        return
     table, total = figure_table(fig)
     if table.empty:
         return  # a diagram without data (the ELMo scalar-mix sketch)
