@@ -200,6 +200,7 @@ function installPlacement(win, doc) {
   const touch = (event) => {
     const data = win.__labData;
     if (!data || !data.drives || !event.target || !event.target.closest) return;
+    if (!doc.querySelector(".st-key-present_bar")) return; // presentation mode was left: the page stays put
     if (event.target.closest(".st-key-present_bar")) {
       win.__labTouched = null;
       return;
