@@ -23,6 +23,9 @@ const ARROW_WIDGETS = 'input[type="range"], input[type="radio"], select, [role="
 const RESEND_IDLE_MS = 3000; // idle this long on the same scene after a click: the press was lost
 const MAX_TRIES = 3;
 const PRESS_TTL_MS = 120000;
+// what a click changes an input through (a chart's own clicks are not among them)
+const CONTROLS = 'button, label, input, [role="tab"], [role="option"], [role="radio"], [role="switch"], ' +
+  '[role="checkbox"], [role="slider"]';
 const UNSEEN_RUN_MS = 800; // no run seen this long after a click: it went by unseen, or there was none
 const TOUCH_TTL_MS = 5000; // a run that starts this soon after an input was touched is that input's
 
@@ -222,6 +225,7 @@ function installPlacement(win, doc) {
     if (!el || !el.matches || el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) {
       return; // typing: Enter commits, and the model's run is long enough to be seen
     }
+    if (!el.closest(CONTROLS)) return; // a click on a chart (zoom, legend) is no change of input
     win.setTimeout(() => {
       const touched = win.__labTouched;
       if (touched && idle()) {
