@@ -55,7 +55,7 @@ def session_query(page: str, index: int) -> str:
         "elmo-weights": {"text": f"{who}{when}吃了一个苹果\n苹果{when}发布了新手机", "word": "苹果"},
         "fill-mask": {"sentence": f"{who}{when}去[MASK]行取钱。"},
         "attention-heatmap": {"sentence": f"{who}{when}在图书馆看书。"},
-        "pretraining-objectives": {"sentence": f"{who}{when}吃了一个苹果",
+        "pretraining-objectives": {"sentence": f"{who}{when}吃了一个苹果", "gpt_sentence": f"{who}{when}吃了一个苹果",
                                    "a": f"苹果{when}发布了新手机", "b": f"{who}{when}把苹果掉在了地上"},
     }
     return urllib.parse.urlencode(inputs.get(page, {}))

@@ -172,7 +172,7 @@ def scene_walk(browser, url: str) -> dict[str, dict[str, float]]:
     from ui.i18n import translate
     from ui.presentation import result_key
 
-    page, _ = open_page(browser, f"{url}/?present=1&lang=zh")
+    page, _ = open_page(browser, f"{url}/{SCENES[0].url_path}?present=1&lang=zh&slide={SCENES[0].id}")
     page.wait_for_function(SETTLED_JS, arg=[SCENES[0].id, result_key(SCENES[0])], timeout=300_000, polling=50)
     page.wait_for_timeout(3000)  # the presenter's script holds the first scene's result in place for 3 s
     out = {}

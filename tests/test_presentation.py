@@ -255,3 +255,20 @@ def test_a_scene_hides_the_exercise_answer_again():
     click(at, "present_go_worked")
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["elmo_reveal"] is False
+
+
+def test_every_live_input_drives_a_result_its_page_draws():
+    """ui.presentation.INPUT_RESULTS names pages, inputs and results that exist: a renamed key would leave an
+    edit on the projector with its result out of view, silently."""
+    root = Path(__file__).resolve().parent.parent
+    source = "\n".join(path.read_text(encoding="utf-8") for folder in ("app_pages", "ui")
+                       for path in sorted((root / folder).glob("*.py")) if path.name != "presentation.py")
+    made = re.findall(r'key=f"([a-z_]+)\{', source)  # keys built from a name: key=f"elmo_preset_{name}"
+    paths = {spec.url_path for spec in PAGES}
+    for url_path, drives in ui_pres.INPUT_RESULTS.items():
+        assert url_path in paths, url_path
+        for key in {*drives, *drives.values()}:
+            assert f'key="{key}"' in source or any(key.startswith(prefix) for prefix in made), key
+    data = ui_pres.presenter_data(pres.BY_ID["objective"], "pretraining-objectives", 3)
+    assert data["target"] == "obj_gpt_result" and data["token"] == "objective:3"
+    assert data["drives"]["obj_gpt_sentence"] == "obj_gpt_result" and "obj_gpt_result" in data["results"]

@@ -113,7 +113,7 @@ def pos_section(results: dict) -> None:
         fig = shared_figure(layer_curves, to_series(rows), title=t("evidence.pos.chart_title"),
                             xaxis_title=t("evidence.axis.layer"), yaxis_title=t("evidence.axis.accuracy"),
                             baselines=baselines, large=presenting(),
-                            height=480 if presenting() else 600)  # below the bar and the pinned switch at 720 p
+                            height=430 if presenting() else 600)  # below the bar and the pinned switch (en: 2 lines)
         chart(fig, f"fig_pos-{tags}")
     download_buttons(fig, f"pos-{tags}", view.pos_table(results))
     st.caption(t("evidence.interval_note", n=cfg["n_test_words"]))
@@ -167,7 +167,7 @@ def senses_section(results: dict) -> None:
         title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
         fig = shared_figure(layer_curves, to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
                             yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
-                            large=presenting(), height=470 if presenting() else 600)  # as ①'s, below the bar
+                            large=presenting(), height=430 if presenting() else 600)  # as ①'s, below the bar
         chart(fig, "fig_senses")
     download_buttons(fig, "senses", view.sense_table(results))
     st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
@@ -229,7 +229,7 @@ def context_section(results: dict) -> None:
                   for m in view.CONTEXT_MEASURES]
         fig = shared_figure(specificity_panels, panels, title=t("evidence.ctx.chart_title"),
                             xaxis_title=t("evidence.axis.layer_short"), large=presenting(),
-                            height=480 if presenting() else 520)
+                            height=440 if presenting() else 520)
         chart(fig, f"fig_context-{mode}")
     download_buttons(fig, f"context-{mode}", view.context_table(results))
     st.caption(t("evidence.ctx.interval_note"))

@@ -67,13 +67,12 @@ INPUT_RESULTS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("obj_sentence", "obj_top_k", "obj_pos"), "obj_bilm_result"),
         **dict.fromkeys(("obj_text_a", "obj_text_b", "obj_metric", "obj_token"), "obj_deep_result"),
         **dict.fromkeys(("obj_gpt_sentence", "obj_mask_pos"), "obj_gpt_result")},
-    "elmo-weights": {
-        **dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform", "elmo_preset_syntax",
-                         "elmo_preset_semantics", "elmo_preset_worked_example", "elmo_preset_onehot"),
-                        "elmo_s_result")},
-    "fill-mask": {
-        **dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
-                         "fill_show_all"), "fill_topk")},
+    # the sliders stand in elmo_result, beside the bars of s they set
+    "elmo-weights": dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform",
+                                   "elmo_preset_syntax", "elmo_preset_semantics", "elmo_preset_worked_example",
+                                   "elmo_preset_onehot"), "elmo_s_result"),
+    "fill-mask": dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
+                                "fill_show_all"), "fill_topk"),
     "attention-heatmap": {
         **dict.fromkeys(("att_sentence", "att_pair", "att_hide", "att_words", "att_token"), "att_head_view"),
         "att_tab": "att_result"},

@@ -23,6 +23,10 @@ const ARROW_WIDGETS = 'input[type="range"], input[type="radio"], select, [role="
 const RESEND_IDLE_MS = 3000; // idle this long on the same scene after a click: the press was lost
 const MAX_TRIES = 3;
 const PRESS_TTL_MS = 120000;
+// what a click changes an input through (a chart's own clicks are not among them)
+const CONTROLS = 'button, label, input, [role="tab"], [role="option"], [role="radio"], [role="switch"], ' +
+  '[role="checkbox"], [role="slider"]';
+const UNSEEN_RUN_MS = 800; // no run seen this long after a click: it went by unseen, or there was none
 const TOUCH_TTL_MS = 5000; // a run that starts this soon after an input was touched is that input's
 
 // the app has finished its script run and shows nothing stale (what tests/e2e's wait_idle checks)
@@ -199,6 +203,7 @@ function installPlacement(win, doc) {
   const touch = (event) => {
     const data = win.__labData;
     if (!data || !data.drives || !event.target || !event.target.closest) return;
+    if (!doc.querySelector(".st-key-present_bar")) return; // presentation mode was left: the page stays put
     if (event.target.closest(".st-key-present_bar")) {
       win.__labTouched = null;
       return;
@@ -212,6 +217,25 @@ function installPlacement(win, doc) {
   };
   win.addEventListener("pointerdown", touch, true);
   win.addEventListener("keydown", touch, true);
+  // a run shorter than a frame (a radio or slider that only slices cached results) can leave the script state
+  // unchanged in the page: after a click or change that is not typing, an input still touched once the app is
+  // idle had its run unseen
+  const committed = (event) => {
+    const el = event.target;
+    if (!el || !el.matches || el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) {
+      return; // typing: Enter commits, and the model's run is long enough to be seen
+    }
+    if (!el.closest(CONTROLS)) return; // a click on a chart (zoom, legend) is no change of input
+    win.setTimeout(() => {
+      const touched = win.__labTouched;
+      if (touched && idle()) {
+        win.__labTouched = null;
+        win.__labPlace(touched.key, "nearest");
+      }
+    }, UNSEEN_RUN_MS);
+  };
+  win.addEventListener("click", committed, true);
+  win.addEventListener("change", committed, true);
   let edited = null;
   new MutationObserver(() => {
     const app = doc.querySelector('[data-testid="stApp"]');

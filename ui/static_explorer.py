@@ -62,7 +62,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         if not large:
             slot_layer, slot_centre, slot_pair = st.container(), st.container(), None
         elif pair:
-            slot_layer, slot_centre, slot_pair = st.columns([5, 4, 3], vertical_alignment="center")
+            slot_layer, slot_centre, slot_pair = st.columns([4, 5, 3], vertical_alignment="center")
         else:
             (slot_layer, slot_centre), slot_pair = st.columns([3, 2], vertical_alignment="center"), None
         j = 0
