@@ -1,6 +1,6 @@
 """Accessibility in a real browser: the axe-core rule suite (WCAG 2.x A/AA and best practices, through the
 maintained ``axe-playwright-python`` binding) finds no critical or serious violation on any page, in Chinese
-and English, at 1280×720 and on a 390×844 phone, nor on any presentation scene at 1280×720; the document's
+and English, at 1280×720 and on a 390×844 phone, nor on any presentation scene at either size; the document's
 language follows the chosen one, also after switching; the sidebar's page links show keyboard focus.
 
 One server for the session (tests/e2e/conftest.py) and one browser; each case is a fresh browser context.
@@ -68,8 +68,11 @@ def test_page_has_no_serious_violation_on_desktop_and_phone(context_of, warm_ser
 def test_scene_has_no_serious_violation_in_presentation_mode(context_of, warm_server, scene, lang):
     page = context_of(DESKTOP)
     open_page(page, page_url(warm_server, scene.url_path, present="1", lang=lang, slide=scene.id))
-    assert blocking_violations(page) == [], f"scene {scene.id} ({lang})"
+    assert blocking_violations(page) == [], f"scene {scene.id} ({lang}) at 1280×720"
     assert page.evaluate("document.documentElement.lang") == DOCUMENT_LANGS[lang]
+    page.set_viewport_size(PHONE)  # a student following the scene's link on a phone
+    page.wait_for_timeout(1500)
+    assert blocking_violations(page) == [], f"scene {scene.id} ({lang}) at 390×844"
 
 
 def test_document_language_follows_the_chosen_language(context_of, warm_server):
