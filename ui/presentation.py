@@ -40,7 +40,6 @@ SCENE_RESULTS: dict[str, str] = {
     "pair": "static_result",
     "senses": "static_result",
     "oov": "static_result",
-    "board": "board_result",
     "bilm": "obj_bilm_result",
     "worked": "elmo_exercise",
     "syntax": "elmo_s_result",
