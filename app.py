@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.concurrency import configure_thread
-from ui import PAGES, ROOT_URL_PATH
+from ui import PAGES, ROOT_URL_PATH, accessibility
 from ui.i18n import t
 from ui.page import presenting, show_error
 from ui.presentation import arrive, render_stepper
@@ -23,6 +23,7 @@ root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PAT
 pg = st.navigation([root, *pages])
 current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
 render_sidebar()
+accessibility.render()  # the document's language, visible focus, readable captions
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
 if presenting():
     render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome

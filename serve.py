@@ -3,7 +3,8 @@
 ``streamlit run app.py`` works too, but then the first visitor of each page waits while the weights
 load. Here Streamlit's ASGI app (``st.App``) loads them in a background thread as the server starts:
 it answers at once, and a visitor who comes before the warm-up ends waits only for the model in use.
-The log says when the models are ready (``benchmarks/ui_latency.py`` waits for that line).
+The log says when the models are ready (``benchmarks/ui_latency.py`` waits for that line). Uploads are bounded
+per session and per client address (``deploy/upload_quota.py``).
 """
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import time
 from contextlib import asynccontextmanager
 
 import streamlit as st
+from starlette.middleware import Middleware
 
+from core.board import lecturer_secret
 from core.registry import warm_embedded
+from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"
 
@@ -27,8 +31,9 @@ def _warm() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
+    lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     threading.Thread(target=_warm, name="warm-embedded-models", daemon=True).start()
     yield
 
 
-app = st.App("app.py", lifespan=lifespan)
+app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(UploadQuota)])  # uploads bounded per session

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text
+from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text, read_row
 from core.registry import ModelRef
 from core.safe_text import md_escape
 from core.validation import check_text
 from ui import attention_tabs, cache
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import attempt, model_or_message
+from ui.page import attempt, model_or_message, plain_answer
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -36,6 +36,8 @@ model_name = bert_model_name()
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.attention"))
+# a student at home: the question and the reading of the chosen token first (filled once it is computed)
+qa = plain_answer("att_qa", t("att.qa.question"))
 st.markdown(t("att.intro"))
 st.info(t("att.honest"), icon=":material/info:")
 
@@ -99,6 +101,14 @@ ss["_att_token_label"] = labels[token]
 sync_to_url(token=labels[token])
 st.caption(t("att.shape", L=view.num_layers, H=view.num_heads, n=n,
              unit=t("att.unit_words") if words else t("att.unit_tokens")))
+if qa is not None:
+    reading = read_row(view, token)
+    top = t("att.qa.sep").join(t("att.qa.self" if i == token else "att.qa.item", label=md_escape(labels[i]),
+                                 share=f"{w:.0%}") for i, w in reading.top)
+    with qa:
+        st.markdown(t("att.qa.answer", token=md_escape(labels[token]), layer=reading.layer + 1, top=top,
+                      special=f"{reading.special:.0%}" if any(view.special) else "—"))
+        st.markdown(t("att.qa.expect", L=view.num_layers, H=view.num_heads))
 
 tab_labels = [t(f"att.tab.{tab}") for tab in TABS]
 seed(Field("att_tab", None, tab_labels[TABS.index(ss["_att_tab_id"])], one_of(*tab_labels)))  # a label: by language

@@ -14,12 +14,14 @@ import streamlit as st
 
 from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from ui import training_gate
 from ui.budget_note import budget_note
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.cache import experiment_results
 from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
-from ui.page import attempt
+from ui.page import attempt, presenting
+from ui.presentation import PINNED_KEY
 from ui.sidebar import bert_model_name, get_model_infos
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -43,8 +45,12 @@ seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be
 # evaluated in another language, e.g. by the testing framework)
 section_labels = {s: t(f"evidence.section.{s}") for s in SECTIONS}
-section = st.radio(t("evidence.section.label"), SECTIONS, key="_ev_section", horizontal=True,
-                   format_func=section_labels.__getitem__)
+# on the projector the sections' switch stays pinned under the scene bar (ui.presentation.PINNED_KEY): a scene's
+# note asks to switch, and the switch and the section's result are then both in view
+with st.container(key=PINNED_KEY if presenting() else None):
+    section = st.radio(t("evidence.section.label"), SECTIONS, key="_ev_section", horizontal=True,
+                       format_func=section_labels.__getitem__,
+                       label_visibility="collapsed" if presenting() else "visible")
 sync_to_url(section=section)
 
 if results is not None:
@@ -67,19 +73,21 @@ elif section != "recompute":
 def recompute_section(results: dict | None) -> None:
     st.subheader(t("evidence.recompute.title"))
     st.markdown(t("evidence.recompute.text"))
-    bert = bert_model_name() or DEFAULT_BERT
-    models = [DEFAULT_ELMO, bert]
+    models = [DEFAULT_ELMO, DEFAULT_BERT]  # the embedded ones: a run on a large model takes the server for long
     st.caption(t("evidence.recompute.models", models=", ".join(models + [DEFAULT_STATIC])))
+    chosen = bert_model_name()
+    if chosen and chosen != DEFAULT_BERT:
+        st.caption(t("evidence.recompute.fixed_model", chosen=chosen, bert=DEFAULT_BERT))
     seed(Field("_ev_quick", "quick", True, bool))
     quick = st.toggle(t("evidence.recompute.quick"), key="_ev_quick")
     sync_to_url(quick=quick)
-    if st.button(t("evidence.recompute.button"), type="primary", key="_ev_run"):
-        bar = st.progress(0.0, text=t("evidence.recompute.running"))
+    if training_gate.button(t("evidence.recompute.button"), key="_ev_run"):
+        bar = st.empty()  # drawn by the first report: a refused run shows none
 
         def progress(fraction: float, text: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=f"{t('evidence.recompute.running')} {text}")
 
-        fresh = attempt(run_all, models, static=DEFAULT_STATIC, quick=quick, progress=progress)
+        fresh = training_gate.run(run_all, models, static=DEFAULT_STATIC, quick=quick, progress=progress)
         if fresh is not None:
             st.session_state[RESULTS_KEY] = fresh
             st.session_state["_ev_done"] = fresh["timing_seconds"]["total"]

@@ -20,7 +20,7 @@ from core.fill_view import FillView, fill_view
 from ui import fill_mask_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import attempt, model_or_message
+from ui.page import attempt, model_or_message, plain_answer
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -57,13 +57,21 @@ def _char_option(plain: str):
     return lambda i: f"{i + 1}·{plain[i]}" if 0 <= i < len(plain) else str(i)
 
 
+def _example_help() -> str:
+    score = fx.demo_score()
+    return t("fill.example_help", **({"top": score.top, "hit": score.hits, "total": score.sentences} if score
+                                     else {"top": "—", "hit": "—", "total": "—"}))
+
+
 # ---- inputs -------------------------------------------------------------------------------------
 st.title(t("nav.fill_mask"))
+plain_answer("fill_qa", t("fill.qa"))
 st.markdown(t("fill.intro"))
+sections.model_limits(model_name)
 
 with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
-                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=t("fill.example_help"),
+                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=_example_help(),
                  format_func=lambda i: EXAMPLES[i].masked)
     st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
              format_func=lambda m: t(f"fill.mode.{m}"))
@@ -111,6 +119,7 @@ sync_to_url(
 # ---- ① predictions, ② replay -----------------------------------------------------------------------
 st.header(t("fill.sec.predict"))
 if view is not None:
+    sections.confidence(view)
     sections.predictions(view)
     sections.answer_check(view)
     sections.compare_candidates(encoder, view.masked, len(view.result.masks))

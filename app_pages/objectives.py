@@ -8,19 +8,17 @@ moved, per layer, for ELMo's forward half, ELMo's backward half and every layer 
 BERT with that character masked.
 
 Thin page: the sentence → ``core.objectives`` through ``ui.cache.model_call`` (once per model and text) →
-the sections of ``ui.objectives_sections``, whose selectors only slice the results.
+the sections of ``ui.objectives_sections``, whose selectors only slice the results. ② and ③ have sentence boxes
+of their own, beside the result each drives (on the projector, a sentence box 4,000 px above its chart is lost).
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from core import objectives as obj
-from core import registry
-from ui import cache
 from ui import objectives_sections as sections
-from ui.cache import model_call
 from ui.i18n import t
-from ui.page import attempt, how_computed
+from ui.page import attempt, how_computed, plain_answer
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -35,13 +33,15 @@ seed(Field("obj_sentence", "sentence", DEFAULT_SENTENCE),
      Field("obj_top_k", "top_k", DEFAULT_TOP_K, in_range(1, obj.TOP_K)),
      Field("obj_text_a", "a", DEFAULT_PAIR[0]),
      Field("obj_text_b", "b", DEFAULT_PAIR[1]),
-     Field("obj_metric", "metric", "cosine", one_of(*obj.METRICS)))
+     Field("obj_metric", "metric", "cosine", one_of(*obj.METRICS)),
+     Field("obj_gpt_sentence", "gpt_sentence", DEFAULT_SENTENCE))
 
 bert_name = bert_model_name()
 
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.objectives"))
+plain_answer("obj_qa", t("obj.qa"))
 st.markdown(t("obj.intro"))
 
 # ---- ① ELMo's biLM ------------------------------------------------------------------------------
@@ -66,18 +66,11 @@ top_k = int(ss["obj_top_k"])
 sync_to_url(sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None, top_k=top_k)
 
 
-def _reading(typed: str) -> obj.BiLMReading:
-    text = obj.check_sentence(typed)
-    elmo = cache.model(registry.DEFAULT_ELMO)
-    sections.show_text_notes(elmo, text)
-    return model_call(obj.bilm_reading, elmo, text)
-
-
-reading = attempt(_reading, typed)
+reading = attempt(sections.reading_of, typed)
 
 if reading is not None:
     sections.bilm_section(reading, top_k)
 sections.deep_section(bert_name)
-sections.gpt_section(reading, bert_name, top_k)
+sections.gpt_section(bert_name, top_k)
 st.caption(t("obj.source"))
 how_computed(t("obj.reproduce"))

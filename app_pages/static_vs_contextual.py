@@ -1,6 +1,7 @@
 """静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
 
-The result comes first, the sentence inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
+A student reads the question and its answer, the inputs, then the result; on the projector the result comes
+first, the inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
 (through ui.cache.occurrence_view: once per models, sentences and word) → ``ui.static_explorer``
 (core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
 the cached arrays.
@@ -14,7 +15,7 @@ from core import vectors_view as vv
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs, static_explorer
 from ui.i18n import t
-from ui.page import attempt, load_model
+from ui.page import attempt, load_model, plain_answer, presenting
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed
 
@@ -27,14 +28,21 @@ seed(*sentence_inputs.fields(), Field("static_ctx", "ctx", "elmo", one_of(*CTX_O
      Field("static_centre", "centre", False, bool))
 
 
-# ---- the result first, the inputs below it: at 1280×720 the charts start on the first screen ------
+# ---- on the projector the result first (its charts start on the first screen at 1280×720), the inputs below;
+# a student at home reads the question and its answer, then the inputs, then the result -------------------
 st.title(t("static.title"))
-st.markdown(t("static.intro"))
-result_area = st.container()
-st.divider()
+if presenting():
+    st.markdown(t("static.intro"))
+    result_area = st.container()
+    st.divider()
+    input_area = st.container()
+else:
+    plain_answer("static_qa", t("static.qa"))
+    input_area = st.container()
+    result_area = st.container()
 
 # ---- inputs -------------------------------------------------------------------------------------
-with sentence_inputs.render("static_upload", height=250):
+with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"

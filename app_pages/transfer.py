@@ -38,9 +38,11 @@ def _load_results() -> tuple[dict | None, str]:
 
 # ---- the two strategies --------------------------------------------------------------------------
 st.title(t("transfer.title"))
-st.markdown(t("transfer.intro"))
 results, origin = _load_results()
 view = transfer.read_view(results) if results is not None else None
+if view is not None and not large:  # a student at home: the answer first; on the projector the lecturer says it
+    sections.question(view)
+st.markdown(t("transfer.intro"))
 dim = view.bert.dim if view else 256  # the sentence vector's size
 col_a, col_b, col_c = st.columns(3, gap="medium")
 with col_a.container(border=True):

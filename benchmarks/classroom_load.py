@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -31,6 +32,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import ROOT, free_port, make_result
@@ -53,7 +55,7 @@ def session_query(page: str, index: int) -> str:
         "elmo-weights": {"text": f"{who}{when}吃了一个苹果\n苹果{when}发布了新手机", "word": "苹果"},
         "fill-mask": {"sentence": f"{who}{when}去[MASK]行取钱。"},
         "attention-heatmap": {"sentence": f"{who}{when}在图书馆看书。"},
-        "pretraining-objectives": {"sentence": f"{who}{when}吃了一个苹果",
+        "pretraining-objectives": {"sentence": f"{who}{when}吃了一个苹果", "gpt_sentence": f"{who}{when}吃了一个苹果",
                                    "a": f"苹果{when}发布了新手机", "b": f"{who}{when}把苹果掉在了地上"},
     }
     return urllib.parse.urlencode(inputs.get(page, {}))
@@ -85,6 +87,30 @@ def start_server(timeout_s: float, script: str = "app.py", log: Path | None = No
             time.sleep(0.5)
     proc.terminate()
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:.0f} s")
+
+
+@contextlib.contextmanager
+def served(script: str = "app.py", timeout_s: float = 600.0):
+    """:func:`start_server` for a ``with`` block: ``(process, url)``, the server stopped when the block ends."""
+    proc, url = start_server(timeout_s, script)
+    try:
+        yield proc, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def measured_on(url: str | None, timeout_s: float, measure: Callable[[str], dict]) -> dict:
+    """``measure(url)`` with the date, the cores and the load average around it; without ``url`` on a server
+    started here and stopped afterwards."""
+    server = served(timeout_s=timeout_s) if url is None else contextlib.nullcontext((None, url))
+    with server as (_, url):
+        return {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
+                "load_average_start": os.getloadavg(), **measure(url), "load_average_end": os.getloadavg()}
 
 
 async def run_page(url: str, page: str, timeout_s: float, query: str = "", cookie: str | None = None) -> dict:
@@ -199,23 +225,8 @@ def main(argv=None) -> int:
     if not counts or min(counts) < 1 or args.rounds < 1:
         parser.error("--sessions and --rounds must be positive")
 
-    proc = None
-    url = args.url
-    try:
-        if url is None:
-            proc, url = start_server(args.timeout)
-        report = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu_count": os.cpu_count(),
-                  "load_average_start": os.getloadavg(),
-                  **asyncio.run(measure(url, counts, args.rounds, args.timeout, not args.same_inputs)),
-                  "load_average_end": os.getloadavg()}
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # busy in a page run: do not leave it behind
-                proc.kill()
-                proc.wait(timeout=30)
+    report = measured_on(args.url, args.timeout, lambda url: asyncio.run(
+        measure(url, counts, args.rounds, args.timeout, not args.same_inputs)))
     report["results"] = target_results(report["runs"])
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)

@@ -8,6 +8,7 @@ signal: ``value`` and ``pass`` None, the numbers in ``reason`` and ``details``).
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import socket
@@ -102,6 +103,14 @@ def ms(seconds: float) -> float:
 def quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def print_report(report: dict, path: Path | None) -> None:
+    """The report as JSON on stdout, and in ``path`` when given."""
+    text = json.dumps(report, ensure_ascii=False, indent=2)
+    print(text)
+    if path:
+        path.write_text(text + "\n", encoding="utf-8")
 
 
 def log(message: str) -> None:

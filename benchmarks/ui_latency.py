@@ -2,6 +2,7 @@
 
     python -m benchmarks.ui_latency                 # 5 repetitions of each action
     python -m benchmarks.ui_latency --reps 3 --json out.json
+    python -m benchmarks.ui_latency --walk-only     # only the walk through every scene
 
 Two servers are started on free loopback ports, one after the other: ``streamlit run app.py`` (models
 load on the first visit) and ``streamlit run serve.py`` (models load as the server starts; the
@@ -14,6 +15,10 @@ class). Headless Chromium (Playwright, Debian's ``/usr/bin/chromium``) then meas
   has gone to ``running`` and back to ``notRunning`` (a MutationObserver in the page, so the browser's
   own clock). Value = the slowest control's median.
 - ``scene_change_s``: PageDown in presentation mode until the next scene's run has finished.
+- ``scene_walk_median_s`` / ``scene_walk_max_s``: all 18 scenes walked by PageDown from the home page (a first
+  walk visits every page once; the second is measured), from the key press until the scene has settled: its
+  URL, no run, nothing stale, its result placed below the scene bar (``SETTLED_JS``); ``details`` has each
+  scene's time and when its title appeared in the bar. ``--walk-only`` measures only these.
 - ``first_visit_warm_s``: a fresh tab opening each page until its run has finished, on ``serve.py``
   after the warm-up (median over the pages), next to the same on ``app.py`` without warm-up
   (``details.first_visit_cold_s``; only the first page visited pays for loading there).
@@ -36,7 +41,9 @@ from benchmarks.classroom_load import _log, start_server
 from benchmarks.common import error_result, make_result, skipped_result
 
 CHROMIUM = "/usr/bin/chromium"
-TARGETS = {"control_rerun_s": 1.0, "scene_change_s": 1.5, "first_visit_warm_s": 3.0}
+TARGETS = {"control_rerun_s": 1.0, "scene_change_s": 1.5, "first_visit_warm_s": 3.0,
+           "scene_walk_median_s": 1.0, "scene_walk_max_s": 2.5}
+WALK_ONLY = ("scene_walk_median_s", "scene_walk_max_s")
 PAGES = ("overview", "static-vs-contextual", "elmo-weights", "fill-mask", "attention-heatmap")
 
 # Resolves with the seconds from installation until the script state went running → notRunning.
@@ -138,6 +145,51 @@ def control_timings(browser, url: str, reps: int) -> dict[str, list[float]]:
     return out
 
 
+# The scene the browser shows has settled: its page and slide, no run, nothing stale, and its result (a key, or
+# null) placed by the presenter's script: starting just below the scene bar or wholly in view, or for a scene
+# without a result the page at its top.
+SETTLED_JS = """([slide, key]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (new URLSearchParams(location.search).get('slide') !== slide) return false;
+  if (!app || app.dataset.testScriptState !== 'notRunning') return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  const bar = document.querySelector('.st-key-present_bar');
+  if (!bar) return false;
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!key) return main.scrollTop === 0;
+  const el = document.querySelector('.st-key-' + key);
+  if (!el || !el.querySelector('.js-plotly-plot, table, [data-testid="stMarkdownContainer"]')) return false;
+  const r = el.getBoundingClientRect(), b = bar.getBoundingClientRect();
+  return r.top >= b.bottom - 2 && (r.top <= b.bottom + 80 || r.bottom <= innerHeight + 1);
+}"""
+TITLE_JS = "(text) => (document.querySelector('.st-key-present_bar') || {}).innerText?.includes(text)"
+
+
+def scene_walk(browser, url: str) -> dict[str, dict[str, float]]:
+    """Every scene walked by PageDown from the home page, as a lecturer does: for each, the seconds from the key
+    press until the new scene's title is in the bar and until the scene has settled (``SETTLED_JS``)."""
+    from core.presentation import SCENES
+    from ui.i18n import translate
+    from ui.presentation import result_key
+
+    page, _ = open_page(browser, f"{url}/{SCENES[0].url_path}?present=1&lang=zh&slide={SCENES[0].id}")
+    page.wait_for_function(SETTLED_JS, arg=[SCENES[0].id, result_key(SCENES[0])], timeout=300_000, polling=50)
+    page.wait_for_timeout(3000)  # the presenter's script holds the first scene's result in place for 3 s
+    out = {}
+    for number, scene in enumerate(SCENES[1:], start=2):
+        title = translate("zh", "present.counter", k=number, n=len(SCENES))
+        start = time.monotonic()
+        page.keyboard.press("PageDown")
+        page.wait_for_function(TITLE_JS, arg=title, timeout=300_000, polling=50)
+        titled = time.monotonic() - start
+        page.wait_for_function(SETTLED_JS, arg=[scene.id, result_key(scene)], timeout=300_000, polling=50)
+        out[scene.id] = {"title_s": round(titled, 3), "settled_s": round(time.monotonic() - start, 3)}
+        _log(f"  {number:2d} {scene.id:10s} title {titled:5.2f} s, settled {out[scene.id]['settled_s']:5.2f} s")
+        page.wait_for_timeout(3500)  # the lecturer talks; the presenter's script lets go of the result
+    page.close()
+    return out
+
+
 def scene_timings(browser, url: str, reps: int) -> list[float]:
     page, _ = open_page(browser, f"{url}/?present=1")
     page.wait_for_selector(".st-key-present_bar")
@@ -149,32 +201,50 @@ def scene_timings(browser, url: str, reps: int) -> list[float]:
     return out
 
 
-def measure(reps: int) -> list[dict]:
+def walk_results(walk: dict[str, dict[str, float]]) -> list[dict]:
+    settled = [v["settled_s"] for v in walk.values()]
+    slowest = max(walk, key=lambda k: walk[k]["settled_s"])
+    details = {"scenes": walk, "title_median_s": statistics.median(v["title_s"] for v in walk.values())}
+    return [make_result("scene_walk_median_s", statistics.median(settled), TARGETS["scene_walk_median_s"], unit="s",
+                        details=details),
+            make_result("scene_walk_max_s", max(settled), TARGETS["scene_walk_max_s"], unit="s",
+                        details={"slowest": slowest})]
+
+
+def measure(reps: int, walk_only: bool = False) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
     servers = []
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            proc, url = start_server(300, "app.py")
-            servers.append(proc)
-            _log("app.py: first visits without warm-up")
-            cold = first_visits(browser, url)
-            stop(proc)
+            if not walk_only:
+                proc, url = start_server(300, "app.py")
+                servers.append(proc)
+                _log("app.py: first visits without warm-up")
+                cold = first_visits(browser, url)
+                stop(proc)
             log = Path(os.environ.get("TMPDIR", "/tmp")) / f"lab-ui-latency-{os.getpid()}.log"
             proc, url = start_server(300, "serve.py", log)
             servers.append(proc)
             warm_up_s = wait_for_line(log, "embedded models ready")
-            _log(f"serve.py: models ready {warm_up_s:.1f} s after health; first visits")
-            warm = first_visits(browser, url)
-            _log("controls")
-            controls = control_timings(browser, url, reps)
-            _log("scene changes")
-            scenes = scene_timings(browser, url, reps)
+            _log(f"serve.py: models ready {warm_up_s:.1f} s after health")
+            if not walk_only:
+                _log("first visits")
+                warm = first_visits(browser, url)
+                _log("controls")
+                controls = control_timings(browser, url, reps)
+                _log("scene changes")
+                scenes = scene_timings(browser, url, reps)
+            _log("all scenes by PageDown (a first walk visits every page once, the second is measured)")
+            scene_walk(browser, url)
+            walk = scene_walk(browser, url)
             browser.close()
     finally:
         for proc in servers:
             stop(proc)
+    if walk_only:
+        return walk_results(walk)
     medians = {name: statistics.median(_observed(values, name)) for name, values in controls.items()}
     slowest = max(medians, key=medians.get)
     rounded = {name: [None if v is None else round(v, 3) for v in values] for name, values in controls.items()}
@@ -188,6 +258,7 @@ def measure(reps: int) -> list[dict]:
         make_result("first_visit_warm_s", statistics.median(warm.values()), TARGETS["first_visit_warm_s"], unit="s",
                     details={"first_visit_warm_s": warm, "first_visit_cold_s": cold,
                              "warm_up_after_health_s": round(warm_up_s, 1)}),
+        *walk_results(walk),
     ]
 
 
@@ -195,7 +266,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each control and scene change")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--walk-only", action="store_true", help="only the walk through every scene by PageDown")
     args = parser.parse_args(argv)
+    targets = {name: TARGETS[name] for name in WALK_ONLY} if args.walk_only else TARGETS
     try:
         import playwright.sync_api  # noqa: F401
         ready = Path(CHROMIUM).exists()
@@ -203,13 +276,13 @@ def main(argv=None) -> int:
         ready = False
     if not ready:
         results = [skipped_result(name, limit, f"needs Playwright and {CHROMIUM}", unit="s")
-                   for name, limit in TARGETS.items()]
+                   for name, limit in targets.items()]
     else:
         try:
-            results = measure(args.reps)
+            results = measure(args.reps, args.walk_only)
         except Exception as exc:  # noqa: BLE001 - reported as the benchmark's failure
             results = [error_result(name, limit, f"{type(exc).__name__}: {exc}", unit="s")
-                       for name, limit in TARGETS.items()]
+                       for name, limit in targets.items()]
     text = json.dumps({"results": results}, ensure_ascii=False, indent=2)
     print(text)
     if args.json:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import math
@@ -24,6 +25,7 @@ from pathlib import Path
 from . import safe_json
 from .errors import LabError
 from .model_names import DEFAULT_BERT
+from .validation import BAD_SENTENCE_POLICIES
 
 LANG = os.environ.get("LAB_LANG", "en")
 MAX_JSON_CHARS = 1_000_000  # --layers / --weights (one argv string is at most 128 KiB on Linux anyway)
@@ -56,43 +58,76 @@ MISSING_SHOWN = 10  # "sentence i: word not found" lines on stderr; the rest are
 
 
 def _sentences(args):
-    """The command-line sentences, then the --input file's lines; blank ones skipped."""
+    """``(index, sentence)`` of the command-line sentences, then of every line of the --input file, blank ones
+    included in the count, so that a line's index is its line number - 1 after the command-line ones (blank
+    lines are not yielded). A line that cannot be read (too long, not UTF-8 text) comes as ``(index, LabError)``,
+    for ``--bad-lines`` to stop at or skip."""
     from .encoders import MAX_SENTENCE_CHARS
 
     line_bytes = 4 * MAX_SENTENCE_CHARS + 2  # UTF-8 needs at most 4 bytes a character, plus CR LF
     count = 0
 
-    def counted(sentence: str) -> str:
+    def counted(item):
         nonlocal count
         count += 1
-        if count > args.max_sentences:
+        if count > args.max_sentences:  # a stream that could not be counted beforehand (a pipe), or grew
             raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
-        return sentence
+        return item
 
-    for sentence in args.sentences:
+    for index, sentence in enumerate(args.sentences):
         if sentence.strip():
-            yield counted(sentence)
+            yield counted((index, sentence))
     if not args.input:
         return
+    first = len(args.sentences)
     try:
         with open(args.input, "rb") as handle:
             for number, raw in enumerate(iter(lambda: handle.readline(line_bytes + 1), b""), 1):
                 if len(raw) > line_bytes:
-                    raise LabError("line_too_long", line=number, file=args.input, limit=f"{MAX_SENTENCE_CHARS:,}")
+                    while raw and not raw.endswith(b"\n"):  # the rest of the line, in bounded pieces
+                        raw = handle.readline(line_bytes + 1)
+                    yield counted((first + number - 1, LabError("sentence_too_long", length=f"> {MAX_SENTENCE_CHARS:,}",
+                                                                 limit=f"{MAX_SENTENCE_CHARS:,}")))
+                    continue
                 try:
                     line = raw.decode("utf-8").strip()
-                except UnicodeDecodeError as exc:
-                    raise LabError("not_text") from exc
-                if "\x00" in line:
-                    raise LabError("not_text")
+                except UnicodeDecodeError:
+                    line = LabError("line_not_utf8")
+                if isinstance(line, str) and "\x00" in line:
+                    line = LabError("line_not_utf8")
                 if line:
-                    yield counted(line)
+                    yield counted((first + number - 1, line))
     except OSError as exc:
         raise LabError("file_unreadable", file=args.input) from exc
 
 
+def _count_sentences(path: str) -> int | None:
+    """Non-blank lines of the --input file, read in blocks (bounded memory), before any work; None for a
+    stream that can be read once only (a pipe)."""
+    try:
+        if not Path(path).is_file():
+            return None
+        count, content = 0, False
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 16), b""):
+                *ended, rest = block.split(b"\n")
+                for line in ended:
+                    count += content or bool(line.strip())
+                    content = False
+                content = content or bool(rest.strip())
+        return count + content
+    except OSError as exc:
+        raise LabError("file_unreadable", file=path) from exc
+
+
+def _where(args, index: int) -> str:
+    """Where the sentence at ``index`` came from, for a terminal: the --input file's line, or the command line."""
+    first = len(args.sentences)
+    return f"{args.input}, line {index - first + 1}" if index >= first else f"command-line sentence {index + 1}"
+
+
 def cmd_models(args) -> None:
-    from .registry import list_models
+    from .catalogue import list_models
 
     _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
            for info in list_models()])
@@ -104,64 +139,63 @@ class _Stdout:
     write = staticmethod(_write)
 
 
-def _count_lines(path: str) -> int:
-    """Lines of the --input file, read in blocks (bounded memory): the progress bar's total."""
-    try:
-        with open(path, "rb") as handle:
-            return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
-    except OSError as exc:
-        raise LabError("file_unreadable", file=path) from exc
-
-
-def _progress(args):
+def _progress(args, total: int | None):
     """A tqdm bar on stderr when it is a terminal; quiet (disabled) in a pipe, a file or a test."""
     from tqdm import tqdm
 
-    shown = sys.stderr.isatty()
-    total = len(args.sentences) + (_count_lines(args.input) if shown and args.input else 0)
-    return tqdm(total=total or None, unit=" sentences", disable=not shown, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total or None, unit=" sentences", disable=not sys.stderr.isatty(), file=sys.stderr,
+                dynamic_ncols=True)
 
 
 class _JsonLines:
     """``embed``'s default output: one JSON line per occurrence, its layers' vectors rounded to 6 decimals."""
 
-    def __init__(self, handle):
-        self.handle, self.rows = handle, 0
+    def __init__(self, handle, layers=None):
+        self.handle, self.layers, self.rows = handle, layers, 0
 
     def write(self, vectors) -> int:
         import numpy as np
 
+        from .export import _layers
+
+        chosen = _layers(vectors, self.layers)
         for occ in vectors.occurrences:
             self.handle.write(json.dumps({"sentence_index": occ.sentence_index, "sentence": occ.sentence,
-                                          "start": occ.start, "end": occ.end,
-                                          "layers": np.round(occ.layers.astype(np.float64), 6).tolist()},
+                                          "start": occ.start, "end": occ.end, "layer_indices": chosen,
+                                          "layers": np.round(occ.layers[chosen].astype(np.float64), 6).tolist()},
                                          ensure_ascii=False) + "\n")
         self.rows += len(vectors.occurrences)
         return len(vectors.occurrences)
 
 
 class _VectorSink:
-    """Where ``embed``'s batches go: ``--format`` (JSON Lines by default) to ``--out`` or stdout."""
+    """Where ``embed``'s batches go: ``--format`` (JSON Lines by default) to ``--out`` or stdout. Files are
+    written under temporary names and appear, complete, only when :meth:`commit` is called at the end of a run
+    that succeeded; :meth:`close` of a run that failed deletes them (``core.export.AtomicOutputs``)."""
 
     def __init__(self, args):
         from . import export
 
-        self.format, self.out, self._files, self._writer = args.format, args.out, [], None
+        self.format, self.out, self._files, self._writer, self._outputs = args.format, args.out, [], None, None
         needs = {"projector": "a directory", "parquet": "a .parquet file"}
         if self.format in needs and not self.out:
             raise LabError("export_needs_out", format=self.format, what=needs[self.format])
+        if self.out:
+            targets = ([export.output_path(self.out) / name for name in export.PROJECTOR_FILES]
+                       if self.format == "projector" else [self.out])
+            self._outputs = export.AtomicOutputs(*targets)
+        temps = self._outputs.temps if self._outputs else []
         try:
             if self.format == "projector":
-                Path(self.out).mkdir(parents=True, exist_ok=True)
-                self._files = [open(Path(self.out) / name, "w", encoding="utf-8", newline="\n")
-                               for name in export.PROJECTOR_FILES]
-                self._writer = export.ProjectorWriter(*self._files)
+                self._files = [open(temp, "x", encoding="utf-8", newline="\n") for temp in temps]
+                self._writer = export.ProjectorWriter(*self._files, layers=args.layer)
             elif self.format == "parquet":
-                self._writer = export.TableWriter("parquet", self.out)
+                self._writer = export.TableWriter("parquet", temps[0], layers=args.layer)
             else:  # jsonl, csv: to --out, else to stdout
-                self._files = [open(self.out, "w", encoding="utf-8", newline="")] if self.out else []
+                self._files = [open(temps[0], "x", encoding="utf-8", newline="")] if temps else []
                 handle = self._files[0] if self._files else _Stdout()
-                self._writer = _JsonLines(handle) if self.format == "jsonl" else export.TableWriter("csv", handle)
+                self._writer = (_JsonLines(handle, args.layer) if self.format == "jsonl"
+                                else export.TableWriter("csv", handle, layers=args.layer))
         except OSError as exc:
             self.close()
             raise LabError("out_unwritable", file=self.out, error=exc.strerror or type(exc).__name__) from exc
@@ -173,56 +207,87 @@ class _VectorSink:
             raise LabError("out_unwritable", file=self.out or "stdout", error=exc.strerror or type(exc).__name__) \
                 from exc
 
-    def close(self) -> None:
+    def _finish(self) -> None:
         if hasattr(self._writer, "close"):  # Parquet's footer
             self._writer.close()
         for handle in self._files:
             handle.close()
+        self._files = []
+
+    def commit(self) -> None:
+        """The run succeeded: the files take their names."""
+        try:
+            self._finish()
+        except OSError as exc:
+            self.close()
+            raise LabError("out_unwritable", file=self.out, error=exc.strerror or type(exc).__name__) from exc
+        if self._outputs:
+            self._outputs.commit()
+
+    def close(self) -> None:
+        """Whatever was not committed is deleted."""
+        with contextlib.suppress(OSError):
+            self._finish()
+        if self._outputs:
+            self._outputs.discard()
 
     def summary(self) -> dict | None:
         """What a file export wrote (printed as one JSON line; stdout carried no data)."""
-        if not self.out:
+        if not self._outputs:
             return None
-        from .export import PROJECTOR_FILES
-
-        files = [Path(self.out) / name for name in PROJECTOR_FILES] if self.format == "projector" else [Path(self.out)]
-        return {"format": self.format, "files": [str(f) for f in files], "rows": self._writer.rows}
+        return {"format": self.format, "files": [str(f) for f in self._outputs.targets], "rows": self._writer.rows}
 
 
 def cmd_embed(args) -> None:
     from .api import load, stream_word_vectors
 
+    in_file = _count_sentences(args.input) if args.input else 0
+    total = sum(1 for s in args.sentences if s.strip()) + (in_file or 0)
+    if total > args.max_sentences:  # before the model loads or anything is written
+        raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
     encoder = load(args.model)
     sink = _VectorSink(args)
     seen = missing_count = total_found = 0
-    bar = _progress(args)
+    skipped: list[int] = []
+    bar = _progress(args, total)
 
     def read():
         nonlocal seen
-        for sentence in _sentences(args):
+        for item in _sentences(args):
             seen += 1
             bar.update()
-            yield sentence
+            yield item
+
+    def skip(index: int, err: LabError) -> None:
+        skipped.append(index)
+        bar.write(f"{_where(args, index)}: skipped, {err.message(LANG, markdown=False)}", file=sys.stderr)
 
     try:
-        for part in stream_word_vectors(encoder, read(), args.word):
+        for part in stream_word_vectors(encoder, read(), args.word, bad_sentences=args.bad_lines, skipped=skip):
             total_found += len(part.occurrences)
             sink.write(part)
             for missing in part.missing:
                 missing_count += 1
                 if missing_count <= MISSING_SHOWN:
-                    bar.write(f"sentence {missing}: “{args.word}” not found", file=sys.stderr)
-        bar.total = seen  # the total counted blank lines, which are skipped
+                    bar.write(f"{_where(args, missing)}: “{args.word}” not found", file=sys.stderr)
+        if not seen - len(skipped):
+            raise LabError("empty_input")
+        if not total_found:
+            raise LabError("word_in_no_sentence", word=args.word)
+        sink.commit()
+    except LabError as err:
+        if err.code != "bad_sentence":
+            raise
+        reason = err.__cause__.message(LANG, markdown=False)  # the line's own LabError, in the CLI's language
+        raise LabError("bad_line", where=_where(args, err.params["index"]), reason=reason) from err
     finally:
         bar.close()
         sink.close()
-    if not seen:
-        raise LabError("empty_input")
+    if skipped:
+        print(f"{len(skipped)} lines skipped (--bad-lines skip)", file=sys.stderr)
     if missing_count > MISSING_SHOWN:
         print(f"… “{args.word}” not found in {missing_count - MISSING_SHOWN} more sentences "
-              f"({missing_count} of {seen} in all)", file=sys.stderr)
-    if not total_found:
-        raise LabError("word_in_no_sentence", word=args.word)
+              f"({missing_count} of {seen - len(skipped)} in all)", file=sys.stderr)
     if sink.summary():
         _emit(sink.summary())
 
@@ -314,6 +379,12 @@ def cmd_attention(args) -> None:
     sentence = " ".join(args.sentence).strip()
     encoding = encoder.encode([sentence], attentions=True)[0]
     att = encoding.attentions
+    if args.format == "html":  # every layer and head as the app's heatmaps, plotly.js inside: opens offline
+        from .export import write_attention_html
+
+        path = write_attention_html(att, encoding.tokens, args.out, model=encoder.name)
+        _emit({"format": args.format, "files": [str(path)], "shape": list(att.shape)})
+        return
     if args.format != "json":  # every layer and head, in bertviz's layout
         from .export import write_bertviz
 
@@ -377,10 +448,16 @@ def build_parser() -> argparse.ArgumentParser:
     embed = sub.add_parser("embed", help="per-layer vectors of every occurrence of a word (JSON Lines)")
     embed.add_argument("--model", default=DEFAULT_BERT)
     embed.add_argument("--word", required=True)
-    embed.add_argument("--input", help="UTF-8 text file, one sentence per line, read as a stream; a line longer "
-                       "than the models' sentence limit is refused")
+    embed.add_argument("--input", help="UTF-8 text file, one sentence per line, read as a stream; an "
+                       "occurrence's sentence_index is its line number - 1 (after any command-line sentences)")
     embed.add_argument("--max-sentences", type=_positive_int, default=MAX_INPUT_SENTENCES, metavar="N",
-                       help=f"refuse input with more than N sentences (default {MAX_INPUT_SENTENCES:,})")
+                       help=f"refuse input with more than N sentences, counted before any work "
+                       f"(default {MAX_INPUT_SENTENCES:,})")
+    embed.add_argument("--bad-lines", choices=BAD_SENTENCE_POLICIES, default="stop",
+                       help="a line the model cannot take (too long, too many tokens, not UTF-8): stop at it with "
+                       "its line number (default), or skip it and list it on stderr")
+    embed.add_argument("--layer", type=int, action="append", metavar="J",
+                       help="write only layer J (0 = the input layer); repeat for several; default: every layer")
     embed.add_argument("--format", choices=EMBED_FORMATS, default="jsonl",
                        help="jsonl: one JSON line per occurrence (stdout, the default); projector: vectors.tsv + "
                        "metadata.tsv for the TensorBoard Embedding Projector (--out DIR); csv / parquet: one row per "
@@ -406,9 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
     att.add_argument("--model", default=DEFAULT_BERT)
     att.add_argument("--layer", type=int)
     att.add_argument("--head", type=int)
-    att.add_argument("--format", choices=("json", "bertviz-json", "bertviz-npz"), default="json",
+    att.add_argument("--format", choices=("json", "bertviz-json", "bertviz-npz", "html"), default="json",
                      help="json: the chosen matrices on stdout; bertviz-json / bertviz-npz: every layer and head as "
-                     "bertviz's head_view takes them, (layers, 1, heads, n, n) and the tokens, to --out FILE")
+                     "bertviz's head_view takes them, (layers, 1, heads, n, n) and the tokens, to --out FILE; "
+                     "html: every layer and head as heatmaps in one page that opens offline, to --out FILE")
     att.add_argument("--out", metavar="FILE")
     att.add_argument("sentence", nargs="+")
     att.set_defaults(func=cmd_attention)

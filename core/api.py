@@ -7,6 +7,8 @@ and ``python -m core`` call, behind one small interface.
     vectors.stacked().shape                         # (num_layers, num_occurrences, dim)
     api.mix(vectors, [0.2, 0.2, 0.2, 0.2, 0.2], gamma=2).shape   # (num_occurrences, dim)
     api.fill_mask(bert, "他每天早上都喝一杯牛[MASK]。").masks[0].candidates[0].token   # 奶
+    api.token_vectors(bert, ["我吃了一个苹果。"]).to_frame()     # every token, every layer, as a DataFrame
+    api.sentence_vectors(bert, ["我吃了一个苹果。"], "mean").vectors.shape   # (num_layers, num_sentences, dim)
 
 Every function takes a model as a name (loaded once per process through ``core.registry``, with the
 same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
@@ -15,8 +17,10 @@ Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,24 +28,54 @@ import torch
 from . import registry
 from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_pair
-from .encoders import BertEncoder, Encoder, Encoding
+from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
-from .occurrences import MAX_SENTENCES, WordVectors, word_vectors
+from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
+from .scalar_mix import ScalarMix
+from .token_vectors import SentenceVectors, TokenVectors
+from .token_vectors import sentence_vectors as _sentence_vectors
+from .token_vectors import token_vectors as _token_vectors
+from .validation import BAD_SENTENCE_POLICIES
 
 Model = str | Encoder | registry.ModelRef
+MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) before a batch goes out anyway
+MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
 
 
-def load(model: Model) -> Encoder:
+def _given(value) -> str:
+    return type(value).__name__ if value is not None else "None"
+
+
+def _text(value, name: str) -> str:
+    """``value`` if it is text a tokenizer and a file can take, else LabError ``bad_argument`` / ``not_unicode``."""
+    if not isinstance(value, str):
+        raise LabError("bad_argument", name=name, expected="str", given=_given(value))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"): the tokenizer would raise TypeError
+        raise LabError("not_unicode", name=name) from exc
+    return value
+
+
+def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
     local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
     handle ``registry.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
-    ``hub_offline``, ``unsafe_weights``, …)."""
+    ``hub_offline``, ``unsafe_weights``, …).
+
+    ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``: the GPU when torch sees one) and ``dtype``
+    (``"float32"``, ``"bfloat16"``, ``"float16"``) other than the defaults give a copy computing there
+    (``Encoder.to``); vectors still come back as float32 numpy."""
     if isinstance(model, registry.ModelRef):
-        return model.encoder()
-    return model if isinstance(model, Encoder) else registry.load_encoder(model)
+        encoder = model.encoder()
+    elif isinstance(model, Encoder):
+        encoder = model
+    else:
+        encoder = registry.load_encoder(_text(model, "model"))
+    return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
 
 
 def load_masked_lm(model: Model) -> BertEncoder:
@@ -53,33 +87,90 @@ def load_masked_lm(model: Model) -> BertEncoder:
     return encoder
 
 
-def stream_word_vectors(model: Model, sentences: Iterable[str], word: str, *,
-                        batch_size: int = MAX_SENTENCES) -> Iterator[WordVectors]:
+def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str | LabError]], word: str, *,
+                        batch_size: int = MAX_SENTENCES, bad_sentences: str = "stop",
+                        skipped: Callable[[int, LabError], None] | None = None) -> Iterator[WordVectors]:
     """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
-    ``batch_size`` sentences, read lazily: memory is bounded by one batch whatever the stream's length.
-    ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's start. A static model
-    without a vector for ``word`` raises ``word_oov``."""
+    ``batch_size`` sentences that contain the word, read lazily: memory is bounded by one batch whatever the
+    stream's length. Only those sentences are given to the model, so every forward pass is a full batch however
+    rare the word; the others are only listed in ``missing`` (a batch also goes out after
+    :data:`MISSING_PER_BATCH` of them).
+
+    ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
+    start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
+    the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
+    ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
+    ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
+    out and calls ``skipped(index, error)``; the model's token limit is checked only for the sentences it reads.
+    A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
-    if not 1 <= batch_size <= MAX_SENTENCES:
-        raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
-    seen = 0
-    batch: list[str] = []
-    for sentence in sentences:
-        batch.append(sentence)
-        if len(batch) == batch_size:
-            yield _batch_vectors(encoder, batch, word, seen)
-            seen += len(batch)
-            batch = []
-    if batch:
-        yield _batch_vectors(encoder, batch, word, seen)
-
-
-def _batch_vectors(encoder: Encoder, batch: list[str], word: str, offset: int) -> WordVectors:
-    result = word_vectors(encoder, batch, word)
-    if result.oov:
+    word = _text(word, "word").strip()
+    if not word:
+        raise LabError("empty_word")
+    if isinstance(encoder, StaticEncoder) and encoder.word_vector(word) is None:
         raise LabError("word_oov", word=word, model=encoder.name)
-    result.occurrences = [replace(o, sentence_index=o.sentence_index + offset) for o in result.occurrences]
-    result.missing = [offset + i for i in result.missing]
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
+        raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
+    if bad_sentences not in BAD_SENTENCE_POLICIES:
+        raise LabError("bad_argument", name="bad_sentences", expected=" or ".join(BAD_SENTENCE_POLICIES),
+                       given=repr(bad_sentences))
+    batch: list[tuple[int, str]] = []
+    missing: list[int] = []
+    for index, sentence in _numbered(sentences):
+        try:
+            checked = _checked_sentence(encoder, sentence, index, word)
+        except LabError as err:
+            if bad_sentences == "stop":
+                raise LabError("bad_sentence", index=index, reason=err.message("en", markdown=False)) from err
+            if skipped is not None:
+                skipped(index, err)
+            continue
+        if checked is None:
+            missing.append(index)
+        else:
+            batch.append((index, checked))
+        if len(batch) == batch_size or len(missing) >= MISSING_PER_BATCH:
+            yield _batch_vectors(encoder, batch, missing, word)
+            batch, missing = [], []
+    if batch or missing:
+        yield _batch_vectors(encoder, batch, missing, word)
+
+
+def _iterable(sentences) -> Iterable:
+    """``sentences`` if it is an iterable of them: one string is refused, not read character by character."""
+    if isinstance(sentences, str | bytes) or not isinstance(sentences, Iterable):
+        raise LabError("bad_argument", name="sentences", expected="a list of str", given=_given(sentences))
+    return sentences
+
+
+def _numbered(sentences) -> Iterator[tuple[int, str | LabError]]:
+    for position, item in enumerate(_iterable(sentences)):
+        numbered = isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], int)
+        yield item if numbered else (position, item)
+
+
+def _checked_sentence(encoder: Encoder, sentence, index: int, word: str) -> str | None:
+    """``sentence`` as the model takes it, None when ``word`` does not occur in it (the model need not read it),
+    else the LabError that says why not."""
+    if isinstance(sentence, LabError):
+        raise sentence
+    sentence = _text(sentence, f"sentences[{index}]")
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
+    if not find_spans(sentence, word):
+        return None
+    if isinstance(encoder, BertEncoder):
+        encoder.check_length(sentence)
+    return sentence
+
+
+def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list[int], word: str) -> WordVectors:
+    if not batch:
+        return WordVectors(word, encoder.name, list(encoder.layer_names), [], missing)
+    indices = [index for index, _ in batch]
+    result = word_vectors(encoder, [sentence for _, sentence in batch], word)
+    result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
+    result.missing = sorted(missing + [indices[i] for i in result.missing])
     return result
 
 
@@ -90,9 +181,13 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     are carried into ``Occurrence.label``.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
-    names (layer 0 is the context-independent one); ``result.missing``: sentences without the word.
+    names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
+    its occurrences of one word already differ); ``result.missing``: sentences without the word. At most
+    :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
-    sentences = list(sentences)
+    sentences = _sentence_list(sentences)
+    if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
+        raise LabError("bad_argument", name="labels", expected="a list of str or None", given=_given(labels))
     if labels is not None and len(labels) != len(sentences):
         raise LabError("labels_count", given=len(labels), sentences=len(sentences))
     if not sentences:
@@ -103,6 +198,15 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     for occurrence in result.occurrences:
         occurrence.label = labels[occurrence.sentence_index] if labels is not None else None
     return result
+
+
+def _sentence_list(sentences) -> list[str]:
+    """``sentences`` as a list of text, at most :data:`MAX_EMBED_SENTENCES` (held in memory at once)."""
+    checked = [_text(sentence, f"sentences[{i}]")
+               for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
+    if len(checked) > MAX_EMBED_SENTENCES:
+        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+    return checked
 
 
 def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
@@ -129,7 +233,9 @@ class LayerProjection:
 def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
     """The page's projection (``core.vectors_view.joint_projection``: each layer centred, one PCA with
     seed 0 and sign-fixed components over all layers) of a :func:`embed` result or an array
-    ``(num_layers, num_occurrences, dim)``."""
+    ``(num_layers, num_occurrences, dim)``. Fitted on the occurrences alone: with fewer than
+    ``core.vectors_view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
+    land at mirrored ends; the page adds the sentences' other tokens as a background); compare cosines."""
     stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
     if stack.ndim != 3 or stack.shape[1] == 0:
         raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))
@@ -152,6 +258,9 @@ def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool 
     runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
     ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
     encoder = load_masked_lm(model)
+    sentence = _text(sentence, "sentence")
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise LabError("bad_argument", name="top_k", expected="int", given=_given(top_k))
     result: FillMaskResult = _fill_mask(encoder, sentence, top_k=top_k, hide_vulgar=hide_vulgar)
     runs = word_candidates(encoder, result.sentence, top_n=top_k, hide_vulgar=hide_vulgar)
     return MaskPredictions(result.sentence, result.tokens, result.masks, runs)
@@ -161,9 +270,11 @@ def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encodi
     encoder = load(model)
     if not isinstance(encoder, BertEncoder):
         raise LabError("no_attention", name=encoder.name)
+    sentence = _text(sentence, "sentence")
+    pair = None if pair is None else _text(pair, "pair")
     if pair:
         return encode_pair(encoder, sentence, pair)
-    return encoder.encode([(sentence or "").strip()], attentions=True)[0]  # empty, too long: LabError
+    return encoder.encode([sentence.strip()], attentions=True)[0]  # empty, too long: LabError
 
 
 def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,
@@ -184,3 +295,37 @@ def bertviz_attention(model: Model, sentence: str, pair: str | None = None
     encoding = _attention_encoding(model, sentence, pair)
     return tuple(torch.from_numpy(np.ascontiguousarray(layer[None], dtype=np.float32))
                  for layer in encoding.attentions), list(encoding.tokens)
+
+
+def token_vectors(model: Model, sentences: Sequence[str], *, batch_size: int = 64) -> TokenVectors:
+    """Every token of every sentence with every layer's vector: ``result.sentences[i].layers`` is
+    ``(num_layers, num_tokens, dim)`` beside ``tokens``, character ``offsets`` and ``special`` ([CLS]/[SEP]);
+    ``result.to_frame(layers=None)`` is one pandas row per token and layer. Works for BERT-family models,
+    mini-elmo-zh and word2vec (one layer; jieba words as tokens). At most :data:`MAX_EMBED_SENTENCES` sentences."""
+    return _token_vectors(load(model), _sentence_list(sentences), batch_size=batch_size)
+
+
+def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mean", *,
+                     batch_size: int = 64) -> SentenceVectors:
+    """Each sentence as one vector per layer: ``result.vectors`` ``(num_layers, num_sentences, dim)``,
+    ``result.to_frame()`` one row per sentence and layer. ``pooling``: ``"mean"`` or ``"max"`` over the
+    tokens that cover text (no [CLS]/[SEP]; word2vec: the words it knows), or ``"cls"`` (BERT only)."""
+    return _sentence_vectors(load(model), _sentence_list(sentences), pooling, batch_size=batch_size)
+
+
+def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:
+    """A UTF-8 text file of ``label|sentence`` (or plain sentence) lines, as the static-vs-contextual page
+    reads an upload: ``(sentences, labels)``, a label None where a line has none; blank lines dropped.
+    Pass both to :func:`embed` (``labels=``). Raises ``file_unreadable`` / ``not_text``."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise LabError("file_unreadable", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise LabError("not_text") from exc
+    return parse_labelled(text.splitlines())
+
+
+__all__ = ["Model", "load", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project", "LayerProjection",
+           "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors", "TokenVectors",
+           "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]

@@ -60,6 +60,26 @@ class AttentionView:
         return match
 
 
+@dataclass(frozen=True)
+class Reading:
+    """Where one token looks at one layer, averaged over the heads: its ``top`` ordinary labels (index, weight),
+    strongest first, and the weight it gives to [CLS]/[SEP] (where they are shown)."""
+    token: int
+    layer: int  # 0-based
+    top: list[tuple[int, float]]
+    special: float
+
+
+def read_row(view: AttentionView, token: int, layer: int | None = None, k: int = 3) -> Reading:
+    """The head-averaged attention row of ``token`` at ``layer`` (default: the last), read out in words'
+    order of strength; [CLS]/[SEP] are set apart, as they draw much attention whatever the sentence."""
+    layer = view.num_layers - 1 if layer is None else layer
+    row = view.head_avg[layer][token]
+    ordinary = sorted((i for i in range(len(view.labels)) if not view.special[i]), key=lambda i: -row[i])
+    return Reading(token, layer, [(i, float(row[i])) for i in ordinary[:k]],
+                   float(sum(row[i] for i in range(len(view.labels)) if view.special[i])))
+
+
 def attention_view(encoding: Encoding, hide_special: bool = False, word_level: bool = False,
                    residual: float = 0.5) -> AttentionView:
     """Attention of one encoding, optionally without [CLS]/[SEP] and/or aggregated to jieba words."""

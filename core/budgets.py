@@ -11,7 +11,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-TRAINING_FILE = Path(__file__).resolve().parent.parent / "assets" / "models" / "training.json"
+from .paths import ASSETS
+
+TRAINING_FILE = ASSETS / "models" / "training.json"
 
 
 @dataclass(frozen=True)

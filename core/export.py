@@ -14,12 +14,17 @@
 Every writer takes the :class:`~core.occurrences.WordVectors` of one batch at a time, so a corpus streams
 through in bounded memory. Text cells pass ``core.safe_text.csv_safe`` (a spreadsheet opens TSV and CSV
 alike), and a tab or line break inside a cell becomes a space (it would start a new column or row).
+Files are written whole or not at all (:class:`AtomicOutputs`): under a temporary name in the target's own
+folder, renamed into place when complete; a target that is a symbolic link, or a path with a ``..`` part, is
+refused (it could make the export overwrite a file elsewhere).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import os
+import secrets
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,9 +45,69 @@ BERTVIZ_FORMATS = ("json", "npz")
 FLOAT_FORMAT = "%.7g"  # float32 carries about 7 significant digits
 
 
+def output_path(path: str | Path) -> Path:
+    """``path`` as a place to write: LabError ``out_climbs`` for a ``..`` part, ``out_symlink`` for a symbolic
+    link (writing through it would replace the file it points to)."""
+    path = Path(path)
+    if ".." in path.parts:
+        raise LabError("out_climbs", file=str(path))
+    if path.is_symlink():
+        raise LabError("out_symlink", file=str(path))
+    return path
+
+
+class AtomicOutputs:
+    """Files that appear together, complete, or not at all: ``temps`` are fresh names in each target's folder
+    (the rename stays on one file system); :meth:`commit` renames them over the targets (a symlink put there
+    meanwhile is replaced, not followed), :meth:`discard` deletes them. As a context manager: commit when the
+    block ends normally, discard when it raises. An ``OSError`` becomes LabError ``out_unwritable``."""
+
+    def __init__(self, *targets: str | Path):
+        self.targets = [output_path(target) for target in targets]
+        self.temps = [t.with_name(f".{t.name}.{secrets.token_hex(6)}.part") for t in self.targets]
+        try:
+            for target in self.targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.targets[0], exc) from exc
+
+    def commit(self) -> None:
+        try:
+            for temp, target in zip(self.temps, self.targets, strict=True):
+                output_path(target)  # no symlink appeared since
+                os.replace(temp, target)
+        except OSError as exc:
+            raise _unwritable(target, exc) from exc
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for temp in self.temps:
+            temp.unlink(missing_ok=True)
+
+    def __enter__(self) -> list[Path]:
+        return self.temps
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def _unwritable(path: Path, exc: OSError) -> LabError:
+    return LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__)
+
+
+def text_cell(text: object) -> str:
+    """One TSV text cell: whitespace runs (tabs, line breaks) as one space, so a cell stays one cell."""
+    return " ".join(str(text).split())
+
+
 def cell(text: object) -> str:
-    """One TSV/CSV text cell: whitespace runs (tabs, line breaks) as one space, formula characters made inert."""
-    return csv_safe(" ".join(str(text).split()))
+    """One spreadsheet (CSV, Parquet) text cell: :func:`text_cell` with formula characters made inert. The
+    Projector's metadata is no spreadsheet and keeps the text as it is."""
+    return csv_safe(text_cell(text))
 
 
 def _layers(vectors: WordVectors, layers: Sequence[int] | None) -> list[int]:
@@ -58,6 +123,13 @@ def _rows(vectors: WordVectors, layers: Sequence[int] | None):
     """(occurrence, layer index) in the order every writer uses: occurrences, then layers."""
     chosen = _layers(vectors, layers)
     return [(occurrence, j) for occurrence in vectors.occurrences for j in chosen]
+
+
+def _something(vectors: WordVectors) -> WordVectors:
+    """``vectors`` when they hold an occurrence: an export of nothing is refused, not written as empty files."""
+    if not vectors.occurrences:
+        raise LabError("word_in_no_sentence", word=vectors.word)
+    return vectors
 
 
 class ProjectorWriter:
@@ -79,10 +151,10 @@ class ProjectorWriter:
         matrix = np.stack([occurrence.layers[j] for occurrence, j in rows]).astype(np.float32)
         np.savetxt(self.vectors_file, matrix, fmt=FLOAT_FORMAT, delimiter="\t")
         for occurrence, j in rows:
-            cells = [str(occurrence.sentence_index + 1),
+            cells = [str(occurrence.sentence_index),
                      highlight(occurrence.sentence, occurrence.start, occurrence.end, escape=False),
                      vectors.layer_names[j], vectors.model] + ([occurrence.label or ""] if self.labelled else [])
-            self.metadata_file.write("\t".join(cell(c) for c in cells) + "\n")
+            self.metadata_file.write("\t".join(text_cell(c) for c in cells) + "\n")
         self.rows += len(rows)
         return len(rows)
 
@@ -93,21 +165,25 @@ def _labelled(vectors: WordVectors) -> bool:
 
 def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequence[int] | None = None
                     ) -> tuple[Path, Path]:
-    """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced)."""
-    directory = Path(directory)
+    """``directory/vectors.tsv`` and ``directory/metadata.tsv`` (created; existing files are replaced, both at
+    once). ``sentence_index`` counts from 0, as in the API. No occurrence: ``word_in_no_sentence``, nothing
+    written."""
+    _something(vectors)
+    directory = output_path(directory)
     paths = tuple(directory / name for name in PROJECTOR_FILES)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(paths[0], "w", encoding="utf-8", newline="\n") as vec, \
-                open(paths[1], "w", encoding="utf-8", newline="\n") as meta:
-            ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
-    except OSError as exc:
-        raise LabError("out_unwritable", file=str(directory), error=exc.strerror or type(exc).__name__) from exc
+    with AtomicOutputs(*paths) as temps:
+        try:
+            with open(temps[0], "x", encoding="utf-8", newline="\n") as vec, \
+                    open(temps[1], "x", encoding="utf-8", newline="\n") as meta:
+                ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
+        except OSError as exc:
+            raise _unwritable(directory, exc) from exc
     return paths
 
 
 def projector_zip(vectors: WordVectors, *, layers: Sequence[int] | None = None) -> bytes:
     """The two Projector files in one zip (a browser download is one file)."""
+    _something(vectors)
     vec, meta = io.StringIO(), io.StringIO()
     ProjectorWriter(vec, meta, labelled=_labelled(vectors), layers=layers).write(vectors)
     buffer = io.BytesIO()
@@ -123,7 +199,7 @@ def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> 
     columns: dict[str, list] = {
         "model": [cell(vectors.model)] * len(rows), "layer_index": [j for _, j in rows],
         "layer": [vectors.layer_names[j] for _, j in rows],
-        "sentence_index": [o.sentence_index + 1 for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
+        "sentence_index": [o.sentence_index for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
         "start": [o.start for o, _ in rows], "end": [o.end for o, _ in rows],
         "label": [cell(o.label or "") for o, _ in rows]}
     matrix = np.stack([o.layers[j] for o, j in rows]).astype(np.float32) if rows else np.zeros((0, 0), np.float32)
@@ -196,13 +272,33 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
     if fmt not in BERTVIZ_FORMATS:
         raise ValueError(f"format must be one of {BERTVIZ_FORMATS}, not {fmt!r}")
     path = Path(path)
+    with AtomicOutputs(path) as (temp,):
+        try:
+            if fmt == "json":
+                with open(temp, "x", encoding="utf-8") as handle:
+                    handle.write(bertviz_json(attention, tokens, model=model))
+            else:
+                with open(temp, "xb") as handle:  # a handle: np.savez would add ".npz" to another suffix
+                    np.savez_compressed(handle, attention=bertviz_arrays(attention),
+                                        tokens=np.array(list(tokens), dtype=str))
+        except OSError as exc:
+            raise _unwritable(path, exc) from exc
+    return path
+
+
+def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str | Path, *, model: str = "") -> Path:
+    """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
+    with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
+    which load their scripts from a CDN."""
+    from .figures.bert import attention_grid
+
+    layers, heads = attention.shape[:2]
+    figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],
+                            head_names=[f"head {h}" for h in range(heads)],
+                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens))
+    path = Path(path)
     try:
-        if fmt == "json":
-            path.write_text(bertviz_json(attention, tokens, model=model), encoding="utf-8")
-        else:
-            with open(path, "wb") as handle:  # a handle: np.savez would add ".npz" to another suffix
-                np.savez_compressed(handle, attention=bertviz_arrays(attention),
-                                    tokens=np.array(list(tokens), dtype=str))
+        figure.write_html(path, include_plotlyjs=True, full_html=True)
     except OSError as exc:
         raise LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__) from exc
     return path

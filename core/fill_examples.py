@@ -7,13 +7,17 @@ the corruption demo, and the tests check every example on the shipped weights. P
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-EVAL_DIR = Path(__file__).resolve().parent.parent / "assets" / "eval"
-DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the lecture's fill-mask demo set
+from .paths import ASSETS
+
+EVAL_DIR = ASSETS / "eval"
+DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the project's fill-mask demo set (the lecture has none)
+EVALUATION_FILE = ASSETS / "models" / "evaluation.json"  # python -m core.train.evaluate
 # Whole-word sentences written after the demo set, as a check on sentences no change was chosen on.
 WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"
 # Everyday whole-word sentences written before the continued pre-training on everyday text, so that no
@@ -95,6 +99,25 @@ def _known() -> dict[str, Known]:
     return known
 
 
+@dataclass(frozen=True)
+class DemoScore:
+    """How the embedded mini-bert-zh does on the demo set: ``hits`` of ``sentences`` have an accepted answer in
+    its top ``top`` (``core.train.evaluate.evaluate_demo_set``)."""
+    top: int
+    hits: int
+    sentences: int
+
+
+@cache
+def demo_score(path: Path | str = EVALUATION_FILE) -> DemoScore | None:
+    """The stored demo-set score of mini-bert-zh; None when the evaluation file or its entry is missing."""
+    try:
+        entry = json.loads(Path(path).read_text(encoding="utf-8"))["mini-bert-zh"]["demo_set"]
+        return DemoScore(int(entry["top"]), int(entry["hits"]), int(entry["sentences"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def lookup(masked: str, mask_token: str = MASK) -> Known | None:
     """The accepted answers and true sentence of a masked sentence the app's data knows, else None."""
     return _known().get(masked.replace(mask_token, MASK))
@@ -103,6 +126,12 @@ def lookup(masked: str, mask_token: str = MASK) -> Known | None:
 def answer_rank(proposed: Sequence[str], accepted: Sequence[str]) -> int | None:
     """1-based rank of the first proposal that is an accepted answer; None when none is."""
     return next((rank for rank, word in enumerate(proposed, 1) if word in accepted), None)
+
+
+def candidates_for(masked: str, mask_token: str = MASK) -> tuple[str, ...]:
+    """Words to compare at the masks of ``masked``: the default candidates for the page's default sentence,
+    none for any other (a box left on 苹果,水果,公司 under an unrelated sentence compares nothing)."""
+    return DEFAULT_CANDIDATES if masked.replace(mask_token, MASK) == EXAMPLES[0].masked else ()
 
 
 def nsp_label(first: str, second: str) -> bool | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import fill_confidence
 from . import fill_examples as fx
 from . import fillmask as fm
 from .attention_view import TextNotes, inspect_text
@@ -25,6 +26,7 @@ class FillView:
     runs: list[fm.MaskRun]  # whole-word candidates of every run of two or more masks
     steps: list[fm.FillStep]  # filling the most confident mask, one at a time
     known: fx.Known | None  # accepted answers and true sentence, when the app's data knows the sentence
+    signals: list[fill_confidence.Signal]  # how sure the model is at each gap, from its distribution
 
     @property
     def proposals(self) -> list[str]:
@@ -35,11 +37,12 @@ def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str
               chars: Sequence[int] = (), top_k: int = 5, hide_vulgar: bool = True) -> FillView:
     """Everything the page shows for one input (``fm.masked_input``'s three modes). Bad input raises LabError."""
     masked = fm.masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
-    return FillView(masked=masked,
-                    result=fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar),
-                    runs=fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar),
-                    steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar),
-                    known=fx.lookup(masked, encoder.mask_token))
+    result = fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar, characters_only=True)
+    runs = fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar)
+    return FillView(masked=masked, result=result, runs=runs,
+                    steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
+                                            characters_only=True),
+                    known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs))
 
 
 @dataclass(frozen=True)

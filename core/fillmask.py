@@ -125,13 +125,16 @@ def _special_ids(encoder: BertEncoder, size: int) -> list[int]:
 
 
 def top_candidates(encoder, distribution: np.ndarray, top_k: int, before: str = "", after: str = "",
-                   hide_vulgar: bool = True) -> tuple[list[Candidate], int]:
+                   hide_vulgar: bool = True, characters_only: bool = False) -> tuple[list[Candidate], int]:
     """The ``top_k`` most probable tokens of ``distribution`` (over ``encoder.tokenizer``'s vocabulary,
-    special tokens never offered) for the gap between ``before`` and ``after``, and how many were left
-    out because they would complete a vulgar word (``hide_vulgar``). Any encoder with a tokenizer."""
+    special tokens never offered; ``characters_only``: punctuation and symbols neither) for the gap between
+    ``before`` and ``after``, and how many were left out because they would complete a vulgar word
+    (``hide_vulgar``). Any encoder with a tokenizer."""
     chosen, hidden = [], 0
     for token_id in _ranked(distribution, _special_ids(encoder, distribution.shape[-1])):
         token = _display(encoder, token_id)
+        if characters_only and _is_punctuation(token):
+            continue
         if hide_vulgar and creates_vulgar(before, _as_text(token), after):
             hidden += 1
             continue
@@ -141,17 +144,20 @@ def top_candidates(encoder, distribution: np.ndarray, top_k: int, before: str = 
     return chosen, hidden
 
 
-def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> FillMaskResult:
+def fill_mask(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True,
+              characters_only: bool = False) -> FillMaskResult:
     """Top-k candidates with probabilities for every [MASK], from one forward pass.
 
     ``hide_vulgar`` leaves out candidates that would complete a word of the vulgar-word list
-    (counted in ``MaskSlot.hidden``); the next candidates move up.
+    (counted in ``MaskSlot.hidden``); the next candidates move up. ``characters_only``: punctuation and
+    symbols are not offered either (the fill-mask page asks for words; their probability stays in the
+    distribution).
     """
-    return fill_masks(encoder, [sentence], top_k, hide_vulgar)[0]
+    return fill_masks(encoder, [sentence], top_k, hide_vulgar, characters_only)[0]
 
 
 def fill_masks(encoder: BertEncoder, sentences: list[str], top_k: int = 5,
-               hide_vulgar: bool = True) -> list[FillMaskResult]:
+               hide_vulgar: bool = True, characters_only: bool = False) -> list[FillMaskResult]:
     """:func:`fill_mask` of each sentence, all from one batched forward pass."""
     if not 1 <= top_k <= 50:
         raise LabError("out_of_range", name="top_k", low=1, high=50)
@@ -169,7 +175,8 @@ def fill_masks(encoder: BertEncoder, sentences: list[str], top_k: int = 5,
         for k, position in enumerate(positions):
             distribution = probs[k].astype(np.float64)
             before, after = _around(sentence, encoder.mask_token, k)
-            chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar)
+            chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar,
+                                            characters_only)
             slots.append(MaskSlot(k, position, chosen, distribution, hidden))
         results.append(FillMaskResult(sentence, encoder.tokenizer.convert_ids_to_tokens(ids.tolist()), slots))
     return results
@@ -319,13 +326,14 @@ def whole_word_mask(sentence: str, word: str, encoder: BertEncoder | None = None
     return "".join(out)
 
 
-def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True) -> list[FillStep]:
+def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vulgar: bool = True,
+                   characters_only: bool = False) -> list[FillStep]:
     """Fill the most confident mask, re-run the model, repeat until no mask is left. A step keeps the
     top-k candidates of its open masks, not their distributions over the whole vocabulary."""
     steps = []
     text = check_masked_sentence(sentence, encoder.mask_token)
     for _ in range(text.count(encoder.mask_token)):  # each step fills exactly one mask
-        result = fill_mask(encoder, text, top_k, hide_vulgar)
+        result = fill_mask(encoder, text, top_k, hide_vulgar, characters_only)
         best = max(result.masks, key=lambda slot: slot.candidates[0].score)
         choice = best.candidates[0]
         parts = text.split(encoder.mask_token)

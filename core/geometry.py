@@ -151,16 +151,23 @@ def loo_nn_accuracy(
     same vector) every other item ties, so the score is exactly the guessing level of a random
     neighbour, Σ (n_sense − 1) / (n − 1) / n (≈ 49% for two balanced senses), not 100%.
     """
+    hits = loo_nn_hits(vectors, labels, centre=centre)
+    return None if hits is None else float(hits.mean())
+
+
+def loo_nn_hits(vectors: ArrayLike, labels: Sequence[Label], centre: bool = False) -> np.ndarray | None:
+    """Per labelled item (in order), its :func:`loo_nn_accuracy` outcome: 1 when its nearest neighbour has its
+    sense, 0 when not, a tie's share in between; paired comparisons of two settings on the same items use it."""
     x, kept = _labelled(vectors, labels, "vectors")
     if len(kept) < 2 or len(set(kept)) < 2:
         return None
     sims = np.round(cosine_matrix(x, centre=centre), _TIE_DECIMALS)
-    hits = 0.0
+    hits = np.empty(len(kept))
     for i in range(len(kept)):
         others = np.delete(np.arange(len(kept)), i)
         best = others[sims[i, others] == sims[i, others].max()]
-        hits += np.mean([kept[j] == kept[i] for j in best])
-    return float(hits / len(kept))
+        hits[i] = np.mean([kept[j] == kept[i] for j in best])
+    return hits
 
 
 def centroid_accuracy(

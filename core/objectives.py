@@ -147,9 +147,9 @@ def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[l
 class RightContextMovement:
     """How far the vectors of the shared beginning moved when only the text after it changed.
 
-    Each array is (layers, tokens) for one metric: layer 0 is the context-independent layer (ELMo's token
-    layer, BERT's embeddings). ``elmo_forward`` / ``elmo_backward`` are the two halves of ELMo's
-    h_{k,j} = [forward_j; backward_j].
+    Each array is (layers, tokens) for one metric: layer 0 is the input layer (ELMo's token layer,
+    context-independent; BERT's embeddings, which depend on the position, not on the other tokens).
+    ``elmo_forward`` / ``elmo_backward`` are the two halves of ELMo's h_{k,j} = [forward_j; backward_j].
     """
 
     text_a: str
@@ -160,13 +160,18 @@ class RightContextMovement:
     elmo_backward: dict[str, np.ndarray]
     bert: dict[str, np.ndarray]
 
-    def largest(self, part: str, metric: str = "cosine", first_layer: int = 1) -> float:
-        """The largest movement of ``part`` ("elmo_forward", "elmo_backward", "bert") from ``first_layer`` up."""
-        return float(getattr(self, part)[metric][first_layer:].max())
+    def _moves(self, part: str, metric: str, first_layer: int, token: int | None) -> np.ndarray:
+        moves = getattr(self, part)[metric][first_layer:]
+        return moves if token is None else moves[:, token]
 
-    def smallest(self, part: str, metric: str = "cosine", first_layer: int = 1) -> float:
-        """The smallest movement of ``part`` over every token and every layer from ``first_layer`` up."""
-        return float(getattr(self, part)[metric][first_layer:].min())
+    def largest(self, part: str, metric: str = "cosine", first_layer: int = 1, token: int | None = None) -> float:
+        """The largest movement of ``part`` ("elmo_forward", "elmo_backward", "bert") from ``first_layer`` up, over
+        every token or of ``token`` alone."""
+        return float(self._moves(part, metric, first_layer, token).max())
+
+    def smallest(self, part: str, metric: str = "cosine", first_layer: int = 1, token: int | None = None) -> float:
+        """The smallest movement of ``part`` over every layer from ``first_layer`` up, every token or ``token``."""
+        return float(self._moves(part, metric, first_layer, token).min())
 
 
 def check_pair(text_a: str | None, text_b: str | None) -> tuple[str, str]:

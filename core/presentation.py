@@ -55,6 +55,8 @@ SCENES: tuple[Scene, ...] = (
     _scene("pair", "static-vs-contextual", scene="lecture_apple", ctx="elmo"),
     _scene("senses", "static-vs-contextual", scene="apple", ctx="elmo", layer=0),
     _scene("oov", "static-vs-contextual", scene="oov", ctx="elmo"),
+    # ... and with the class's own sentences: the lecturer's current class board
+    _scene("board", "class-board"),
     # ELMo's pre-training task: the forward and backward language models
     _scene("bilm", "pretraining-objectives", sentence="我吃了一个苹果", pos=5),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets
@@ -72,7 +74,7 @@ SCENES: tuple[Scene, ...] = (
            token=0),
     _scene("fill", "fill-mask", sentence="我吃了一个[MASK][MASK]。"),
     _scene("iterative", "fill-mask", sentence="他去[MASK][MASK]馆借了三本书。"),
-    _scene("objective", "pretraining-objectives", sentence="我吃了一个苹果", mask=5),
+    _scene("objective", "pretraining-objectives", gpt_sentence="我吃了一个苹果", mask=5),
     _scene("attention", "attention-heatmap", sentence="苹果昨天发布了新手机", token="苹"),
     # the two ways of using a pre-trained model, today's parameter-efficient fine-tuning, the lecture's exercises
     _scene("transfer", "feature-vs-finetune"),

@@ -6,7 +6,6 @@ or a Hugging Face hub id of a BERT-family masked LM, loaded with safetensors onl
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -16,19 +15,20 @@ import urllib.parse
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.encoders).
+from huggingface_hub.errors import StrictDataclassError
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
 from transformers.utils import logging as hf_logging
 
+from .catalogue import EMBEDDED, MODELS_DIR, ModelInfo, list_models  # noqa: F401 (re-exported)
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .errors import LabError
-from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC  # noqa: F401 (re-exported)
 from .safe_text import well_formed_model_name
 
 # transformers logs a table of missing / unexpected weights ("LOAD REPORT") before any error; load_bert's own
@@ -36,57 +36,8 @@ from .safe_text import well_formed_model_name
 # transformers logs another table (its tensor-parallel plan check runs when the level is WARNING or above).
 hf_logging.get_logger("transformers.modeling_utils").addFilter(lambda record: "LOAD REPORT" not in record.getMessage())
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
-EMBEDDED = {
-    DEFAULT_BERT: ("bert", "Mini BERT (4 layers, character level), trained by this project"),
-    DEFAULT_ELMO: ("elmo", "Mini ELMo biLM (2 biLSTM layers, character level), trained by this project"),
-    DEFAULT_STATIC: ("static", "Skip-gram word2vec on jieba words, trained by this project"),
-}
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 MASKED_LM_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "albert", "distilbert", "camembert", "ernie"}
-
-
-@dataclass
-class ModelInfo:
-    name: str
-    kind: str
-    available: bool
-    problem: LabError | None  # why it is not available (``problem.message(lang)``), None when it is
-    num_layers: int | None
-    description: str
-
-    @property
-    def reason(self) -> str | None:
-        """``problem`` in English (CLI, logs)."""
-        return self.problem.message("en", markdown=False) if self.problem else None
-
-
-def _embedded_files(kind: str) -> tuple[str, ...]:
-    return {"bert": ("config.json", "model.safetensors", "vocab.txt"),
-            "elmo": ("config.json", "model.safetensors", "vocab.txt"),
-            "static": ("config.json", "vectors.safetensors", "vocab.txt")}[kind]
-
-
-def _embedded_layers(kind: str, config: dict) -> int:
-    return {"bert": lambda: config["num_hidden_layers"] + 1,
-            "elmo": lambda: config["num_layers"] + 1,
-            "static": lambda: 1}[kind]()
-
-
-def list_models() -> list[ModelInfo]:
-    """The embedded models with their availability (a missing model says why)."""
-    infos = []
-    for name, (kind, description) in EMBEDDED.items():
-        directory = MODELS_DIR / name
-        missing = [f for f in _embedded_files(kind) if not (directory / f).exists()]
-        if missing:
-            problem = LabError("model_not_trained", name=name, directory=str(directory), files=", ".join(missing))
-            infos.append(ModelInfo(name, kind, False, problem, None, description))
-            continue
-        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-        infos.append(ModelInfo(name, kind, True, None, _embedded_layers(kind, config), description))
-    return infos
-
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?")
 MAX_OTHER_MODELS = 2  # hub / directory models kept loaded (least recently used goes); embedded ones stay
@@ -482,7 +433,8 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
         if local is not None:
             raise LabError("load_failed", name=display_name, detail=text.splitlines()[0][:300]) from exc
         raise LabError("hub_offline", name=display_name) from exc
-    except (ValueError, KeyError, RuntimeError, TypeError, SafetensorError) as exc:  # SafetensorError: a bad header
-        raise LabError("load_failed", name=display_name, detail=str(exc).splitlines()[0][:300]) from exc
+    except (ValueError, KeyError, RuntimeError, TypeError, ArithmeticError, SafetensorError,
+            StrictDataclassError) as exc:  # a bad header; a config field of the wrong type (huggingface_hub)
+        raise LabError("load_failed", name=display_name, detail=" ".join(str(exc).split())[:300]) from exc
     model.float().eval()
     return BertEncoder(display_name, model, tokenizer, nsp_head)

@@ -38,10 +38,11 @@ def difference_interval(p1: float, p2: float, n1: int, n2: int, z: float = Z_95)
 
 
 def paired_difference_interval(correct_1, correct_2, z: float = Z_95) -> tuple[float, float, float]:
-    """(p₁ − p₂, lower, upper) from two per-item 0/1 outcome sequences on the same items: the normal
-    (Wald) interval of the mean of the per-item differences, whose variance comes from the disagreements."""
-    a = [int(x) for x in correct_1]
-    b = [int(x) for x in correct_2]
+    """(p₁ − p₂, lower, upper) from two per-item outcome sequences on the same items (0/1, "0"/"1", or a
+    share in between for a tied vote): the normal (Wald) interval of the mean of the per-item differences,
+    whose variance comes from the disagreements."""
+    a = [float(x) for x in correct_1]
+    b = [float(x) for x in correct_2]
     if not a or len(a) != len(b):
         raise ValueError("need two outcome sequences of the same, positive length")
     n = len(a)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from .errors import LabError
 
+BAD_SENTENCE_POLICIES = ("stop", "skip")  # what a stream of sentences does at one the model cannot take
+
 
 def check_length(text: str, limit: int) -> None:
     """LabError too_long when ``text`` has more than ``limit`` characters."""

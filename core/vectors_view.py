@@ -28,12 +28,14 @@ from .errors import LabError
 from .mixing import layer_normalise, normalise_weights, scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .safe_text import csv_safe
+from .stats import paired_difference_interval
 from .validation import check_length
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
 MAX_LINE_CHARS = 500  # one sentence (the models have their own, smaller token limits)
 MAX_WORD_CHARS = 20
 NEIGHBOURS_K = 3
+MIN_OWN_FRAME = 3  # fewer occurrences: the projection is fitted on the sentences' other tokens too (a background)
 STATIC_NEIGHBOURS_K = 8
 HOVER_MAX_SENTENCES = 12
 
@@ -118,7 +120,8 @@ class VectorsView:
     layer_names: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # one short id per contextual occurrence, e.g. "3" or "3·2"
     hover: list[str] = field(default_factory=list)  # escaped sentence with the word marked, per occurrence
-    projection: geometry.Projection | None = None  # ONE PCA over all layers (each centred), see joint_projection
+    # ONE PCA over all layers (each centred, see joint_projection; with a background also scaled, occurrence_layers)
+    projection: geometry.Projection | None = None
     coords: np.ndarray | None = None  # (num_layers, n_occ, 2)
     cosine: dict[bool, np.ndarray] = field(default_factory=dict)  # centre -> (num_layers, n, n)
     neighbours: dict[bool, list[list[list[tuple[int, float]]]]] = field(default_factory=dict)
@@ -126,6 +129,9 @@ class VectorsView:
     static_accuracy: dict[bool, float | None] = field(default_factory=dict)
     static_map: StaticMap | None = None
     static_hover: list[str] = field(default_factory=list)  # escaped sentences sharing the one static vector
+    # With fewer than MIN_OWN_FRAME occurrences, the sentences' other tokens: the frame is fitted on them too
+    background_tokens: list[str] = field(default_factory=list)
+    background_coords: np.ndarray | None = None  # (num_layers, m, 2), the same frame as ``coords``
 
     @property
     def num_occurrences(self) -> int:
@@ -154,6 +160,28 @@ class VectorsView:
     def stacked(self) -> np.ndarray:
         """(num_layers, n_occ, dim) contextual vectors."""
         return self.contextual.stacked()
+
+    def mean_cosine(self, centre: bool, layer: int) -> float:
+        """The mean cosine between different occurrences at ``layer`` (two or more occurrences): how alike the
+        model makes the word across the sentences; layer 0, before any context, is its baseline."""
+        matrix = self.cosine[centre][layer]
+        n = matrix.shape[0]
+        return float((matrix.sum() - np.trace(matrix)) / (n * (n - 1)))
+
+
+def _background(encodings: Sequence[Encoding | None], occurrences) -> tuple[np.ndarray | None, list[str]]:
+    """Every other token of the encoded sentences, (num_layers, m, dim) and its text: what a projection of a
+    few occurrences is drawn against (specials and the occurrences' own tokens left out)."""
+    layers, tokens = [], []
+    for i, encoding in enumerate(encodings):
+        if encoding is None:
+            continue
+        own = {k for o in occurrences if o.sentence_index == i for k in o.token_indices}
+        for k, (start, end) in enumerate(encoding.offsets):
+            if not encoding.special[k] and k not in own:
+                layers.append(encoding.layers[:, k])
+                tokens.append(encoding.text[start:end])
+    return (np.stack(layers, axis=1).astype(np.float64) if layers else None), tokens
 
 
 def _occurrence_ids(vectors: WordVectors) -> list[str]:
@@ -228,8 +256,21 @@ def occurrence_layers(
     view.hover = [highlight(o.sentence, o.start, o.end) for o in occurrences]
     stacked = view.contextual.stacked().astype(np.float64)  # (L, n, dim)
     num_layers, n, dim = stacked.shape
-    view.projection = joint_projection(stacked)
-    view.coords = project_layers(view.projection, stacked)
+    background = None
+    if n < MIN_OWN_FRAME:  # fitted on these points alone, two points always land at mirrored ends
+        background, view.background_tokens = _background(encodings, occurrences)
+    if background is None:
+        view.projection = joint_projection(stacked)
+        view.coords = project_layers(view.projection, stacked)
+    else:
+        # each layer centred and scaled to one RMS length with its background, so that every layer (ELMo's
+        # token layer is several times longer) spreads alike in the shared frame
+        frame = np.concatenate([stacked, background], axis=1)
+        frame = frame - frame.mean(axis=1, keepdims=True)
+        frame /= np.maximum(np.sqrt((frame ** 2).sum(axis=-1).mean(axis=1, keepdims=True))[..., None], 1e-12)
+        view.projection = geometry.project(frame.reshape(-1, dim))
+        coords = frame @ view.projection.components.T
+        view.coords, view.background_coords = coords[:, :n], coords[:, n:]
     occ_labels = view.occurrence_labels
     for centre in (False, True):
         view.cosine[centre] = np.stack([geometry.cosine_matrix(stacked[j], centre=centre) for j in range(num_layers)])
@@ -274,6 +315,40 @@ class MixView:
     layer_coords: np.ndarray | None = None  # (L+1, n, 2): the layers as mixed (normalised or not), same frame
     explained: np.ndarray | None = None  # that frame's explained variance ratio (2,)
     layer_accuracy: list[float | None] | None = None  # each layer alone, as mixed (standardised or not)
+    hits: np.ndarray | None = None  # per labelled occurrence, the mix's nearest-neighbour outcome (paired tests)
+    layer_hits: list[np.ndarray | None] | None = None  # the same for each layer alone
+
+
+@dataclass(frozen=True)
+class WeightsVerdict:
+    """Do the settings on show (the current mix, each layer alone) differ in sense accuracy on these
+    occurrences? Each is compared with the most accurate one by the paired 95 % interval over the same
+    occurrences. ``verdict``: "tie" (none falls behind beyond sampling error), "layer0" (only layer 0 alone
+    does: the input layer, before any other token is mixed in), "differ" (another setting does, so the
+    weighting changes the accuracy). ``best`` / ``worst``: None for the mix, else the layer; ``diff``,
+    ``low``, ``high``: best − worst."""
+
+    verdict: str
+    best: int | None
+    worst: int | None
+    diff: float
+    low: float
+    high: float
+    n: int
+
+
+def weights_verdict(mix: MixView) -> WeightsVerdict | None:
+    """:class:`WeightsVerdict` of a :func:`mix_view`; None without sense labels to score."""
+    settings = [(None, mix.hits)] + list(enumerate(mix.layer_hits or []))
+    settings = [(key, hits) for key, hits in settings if hits is not None]
+    if len(settings) < 2:
+        return None
+    best = max(settings, key=lambda item: item[1].mean())  # a tie: the mix, listed first
+    worst = min(settings, key=lambda item: item[1].mean())
+    below = {key for key, hits in settings if paired_difference_interval(best[1], hits)[1] > 0}
+    diff, low, high = paired_difference_interval(best[1], worst[1])
+    verdict = "tie" if not below else "layer0" if below == {0} else "differ"
+    return WeightsVerdict(verdict, best[0], worst[0], diff, low, high, len(best[1]))
 
 
 def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
@@ -332,11 +407,12 @@ def mix_view(
     if projection.components.shape[1] != dim:
         raise ValueError(f"projection fitted on dimension {projection.components.shape[1]}, layers have {dim}")
     coords = project_layers(projection, mixed)
-    accuracy = geometry.loo_nn_accuracy(mixed, list(labels), centre=False) if n >= 2 else None
+    hits = geometry.loo_nn_hits(mixed, list(labels), centre=False) if n >= 2 else None
     # standardising shifts a layer by its mean, which moves its cosines: score the layers as they are mixed
-    alone = [geometry.loo_nn_accuracy(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
-    return MixView(s, mixed, coords, accuracy, project_layers(projection, stack), projection.explained_variance_ratio,
-                   alone)
+    alone = [geometry.loo_nn_hits(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
+    return MixView(s, mixed, coords, None if hits is None else float(hits.mean()), project_layers(projection, stack),
+                   projection.explained_variance_ratio, [None if h is None else float(h.mean()) for h in alone],
+                   hits, alone)
 
 
 def export_rows(view: VectorsView) -> list[dict]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
-WORDLIST = Path(__file__).resolve().parents[1] / "assets" / "wordlists" / "vulgar-zh.txt"
+from .paths import ASSETS
+
+WORDLIST = ASSETS / "wordlists" / "vulgar-zh.txt"
 
 
 @functools.lru_cache(maxsize=1)

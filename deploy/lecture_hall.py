@@ -31,10 +31,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from deploy.upload_quota import UPLOADS_PER_MINUTE
+
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "lab_backend"
 DEFAULT_PORT = 8500
 STARTUP_TIMEOUT_S = 180.0
+UPLOAD_BURST = 10  # uploads a client may start at once before nginx's per-minute rate applies
 
 
 def find_nginx() -> str | None:
@@ -80,20 +83,37 @@ http {{
         "" close;
     }}
 
+    # Uploads per client address (the app processes see every request come from 127.0.0.1, so they cannot count
+    # per client: deploy/upload_quota.py, LAB_UPLOADS_PER_MINUTE=0 below); each session's own bound stays theirs.
+    limit_req_zone $binary_remote_addr zone=lab_uploads:1m rate={UPLOADS_PER_MINUTE}r/m;
+    limit_req_status 429;
+
     server {{
         listen {listen}:{port};
         client_max_body_size 2m;  # the app accepts uploads of 1 MB (.streamlit/config.toml)
+        # ...held in memory: started as root, nginx's workers run as nobody and cannot write a body to the
+        # temporary directory (uploads through the hall were HTTP 500)
+        client_body_buffer_size 2m;
+        proxy_http_version 1.1;
+        proxy_set_header Host $host;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_read_timeout 1d;  # a session's websocket stays open for the whole lecture
+        proxy_buffering off;
+        add_header Set-Cookie "{COOKIE}=$lab_port; Path=/; HttpOnly; SameSite=Lax" always;
 
         location / {{
             proxy_pass http://127.0.0.1:$lab_port;
-            proxy_http_version 1.1;
-            proxy_set_header Host $host;
-            proxy_set_header Upgrade $http_upgrade;
-            proxy_set_header Connection $connection_upgrade;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_read_timeout 1d;  # a session's websocket stays open for the whole lecture
-            proxy_buffering off;
-            add_header Set-Cookie "{COOKIE}=$lab_port; Path=/; HttpOnly; SameSite=Lax" always;
+        }}
+        location /_stcore/upload_file/ {{
+            limit_req zone=lab_uploads burst={UPLOAD_BURST} nodelay;
+            proxy_pass http://127.0.0.1:$lab_port;
+        }}
+        # Streamlit's metrics (cache names and sizes, upload bytes, session counts) are nobody's business on the
+        # LAN; any spelling nginx would pass on (//_stcore/metrics, a trailing slash, a query) ends here.
+        location ~ ^/+_stcore/+metrics {{
+            return 404;
         }}
     }}
 }}
@@ -140,7 +160,8 @@ class LectureHall:
             (self.prefix / f"{name}_temp").mkdir(exist_ok=True)
         conf = self.prefix / "nginx.conf"
         conf.write_text(nginx_config(self.listen, self.port, self.backends, self.prefix), encoding="utf-8")
-        env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+        env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
+               "LAB_UPLOADS_PER_MINUTE": "0"}  # nginx counts per client address (nginx_config)
         try:
             for backend in self.backends:
                 log = open(self.log_dir / f"app-{backend}.log", "w", encoding="utf-8")

@@ -110,11 +110,12 @@ def reset_model_caches():
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
     """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    from core import registry
+    from core import catalogue, registry
 
     directory = tmp_path / "models"
     build_tiny_static(directory / "word2vec-zh")
-    monkeypatch.setattr(registry, "MODELS_DIR", directory)
+    for module in (catalogue, registry):  # the catalogue lists, the registry loads: both read the folder
+        monkeypatch.setattr(module, "MODELS_DIR", directory)
     reset_model_caches()
     yield directory
     reset_model_caches()

@@ -51,6 +51,39 @@ def test_embed_errors(bert):
     assert err.value.code == "word_oov"
 
 
+@pytest.mark.parametrize("call, code, fragment", [
+    (lambda m: api.embed(m, None, "苹果"), "bad_argument", "sentences must be a list of str, not None"),
+    (lambda m: api.embed(m, APPLE, 5), "bad_argument", "word must be str, not int"),
+    (lambda m: api.embed(m, [b"\xe8\x8b\xb9\xe6\x9e\x9c"], "苹果"), "bad_argument", "sentences[0] must be str"),
+    (lambda m: api.embed(m, b"apple", "苹果"), "bad_argument", "sentences must be a list of str, not bytes"),
+    (lambda m: api.embed(m, ["\ud800苹果"], "苹果"), "not_unicode", "sentences[0] is not valid Unicode"),
+    (lambda m: api.embed(m, "我吃了一个苹果", "苹果"), "bad_argument", "not str"),  # not split into characters
+    (lambda m: api.embed(m, APPLE, "苹果", labels="abc"), "bad_argument", "labels must be"),
+    (lambda m: api.fill_mask(m, "我[MASK]了", top_k="5"), "bad_argument", "top_k must be int, not str"),
+    (lambda m: api.fill_mask(m, None), "bad_argument", "sentence must be str, not None"),
+    (lambda m: api.attentions(m, "我吃了一个苹果", pair=3), "bad_argument", "pair must be str, not int"),
+    (lambda m: api.load(42), "bad_argument", "model must be str, not int"),
+    (lambda m: next(api.stream_word_vectors(m, [1, 2], "苹果")), "bad_sentence", "Sentence 0: sentences[0] must be"),
+])
+def test_bad_arguments_raise_lab_errors(tiny_bert, call, code, fragment):
+    """On main each of these raised TypeError / AttributeError (or, for one string, read its characters as
+    sentences), although the module promises LabError for bad input."""
+    with pytest.raises(LabError) as err:
+        call(tiny_bert)
+    assert err.value.code == code and fragment in err.value.message("en", markdown=False)
+
+
+def test_embed_caps_the_sentences_it_holds(tiny_bert):
+    """On main embed read any number of sentences into memory (the CLI stops at 10,000)."""
+    def endless():
+        yield from itertools.repeat("苹果", 10_001)
+        raise AssertionError("read beyond the cap")  # what main did, until its memory ran out
+
+    with pytest.raises(LabError) as err:
+        api.embed(tiny_bert, endless(), "苹果")
+    assert err.value.code == "too_many_sentences" and "10,000" in err.value.message("en", markdown=False)
+
+
 def test_embed_beyond_one_batch_keeps_global_indices(tiny_bert):
     sentences = [f"我吃了一个苹果{i}" if i % 3 else "今天天气很好" for i in range(450)]
     vectors = api.embed(tiny_bert, sentences, "苹果")
@@ -66,6 +99,23 @@ def test_stream_reads_lazily(tiny_bert):
     assert len(first.occurrences) == 3 and len(read) == 3
 
 
+
+def test_stream_runs_the_model_on_full_batches_of_sentences_with_the_word(tiny_bert, encode_calls):
+    """A rare word in a corpus: the model reads only the sentences that contain it, batch_size at a time (it used
+    to read every batch of input lines, mostly to find nothing); the others are listed as missing, in order."""
+    corpus = [f"我吃了一个苹果{i}。" if i % 10 == 3 else f"今天天气很好{i}。" for i in range(200)]
+    parts = list(api.stream_word_vectors(tiny_bert, corpus, "苹果", batch_size=8))
+    assert [len(call) for call in encode_calls] == [8, 8, 4]
+    assert all("苹果" in sentence for call in encode_calls for sentence in call)
+    assert [o.sentence_index for p in parts for o in p.occurrences] == list(range(3, 200, 10))
+    assert [i for p in parts for i in p.missing] == [i for i in range(200) if i % 10 != 3]
+
+
+def test_stream_holds_at_most_a_bounded_list_of_misses(tiny_bert, monkeypatch, encode_calls):
+    monkeypatch.setattr(api, "MISSING_PER_BATCH", 5)
+    parts = list(api.stream_word_vectors(tiny_bert, ["今天天气很好。"] * 12, "苹果"))
+    assert [len(p.missing) for p in parts] == [5, 5, 2] and not encode_calls
+
 def test_mix_lecture_example_and_word_vectors(elmo):
     identity = np.eye(3)
     np.testing.assert_allclose(api.mix(identity, [0.2, 0.3, 0.5], gamma=2), [0.4, 0.6, 1.0])
@@ -79,11 +129,16 @@ def test_mix_lecture_example_and_word_vectors(elmo):
 
 
 def test_project_is_the_pages_frame(bert):
-    projection = api.project(api.embed(bert, APPLE, "苹果"))
-    page = vv.occurrence_layers(bert, None, APPLE, "苹果")
-    assert projection.coords.shape == (bert.num_layers, 2, 2)
+    sentences = APPLE + ["苹果很甜"]  # three occurrences: the page fits its frame on them alone too
+    projection = api.project(api.embed(bert, sentences, "苹果"))
+    page = vv.occurrence_layers(bert, None, sentences, "苹果")
+    assert projection.coords.shape == (bert.num_layers, 3, 2)
     np.testing.assert_allclose(projection.coords, page.coords)
     np.testing.assert_allclose(projection.explained_variance_ratio, page.projection.explained_variance_ratio)
+    # two occurrences: the page adds the sentences' other tokens as a background, the API keeps the bare frame
+    pair = api.project(api.embed(bert, APPLE, "苹果"))
+    np.testing.assert_allclose(pair.coords[:, 0], -pair.coords[:, 1], atol=1e-9)  # mirrored, whatever the cosine
+    assert vv.occurrence_layers(bert, None, APPLE, "苹果").background_coords is not None
 
 
 def test_fill_mask_with_whole_words(bert):

@@ -177,7 +177,8 @@ BOXES = (
     Box("fill_mask", "fill_word", "mask_word", setup=(("fill_mode", "word"),)),
     Box("attention", "att_sentence", "att"),
     Box("attention", "att_pair", "pair"),
-    Box("objectives", "obj_sentence", "obj_sentence", rest=("obj_move_chart",)),
+    Box("objectives", "obj_sentence", "obj_sentence", rest=("obj_move_chart", "obj_gpt_chart")),
+    Box("objectives", "obj_gpt_sentence", "obj_sentence", rest=("obj_move_chart", "obj_prob_chart")),
     Box("objectives", "obj_text_a", "obj_pair", rest=("obj_prob_chart", "obj_gpt_chart")),
     Box("objectives", "obj_text_b", "obj_pair", rest=("obj_prob_chart", "obj_gpt_chart")),
     Box("exercise_cards", "ex_formula_answer", "answer"),
@@ -192,6 +193,11 @@ def _setup_module(skip_component_discovery):
     missing = [m.name for m in list_models() if not m.available]
     if missing:
         pytest.skip(f"embedded models not available yet: {missing}")
+
+
+# boxes behind a board or a lecturer's sign-in: tests/test_page_class_board.py runs CASES on each of them
+BOXES_TESTED_ELSEWHERE = {("class_board", key) for key in ("board_sentence", "board_new_word", "board_new_senses",
+                                                          "board_secret_box")}
 
 
 @dataclass
@@ -296,7 +302,7 @@ def test_bad_input(box: Box, case: str):
 def test_every_text_box_is_in_the_table():
     """Every st.text_input / st.text_area with a key on a page (app_pages/*.py and the ui modules it imports)
     is covered by BOXES."""
-    covered = {(b.page, b.key) for b in BOXES}
+    covered = {(b.page, b.key) for b in BOXES} | BOXES_TESTED_ELSEWHERE
     found = set()
     for page in sorted((ROOT / "app_pages").glob("*.py")):
         # the sidebar's "other model" box is app.py's, on every page: test_sidebar_model_box_takes_bad_input
@@ -343,6 +349,29 @@ def test_sidebar_model_box_makes_no_link(typed):
     texts = markdown_texts(at)
     assert any("evil.example" in t.replace(WORD_JOINER, "").replace("\\", "") for t in texts)
     assert [link for t in texts for link in gfm_links(t)] == []
+
+
+@pytest.mark.parametrize("changes, fragment", [
+    ({"hidden_size": "abc"}, "expected int, got str"),
+    ({"vocab_size": None, "num_attention_heads": 0}, "expected int, got NoneType"),
+])
+def test_sidebar_model_box_explains_a_config_of_the_wrong_type(tiny_bert_dir, tmp_path, changes, fragment):
+    """A model directory whose config.json has a field of the wrong type, typed into the box: the page says
+    the registry's load_failed line (on main the hub library's validation error went uncaught)."""
+    import json
+    import shutil
+
+    directory = shutil.copytree(tiny_bert_dir, tmp_path / "wrong-type")
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    (directory / "config.json").write_text(json.dumps({**config, **changes}), encoding="utf-8")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.sidebar.selectbox(key="_w_model").set_value("__other__").run()
+    at.sidebar.text_input(key="_w_model_other").set_value(str(directory)).run()
+    at.switch_page("app_pages/fill_mask.py").run()  # a page that loads the model
+    assert not at.exception, [e.value for e in at.exception]
+    line = " ".join(e.value for kind in ("warning", "error") for e in getattr(at, kind))
+    assert lab_prefix("load_failed") in line and fragment in line, line
 
 
 # ---- uploads -----------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ The cases run in this process through ``main(argv)``; one smoke test runs the re
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -26,6 +27,17 @@ def test_models_subprocess():
     assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
 
 
+@pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
+def test_commands_that_need_no_model_import_no_torch(argv):
+    """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    assert "core.__main__" in imported or "argparse" in imported
+    assert not {"torch", "transformers"} & imported
+
+
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
     source = tmp_path / "s.txt"
     source.write_text("苹果昨天发布了新手机\n\n没有那个词\n", encoding="utf-8")
@@ -35,7 +47,7 @@ def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
     rows = [json.loads(line) for line in out.splitlines()]
     assert [(r["sentence_index"], r["start"], r["end"]) for r in rows] == [(0, 5, 7), (1, 0, 2)]
     assert len(rows[0]["layers"]) == 3 and len(rows[0]["layers"][0]) == 32
-    assert "sentence 2" in err and "not found" in err
+    assert f"{source}, line 3: “苹果” not found" in err  # the file's own line number, the blank line counted
 
 
 def test_fill_mask_json(capsys, tiny_bert_dir):
@@ -65,6 +77,36 @@ def test_attention(capsys, tiny_bert_dir):
         assert sum(row) == pytest.approx(1.0, abs=1e-4)
 
 
+
+def test_attention_html_opens_offline(capsys, tiny_bert_dir, tmp_path):
+    out = tmp_path / "attention.html"
+    code, stdout, _ = run(capsys, "attention", "--model", str(tiny_bert_dir), "--format", "html", "--out", str(out),
+                          "我吃了一个苹果")
+    payload = json.loads(stdout)
+    assert code == 0 and payload["files"] == [str(out)]
+    layers, heads = payload["shape"][:2]
+    page = out.read_text(encoding="utf-8")
+    assert re.search(r"plotly\.js v\d", page)  # the library is inside the page
+    assert not re.search(r"<script[^>]+src=", page)  # and nothing is loaded from elsewhere
+    assert page.count('"zmin":0,"type":"heatmap"') == layers * heads  # (the template names heatmap once more)
+    assert "layer 1" in page and "head 0" in page
+
+
+def test_embed_exports_one_layer(capsys, tiny_bert_dir, tmp_path):
+    out = tmp_path / "one.csv"
+    code, stdout, _ = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "2",
+                          "--format", "csv", "--out", str(out), "我吃了一个苹果", "苹果昨天发布了新手机")
+    assert code == 0 and json.loads(stdout)["rows"] == 2
+    rows = out.read_text(encoding="utf-8").splitlines()[1:]
+    assert [row.split(",")[1] for row in rows] == ["2", "2"]  # layer_index
+    code, stdout, _ = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "0",
+                          "--layer", "2", "我吃了一个苹果")
+    line = json.loads(stdout)
+    assert code == 0 and line["layer_indices"] == [0, 2] and len(line["layers"]) == 2
+    code, _, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--layer", "9",
+                       "我吃了一个苹果")
+    assert code == 2 and "layer" in err and "Traceback" not in err
+
 BAD = [
     ("fill-mask no mask", ["fill-mask", "--model", "{tiny}", "我吃了一个苹果"], "[MASK]"),
     ("fill-mask only masks", ["fill-mask", "--model", "{tiny}", "[MASK][MASK]"], "[MASK]"),
@@ -76,7 +118,7 @@ BAD = [
     ("embed empty", ["embed", "--model", "{tiny}", "--word", "苹果", ""], "at least one sentence"),
     ("embed empty word", ["embed", "--model", "{tiny}", "--word", " ", "我吃了一个苹果"], "target word"),
     ("embed too many tokens", ["embed", "--model", "{tiny}", "--word", "苹果", "苹果" * 100], "tokens"),
-    ("embed 5000 chars", ["embed", "--model", "{tiny}", "--word", "苹果", "苹" * 5000], "5000"),
+    ("embed 5000 chars", ["embed", "--model", "{tiny}", "--word", "苹果", "苹" * 5000], "5,000 characters"),
     ("embed binary file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "{binary}"], "UTF-8"),
     ("embed missing file", ["embed", "--model", "{tiny}", "--word", "苹果", "--input", "/nonexistent/x.txt"],
      "Cannot read"),
@@ -170,7 +212,7 @@ def test_input_without_newlines_is_refused_in_bounded_memory(capsys, tiny_bert, 
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert f"Line 1 of {endless} is longer than {MAX_SENTENCE_CHARS:,} characters" in line
+    assert f"{endless}, line 1: > {MAX_SENTENCE_CHARS:,} characters" in line
     assert peak < 1 << 20, f"{peak:,} bytes"  # the capped line (8 kB), not the 8 MB file
 
 
@@ -193,7 +235,7 @@ def test_many_sentences_without_the_word_are_summarised(capsys, tiny_bert_dir, t
     code, out, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source))
     assert code == 0 and len(out.splitlines()) == 1 and json.loads(out)["sentence_index"] == 450
     lines = err.splitlines()
-    assert len(lines) == 11 and lines[0] == "sentence 0: “苹果” not found"
+    assert len(lines) == 11 and lines[0] == f"{source}, line 1: “苹果” not found"
     assert "440 more sentences" in lines[-1] and "450 of 451" in lines[-1]
 
 
@@ -249,6 +291,21 @@ def test_missing_weights_are_one_line_without_transformers_report(capsys, tiny_b
     assert "do not cover the model (16 tensors" in line
 
 
+@pytest.mark.parametrize("changes, fragment", [
+    ({"hidden_size": "abc"}, "'hidden_size' expected int, got str"),
+    ({"vocab_size": None, "num_attention_heads": 0}, "'vocab_size' expected int, got NoneType"),
+    ({"layer_norm_eps": "x"}, "'layer_norm_eps' expected float"),
+    ({"num_attention_heads": 0}, "modulo by zero"),
+])
+def test_config_fields_of_the_wrong_type_are_one_line(capsys, tiny_bert_dir, tmp_path, changes, fragment):
+    """On main: "Unexpected error (StrictDataclassFieldValidationError)… Please report it"."""
+    directory = crafted_copy(tiny_bert_dir, tmp_path, "wrong-type")
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    (directory / "config.json").write_text(json.dumps({**config, **changes}), encoding="utf-8")
+    line = one_error_line(capsys, "fill-mask", "--model", str(directory), "我[MASK]")
+    assert "failed" in line and fragment in line and "report" not in line, line
+
+
 @pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]"],
                                   ["embed", "--word", "苹果", "我吃了一个苹果"]])
 def test_a_full_disk_is_one_line(capsys, monkeypatch, tiny_bert_dir, argv):
@@ -267,3 +324,50 @@ def test_a_hub_that_never_answers_is_one_line(capsys, clean_registry, silent_hub
     monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "3")
     line = one_error_line(capsys, "fill-mask", "--model", "silent-org/silent-model", "我[MASK]")
     assert "did not answer within 3 s" in line and accepted
+
+
+# ---- a corpus with bad lines (#39 item 6) ----------------------------------------------------------------
+def corpus_with_bad_lines(path):
+    """Line 2 is 2,001 characters, line 4 not UTF-8, line 5 more tokens than the tiny model takes (64), line 3
+    blank; lines 1 and 6 have the word."""
+    path.write_bytes("\n".join(["我吃了一个苹果", "苹" * 2001, "", "\udcff", "苹果" + "好" * 100, "苹果真好吃"])
+                     .encode("utf-8", "surrogateescape") + b"\n")
+    return path
+
+
+def test_a_bad_line_stops_the_run_with_its_line_number_and_no_output(capsys, tiny_bert_dir, tmp_path):
+    """On main: "too long" with no line number, and the output file of the lines before it stayed."""
+    source = corpus_with_bad_lines(tmp_path / "corpus.txt")
+    out = tmp_path / "out.jsonl"
+    out.write_text("an earlier run\n", encoding="utf-8")
+    line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
+                          "--out", str(out))
+    assert line == (f"error: {source}, line 2: 2,001 characters, more than the 2,000 a sentence may have. "
+                    "To skip such lines (each is listed), add --bad-lines skip.")
+    assert out.read_text(encoding="utf-8") == "an earlier run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "out.jsonl"]  # no partial file left
+
+
+def test_bad_lines_can_be_skipped_and_are_listed(capsys, tiny_bert_dir, tmp_path):
+    source = corpus_with_bad_lines(tmp_path / "corpus.txt")
+    code, out, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
+                         "--bad-lines", "skip")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["sentence_index"] + 1 for r in rows] == [1, 6]  # the file's line numbers
+    skipped = [line for line in err.splitlines() if ": skipped, " in line]
+    assert [s.split(":")[0] for s in skipped] == [f"{source}, line {n}" for n in (2, 4, 5)]
+    assert "not UTF-8" in skipped[1] and "tokens" in skipped[2] and "3 lines skipped" in err
+
+
+def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tmp_path, monkeypatch):
+    """On main the limit was found after embedding that many sentences, and the partial output stayed."""
+    from core import registry
+
+    source = tmp_path / "many.txt"
+    source.write_text("我吃了一个苹果\n\n" * 300, encoding="utf-8")
+    out = tmp_path / "proj"
+    monkeypatch.setattr(registry, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
+    line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
+                          "--max-sentences", "250", "--format", "projector", "--out", str(out))
+    assert "More than 250 sentences" in line and not out.exists()

@@ -83,6 +83,35 @@ def test_the_shipped_verdict_agrees_with_its_numbers():
     assert concat.verdict(entry)[0] == {2: "both", 1: "one", 0: "none"}[sum(beats)]
 
 
+def test_a_c_at_the_top_of_the_grid_while_dev_still_rises_is_flagged():
+    """#38 item 6: word2vec's C sat at the top of (0.01, 0.1, 1) with dev accuracy still rising; the grid now
+    reaches 100 and the shipped choice lies inside it (or on a plateau)."""
+    def entry(by_c: dict, chosen: float) -> dict:
+        grid = list(by_c)
+        inputs = {name: {"c": grid[0], "dev_accuracy_by_c": {str(c): 0.5 for c in grid}} for name in concat.INPUTS}
+        inputs["static"] = {"c": chosen, "dev_accuracy_by_c": {str(c): v for c, v in by_c.items()}}
+        return {"config": {"c_grid": grid}, "inputs": inputs}
+    assert concat.grid_edges(entry({0.01: 0.8059, 0.1: 0.8217, 1.0: 0.825}, 1.0)) == ["static"]  # the old run
+    assert concat.grid_edges(entry({0.1: 0.82, 1.0: 0.83, 10.0: 0.83}, 10.0)) == []  # a plateau: settled
+    assert concat.grid_edges(entry({0.1: 0.82, 1.0: 0.83, 10.0: 0.81}, 1.0)) == []
+    shipped = view.concat(experiments.load_results())
+    assert max(shipped["config"]["c_grid"]) >= 100 and concat.grid_edges(shipped) == []
+
+
+def test_the_training_data_disclosure_follows_the_model_cards():
+    """word2vec-zh was trained on the People's Daily text the POS data comes from, mini-elmo-zh was not (their
+    cards say so): the section discloses it for the shipped pair, and for no other pair."""
+    from core.registry import MODELS_DIR
+
+    for name, saw in concat.SAW_POS_TEXT.items():
+        card = (MODELS_DIR / name / "README.md").read_text(encoding="utf-8")
+        training = card[card.index("Trained only on `zh_mixed_v1.txt`"):].split("\n\n")[0]
+        assert (f"{name} also on `peoples_daily_1998_01.txt`" in training) is saw, name
+    shipped = view.concat(experiments.load_results())
+    assert concat.uneven_training(shipped)
+    assert not concat.uneven_training({**shipped, "static_model": "some-other-vectors"})
+
+
 def test_without_a_static_model_nothing_is_trained(elmo):
     out = concat.run_concat([elmo], static=None, sentences=synthetic_sentences(20), **SMALL)
     assert out["inputs"] == {} and out["model"] is None

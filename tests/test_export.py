@@ -1,6 +1,7 @@
 """core.export and its CLI options: the Embedding Projector's two TSV files, CSV / Parquet tables, bertviz's layout."""
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import io
 import json
@@ -44,7 +45,7 @@ def test_projector_layout(labelled, tmp_path):
     assert all(len(row) == 256 for row in vectors) and all(len(row) == 5 for row in metadata)
     expected = np.stack([o.layers[j] for o in labelled.occurrences for j in range(layers)])
     np.testing.assert_allclose(vectors, expected, rtol=1e-6, atol=1e-7)
-    assert metadata[1] == ["1", "我吃了一个【苹果】。", "embeddings", "mini-bert-zh", "水果"]
+    assert metadata[1] == ["0", "我吃了一个【苹果】。", "embeddings", "mini-bert-zh", "水果"]  # 0-based, as the API
     # the tab inside the sentence became a space (no extra column), the second occurrence is marked
     assert metadata[1 + 2 * layers][1] == "苹果昨天发布了新手机， =【苹果】 真好"
     assert [row[2] for row in metadata[1:1 + layers]] == labelled.layer_names
@@ -55,7 +56,7 @@ def test_unlabelled_layer_subset_and_zip(bert, tmp_path):
     export.write_projector(vectors, tmp_path, layers=[4])
     rows, metadata = read_projector(tmp_path)
     assert metadata == [["sentence_index", "sentence", "layer", "model"],
-                        ["1", "我吃了一个【苹果】。", "layer 4", "mini-bert-zh"]]
+                        ["0", "我吃了一个【苹果】。", "layer 4", "mini-bert-zh"]]
     np.testing.assert_allclose(rows[0], vectors.occurrences[0].layers[4], rtol=1e-6, atol=1e-7)
     with zipfile.ZipFile(io.BytesIO(export.projector_zip(vectors, layers=[4]))) as archive:
         assert sorted(archive.namelist()) == sorted(export.PROJECTOR_FILES)
@@ -70,6 +71,24 @@ def test_formula_cells_are_inert(labelled):
     columns = export.table_columns(labelled)
     assert all(not s.startswith(("=", "+", "-", "@")) for s in columns["sentence"])
     assert export.cell("=SUM(A1)") == "'=SUM(A1)" and export.cell("a\tb\nc") == "a b c"
+    # the guard belongs to spreadsheets only: the Projector's metadata keeps the sentence as it is
+    assert export.text_cell("-【苹果】是水果") == "-【苹果】是水果" and export.text_cell("a\tb\nc") == "a b c"
+
+
+def test_one_numbering_and_no_empty_export(labelled, tmp_path):
+    """sentence_index counts from 0 in every output, as in the API and the JSON Lines (#41); an export of no
+    occurrence is an error, not two empty files."""
+    indices = [o.sentence_index for o in labelled.occurrences]
+    assert export.table_columns(labelled)["sentence_index"][::5] == indices
+    export.write_projector(labelled, tmp_path, layers=[0])
+    rows = (tmp_path / "metadata.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    assert [int(row.split("\t")[0]) for row in rows] == indices
+    empty = dataclasses.replace(labelled, occurrences=[])
+    for call in (lambda: export.write_projector(empty, tmp_path / "none"), lambda: export.projector_zip(empty)):
+        with pytest.raises(LabError) as err:
+            call()
+        assert err.value.code == "word_in_no_sentence"
+    assert not (tmp_path / "none").exists()
 
 
 def test_csv_and_parquet_tables(labelled, tmp_path):
@@ -120,7 +139,7 @@ def test_cli_projector_export_streams_a_file(capsys, tmp_path):
     assert summary["format"] == "projector" and summary["rows"] == 150 * 5
     vectors, metadata = read_projector(tmp_path / "proj")
     assert len(vectors) == len(metadata) - 1 == 150 * 5
-    assert [row[0] for row in metadata[1::5]] == [str(1 + 2 * k) for k in range(150)]  # blank lines skipped
+    assert [row[0] for row in metadata[1::5]] == [str(3 * k) for k in range(150)]  # line - 1, blanks counted
     assert "not found in 140 more sentences" in err and "%|" not in err  # no progress bar outside a terminal
 
 
@@ -180,3 +199,41 @@ def test_cli_export_errors_are_one_line(capsys, tmp_path, argv, fragment):
     blocker.write_text("x", encoding="utf-8")
     code, out, err = run(capsys, *[a.replace("{file}", str(blocker)) for a in argv])
     assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1 and fragment in err
+
+
+# ---- where exports may write (#39 item 5) -------------------------------------------------------------
+def test_a_symlinked_target_is_refused_and_the_file_behind_it_kept(labelled, tmp_path):
+    """On main write_projector wrote through a vectors.tsv symlink, overwriting a file outside its folder."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me", encoding="utf-8")
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "vectors.tsv").symlink_to(outside)
+    with pytest.raises(LabError) as err:
+        export.write_projector(labelled, folder)
+    assert err.value.code == "out_symlink" and "vectors.tsv" in err.value.message("en", markdown=False)
+    assert outside.read_text(encoding="utf-8") == "keep me" and not (folder / "metadata.tsv").exists()
+    (tmp_path / "view.json").symlink_to(outside)
+    with pytest.raises(LabError) as err:
+        export.write_bertviz(np.full((1, 1, 2, 2), 0.5), ["a", "b"], tmp_path / "view.json", "json")
+    assert err.value.code == "out_symlink" and outside.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize("target", ["a/../../exp/b", "../x"])
+def test_a_path_that_climbs_is_refused(labelled, tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    with pytest.raises(LabError) as err:
+        export.write_projector(labelled, target)
+    assert err.value.code == "out_climbs"
+    assert not (tmp_path.parent / "exp").exists() and not (tmp_path.parent / "x").exists()
+
+
+def test_a_failed_export_leaves_the_old_files_and_no_partial_ones(labelled, tmp_path):
+    folder = tmp_path / "proj"
+    export.write_projector(labelled, folder)
+    before = {name: (folder / name).read_bytes() for name in export.PROJECTOR_FILES}
+    with pytest.raises(LabError):
+        export.write_projector(labelled, folder, layers=[0, 99])  # fails once the files are open (on main: truncated)
+    assert {name: (folder / name).read_bytes() for name in export.PROJECTOR_FILES} == before
+    assert sorted(p.name for p in folder.iterdir()) == sorted(export.PROJECTOR_FILES)  # no temporary file left

@@ -12,6 +12,7 @@ from core.experiments import learned_mix as lm
 from core.experiments import view
 from core.experiments.corpus import sample_split
 from core.mixing import PRESETS, one_hot, scalar_mix
+from core.stats import paired_difference_interval
 from model_support import synthetic_sentences
 
 TINY = {"pos_train": 24, "pos_dev": 12, "pos_test": 12, "sentiment_train": 40, "sentiment_test": 20,
@@ -44,10 +45,25 @@ def test_fixed_settings_and_the_ordering():
     def task(*seeds):
         return {"seeds": [{"s": s} for s in seeds]}
     low, high = task([0.6, 0.3, 0.1], [0.5, 0.4, 0.1]), task([0.1, 0.3, 0.6], [0.2, 0.2, 0.6])
-    assert lm.ordering({"pos": low, "sentiment": high}) == "same"
-    assert lm.ordering({"pos": high, "sentiment": low}) == "opposite"
-    assert lm.ordering({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}) == "unclear"
+    assert lm.ordering({"pos": low, "sentiment": high}).verdict == "same"
+    assert lm.ordering({"pos": high, "sentiment": low}).verdict == "opposite"
+    assert lm.ordering({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}).verdict == "unclear"
     assert lm.s_range(low) == ([0.5, 0.3, 0.1], [0.6, 0.4, 0.1])
+
+
+def test_a_gap_the_seeds_spread_could_close_is_no_ordering():
+    """#38: the shipped shape (POS centre 0.59, sentiment's seeds 0.67-0.89): every POS seed is lower, but by
+    0.07 while sentiment's own seeds spread over 0.22, so "unclear"; the same gap with tight seeds orders."""
+    def task(*seeds):
+        return {"seeds": [{"s": s} for s in seeds]}
+    order = lm.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS)})
+    assert order.verdict == "unclear"
+    assert order.gap == pytest.approx(lm.depth(HIGH_SEEDS[1]) - lm.depth(LOW_SEEDS[0]))
+    assert order.spread == pytest.approx(lm.depth(HIGH_SEEDS[2]) - lm.depth(HIGH_SEEDS[1]))
+    tight = lm.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS[:2])})  # gap 0.07 > spread 0.01
+    assert tight.verdict == "same" and tight.gap > tight.spread
+    wide_pos = lm.ordering({"pos": task(*LOW_SEEDS, [0.3, 0.6, 0.1]), "sentiment": task(*HIGH_SEEDS[:2])})
+    assert wide_pos.verdict == "unclear"  # a POS seed at 0.4 widens POS's spread past the gap
 
 
 def numbers_task(seeds, learned: float, uniform: float, n: int) -> dict:
@@ -59,29 +75,49 @@ def numbers_task(seeds, learned: float, uniform: float, n: int) -> dict:
 
 LOW_SEEDS = ([0.02, 0.77, 0.21], [0.03, 0.76, 0.21], [0.02, 0.78, 0.20])
 HIGH_SEEDS = ([0.03, 0.61, 0.36], [0.02, 0.63, 0.35], [0.07, 0.08, 0.85])
+TOP_SEEDS = ([0.03, 0.30, 0.67], [0.02, 0.31, 0.67], [0.02, 0.50, 0.48])  # centres 0.82-0.73, POS's 0.59-0.60
 
 
 @pytest.mark.parametrize(("pos", "sentiment", "headline"), [
-    ((0.810, 0.807, 4775), (0.748, 0.772, 400), "weak"),  # the shipped numbers' shape: no gain from learning s
+    ((0.810, 0.807, 4775), (0.748, 0.772, 400), "weak"),  # no gain from learning s
     ((0.840, 0.800, 4775), (0.748, 0.772, 400), "same"),  # POS gains 4 points on 4775 words: beyond error
     ((0.800, 0.840, 4775), (0.748, 0.772, 400), "weak"),  # a loss is not a gain
 ])
 def test_the_verdict_follows_the_accuracies(pos, sentiment, headline):
-    tasks = {"pos": numbers_task(LOW_SEEDS, *pos), "sentiment": numbers_task(HIGH_SEEDS, *sentiment)}
+    tasks = {"pos": numbers_task(LOW_SEEDS, *pos), "sentiment": numbers_task(TOP_SEEDS, *sentiment)}
     verdict = lm.verdict(tasks)
-    assert verdict.ordering == "same" and verdict.headline == headline
+    assert verdict.ordering.verdict == "same" and verdict.headline == headline
     expected = {"pos": "tie" if pos[0] - pos[1] == pytest.approx(0.003) else "better" if pos[0] > pos[1] else "worse",
                 "sentiment": "tie"}  # 2.4 points on 400 reviews: within error
     assert {task: v.vs_uniform for task, v in verdict.tasks.items()} == expected
-    assert verdict.tasks["pos"].top_layer == 1 and verdict.tasks["sentiment"].top_layer is None  # a seed picks layer 2
+    assert verdict.tasks["pos"].top_layer == 1 and verdict.tasks["sentiment"].top_layer is None  # a seed picks layer 1
+    assert verdict.tasks["sentiment"].top_votes == (2, 2) and verdict.tasks["pos"].top_votes == (1, 3)
     assert verdict.paper_layer == ("pos",)
-    assert verdict.tasks["sentiment"].spread == pytest.approx(0.55)
+    assert verdict.tasks["sentiment"].spread == pytest.approx(0.2)
     assert verdict.tasks["pos"].seed_accuracy == pytest.approx((pos[0], pos[0] + 0.002))
-    flipped = lm.verdict({"pos": numbers_task(HIGH_SEEDS, *pos), "sentiment": numbers_task(LOW_SEEDS, *sentiment)})
+    assert verdict.unused == {0: pytest.approx(0.03)}  # the token layer: at most 3% in any seed
+    flipped = lm.verdict({"pos": numbers_task(TOP_SEEDS, *pos), "sentiment": numbers_task(LOW_SEEDS, *sentiment)})
     assert flipped.headline == "opposite"  # no "weak" qualifier turns an opposite ordering into agreement
     mixed = lm.verdict({"pos": numbers_task(LOW_SEEDS + ([0.0, 0.1, 0.9],), *pos),
-                        "sentiment": numbers_task(HIGH_SEEDS, *sentiment)})
+                        "sentiment": numbers_task(TOP_SEEDS, *sentiment)})
     assert mixed.headline == "unclear" and mixed.tasks["pos"].top_layer is None  # one POS seed sits on top
+    shipped_shape = lm.verdict({"pos": numbers_task(LOW_SEEDS, *pos),
+                                "sentiment": numbers_task(HIGH_SEEDS, *sentiment)})
+    assert shipped_shape.headline == "unclear"  # #38: not "weak" any more, whatever the accuracies
+
+
+def test_learned_vs_uniform_is_paired_when_outcomes_are_stored():
+    """Per-item outcomes make the interval paired: 10 items apart out of 400 with no other disagreement is
+    beyond sampling error paired, within it as independent samples."""
+    uniform = "1" * 300 + "0" * 100
+    learned = "1" * 310 + "0" * 90
+    task = numbers_task(LOW_SEEDS, 0.775, 0.75, 400)
+    task["learned"]["outcomes"], task["fixed"]["uniform"]["outcomes"] = learned, uniform
+    paired = lm.task_verdict(task)
+    assert paired.paired and paired.vs_uniform == "better" and paired.diff == pytest.approx(0.025)
+    task["learned"]["outcomes"] = learned[:-1]  # not the same items: no pairing
+    independent = lm.task_verdict(task)
+    assert not independent.paired and independent.vs_uniform == "tie"
 
 
 def test_the_shipped_verdict_agrees_with_its_numbers():
@@ -90,16 +126,20 @@ def test_the_shipped_verdict_agrees_with_its_numbers():
     tasks = view.learned_mix(experiments.load_results())["tasks"]
     verdict = lm.verdict(tasks)
     for name, task in tasks.items():
-        learned, uniform, n = task["learned"]["accuracy"], task["fixed"]["uniform"]["accuracy"], task["n_test"]
-        half = 1.96 * np.sqrt(learned * (1 - learned) / n + uniform * (1 - uniform) / n)
-        beyond = abs(learned - uniform) > half
-        assert (verdict.tasks[name].vs_uniform == "tie") is (not beyond), name
+        low, high = paired_difference_interval(task["learned"]["outcomes"], task["fixed"]["uniform"]["outcomes"])[1:]
+        assert verdict.tasks[name].paired, name  # the shipped file stores each test item's outcome
+        assert (verdict.tasks[name].vs_uniform == "tie") is (low <= 0 <= high), name
         tops = {int(np.argmax(r["s"])) for r in task["seeds"]}
         assert (verdict.tasks[name].top_layer is not None) is (len(tops) == 1), name
         assert (name in verdict.paper_layer) is (tops == {1}), name
     gains = [name for name, v in verdict.tasks.items() if v.vs_uniform == "better"]
     if verdict.headline in ("same", "weak"):
-        assert verdict.ordering == "same" and (verdict.headline == "same") is bool(gains)
+        assert verdict.ordering.verdict == "same" and (verdict.headline == "same") is bool(gains)
+    depths = {name: [lm.depth(r["s"]) for r in task["seeds"]] for name, task in tasks.items()}
+    spread = max(max(d) - min(d) for d in depths.values())
+    pos, sentiment = depths["pos"], depths["sentiment"]
+    if min(sentiment) - max(pos) <= spread and min(pos) - max(sentiment) <= spread:
+        assert verdict.headline == "unclear"  # the seeds' own spread could close the gap
     assert verdict.headline != "same" or gains  # never "the learned s helps" without a measured gain
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 
 from benchmarks.classroom_load import run_page, session_query
 from benchmarks.common import free_port
-from deploy.lecture_hall import COOKIE, LectureHall, backend_ports, find_nginx, nginx_config
+from deploy.lecture_hall import COOKIE, UPLOAD_BURST, LectureHall, backend_ports, find_nginx, nginx_config
+from deploy.upload_quota import UPLOADS_PER_MINUTE
 
 NGINX = find_nginx()
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt install nginx-light)")
@@ -23,7 +25,7 @@ def test_the_processes_listen_on_loopback_after_the_proxy_port():
     conf = nginx_config("0.0.0.0", 8500, backend_ports(8500, 3), Path("/tmp/hall"))
     assert backend_ports(8500, 3) == [8501, 8502, 8503]
     assert "listen 0.0.0.0:8500;" in conf
-    assert re.findall(r"proxy_pass (\S+);", conf) == ["http://127.0.0.1:$lab_port"]
+    assert set(re.findall(r"proxy_pass (\S+);", conf)) == {"http://127.0.0.1:$lab_port"}
     # the cookie is honoured only for the hall's own ports; anything else gets a new draw
     assert f'"~^(8501|8502|8503)$" $cookie_{COOKIE};' in conf
     draws = re.findall(r"^\s+(\S+%|\*) (\d+);$", conf, flags=re.M)
@@ -58,6 +60,26 @@ async def _websocket_backend(url: str, cookie: str) -> str:
                     if k.lower() == "set-cookie" and v.startswith(f"{COOKIE}="))
 
 
+def test_uploads_are_rate_limited_per_client_in_the_hall():
+    conf = nginx_config("0.0.0.0", 8500, backend_ports(8500, 2), Path("/tmp/hall"))
+    assert f"rate={UPLOADS_PER_MINUTE}r/m;" in conf and "location /_stcore/upload_file/ {" in conf
+    assert "limit_req zone=lab_uploads" in conf and "client_max_body_size 2m;" in conf
+
+
+def _upload_flood(url: str, cookie: str, count: int) -> list[int]:
+    """``count`` files of 1 MB PUT one after another by one session through the hall: their HTTP statuses."""
+    import requests
+
+    from e2e.test_upload_quota import open_session, put_file
+
+    http = requests.Session()
+    http.cookies.set(*cookie.split("=", 1))  # the process the session's websocket reaches too
+    http.get(f"{url}/_stcore/health", timeout=30).raise_for_status()
+    xsrf = http.cookies["_streamlit_xsrf"]
+    return asyncio.run(open_session(url, xsrf, lambda session: [put_file(url, http, xsrf, session)[0]
+                                                                for _ in range(count)], cookie=cookie))
+
+
 @pytest.mark.browser
 @needs_nginx
 def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
@@ -72,6 +94,18 @@ def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
             cookie = f"{COOKIE}={backend}"
             assert {_backend_of(page, cookie) for _ in range(5)} == {str(backend)}  # and stay where they are
             assert asyncio.run(_websocket_backend(hall.url, cookie)) == str(backend)  # the session's websocket too
+        # Streamlit's metrics are open on a process (what a single server exposes: README), closed through nginx
+        with urllib.request.urlopen(f"http://127.0.0.1:{hall.backends[0]}/_stcore/metrics", timeout=30) as direct:
+            assert direct.status == 200
+        for path in ("/_stcore/metrics", "//_stcore/metrics", "/_stcore/metrics/", "/_stcore//metrics?x=1"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"{hall.url}{path}", timeout=30)
+            assert refused.value.code == 404, path
+        # uploads through nginx (on main each was HTTP 500: its workers could not write the body to disk): one
+        # address gets its burst, then nginx's 429 (app.py here: the per-session bound is serve.py's, tested in
+        # tests/e2e/test_upload_quota.py)
+        codes = _upload_flood(hall.url, f"{COOKIE}={hall.backends[0]}", UPLOAD_BURST + 3)
+        assert codes == [204] * (UPLOAD_BURST + 1) + [429] * 2, codes
         forged = f"{COOKIE}=22"  # another service on this machine: never proxied to
         assert _backend_of(f"{hall.url}/_stcore/health", forged) in {str(p) for p in hall.backends}
         # a student's session through the proxy runs a page to its end

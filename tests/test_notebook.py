@@ -2,11 +2,13 @@
 without outputs in the repository."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbconvert import HTMLExporter
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOK = EXAMPLES / "explore.ipynb"
@@ -33,4 +35,14 @@ def test_notebook_runs_the_lectures_experiments(embedded_elmo_and_bert):
     assert "[0.4 0.6 1. ]" in texts  # the lecture's worked example
     assert "[('奶'," in texts and "metadata.tsv" in texts  # 牛[MASK]: the embedded BERT's first answer is 奶
     assert figures == 7
+    warnings = [output["text"] for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+                if output.get("name") == "stderr" and "Warning" in output["text"]]
+    assert not warnings, warnings
+    reference = next(cell for cell in notebook.cells if "REFERENCE = " in cell.source)
+    said = "".join(output.get("text", "") for output in reference.outputs)
+    assert said.startswith("skipped: bert-base-chinese") or said.startswith("embeddings: cos(")
     assert elapsed < 60, f"the notebook took {elapsed:.0f} s"
+    # `jupyter nbconvert --to html` keeps the figures, with plotly.js inside the page: it opens offline
+    page, _ = HTMLExporter().from_notebook_node(notebook)
+    assert page.count("Plotly.newPlot(") == 7
+    assert re.search(r"plotly\.js v\d", page) and not re.search(r"<script[^>]+src=\"[^\"]*plot\.ly", page)

@@ -23,7 +23,7 @@ from apptest_support import (
     type_text,
     zh_message,
 )
-from core.attention_view import MAX_CHARS, attention_view, encode_pair
+from core.attention_view import MAX_CHARS, attention_view, encode_pair, read_row
 from core.registry import list_models
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention.py")
@@ -360,3 +360,29 @@ def test_figures_escape_user_text():
         assert "<script>" not in text and "<b>x" not in text and "<i>L1" not in text
     heat = figs.attention_heatmap(matrix, labels)
     assert heat.layout.yaxis.ticktext == ("&lt;script&gt;", "a&amp;b", "&lt;b&gt;x&lt;/b&gt;")
+
+
+def test_the_chosen_token_is_read_out_in_words_first():
+    """The page opens with its question and a reading computed from the chosen token's row: the issue's 她
+    attends most to itself, then 小明 before 小红 with words aggregated (issue #44); left out on the projector."""
+    if not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
+        pytest.skip("mini-bert-zh is not available here")
+    at = _app("mini-bert-zh", query={"sentence": "小明把书给了小红，因为她想看。", "token": "她", "words": "1"}).run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    answer = next(i for i, text in enumerate(texts) if text.startswith("**本句的读数**"))
+    assert texts[answer - 1].startswith("**问题**") and "别期待太多" in texts[answer + 1]
+    from core.registry import load_encoder
+
+    view = _view(load_encoder("mini-bert-zh"), "小明把书给了小红，因为她想看。", words=True)
+    she = view.labels.index("她")
+    reading = read_row(view, she)
+    row = view.head_avg[-1][she]
+    assert reading.layer == view.num_layers - 1 and reading.top[0][0] == she  # 她 looks most at itself
+    assert row[view.labels.index("小明")] > row[view.labels.index("小红")]  # the issue's 0.22 > 0.16
+    expected = "、".join(f"它自己（{w:.0%}）" if i == she else f"「{view.labels[i]}」（{w:.0%}）"
+                        for i, w in reading.top)
+    assert expected in texts[answer] and f"第 {view.num_layers} 层" in texts[answer]
+    at.session_state["present"] = True
+    at.run()
+    assert not any(text.startswith("**本句的读数**") for text in (m.value for m in at.markdown))

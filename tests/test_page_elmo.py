@@ -239,6 +239,59 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     assert at.metric[0].value.endswith("%")
 
 
+def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, tiny_bert_dir):
+    """#38 item 2: on the 苹果 scene the two lecture presets give the same accuracy as the biLSTM layers alone;
+    the caption says so (only the token layer alone falls behind) instead of "different weights give different
+    accuracies"; with s on the token layer alone the mix itself falls behind."""
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
+    for preset in ("syntax", "semantics"):
+        at.button(key=f"elmo_preset_{preset}").click().run()
+        assert_no_exception(at)
+        caption = "\n".join(c.value for c in at.caption)
+        assert "不同层权重给出不同的准确率" not in caption
+        assert "**这里只有单用字向量层时落后**" in caption and "讲义的两组示例权重也不例外" in caption
+        alone = next(m.value for m in at.markdown if m.value.startswith("单独使用每一层时"))
+        assert f"第 1 层 biLSTM: {at.metric[0].value}" in alone  # the preset scores what biLSTM 1 alone scores
+    at.selectbox(key="elmo_onehot_k").set_value(0).run()
+    at.button(key="elmo_preset_onehot").click().run()  # s = 1 on the token layer, 0 elsewhere
+    assert "**这里层的选择确有影响**" in "\n".join(c.value for c in at.caption)
+
+
+def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
+    """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
+    on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
+    from core import geometry, registry
+    from core import vectors_view as vv
+
+    link_real_elmo(models_dir)
+    lecture = scenes.SCENES["lecture_apple"]
+    at = make_app(tiny_bert_dir, vec_scene="lecture_apple", vec_text=lecture.text)
+    assert_no_exception(at)
+    note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
+    parsed = vv.parse_input(lecture.text, lecture.word)
+    stack = vv.occurrence_layers(registry.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
+    assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
+
+
+def test_weights_verdict_on_synthetic_outcomes():
+    """The verdict's three cases on made-up nearest-neighbour outcomes of 40 occurrences."""
+    from core.vectors_view import MixView, weights_verdict
+
+    def view(mix, *layers):
+        arr = [np.array(x, dtype=float) for x in (mix, *layers)]
+        return MixView(np.ones(3) / 3, np.zeros((40, 2)), np.zeros((40, 2)), arr[0].mean(), hits=arr[0],
+                       layer_hits=arr[1:])
+    good, chance = [1.0] * 38 + [0.0] * 2, [1.0, 0.0] * 20
+    assert weights_verdict(view(good, chance, good, good)).verdict == "layer0"
+    assert weights_verdict(view(good, good, chance, good)).verdict == "differ"  # a contextual layer falls behind
+    near = [1.0] * 36 + [0.0] * 4  # 2 occurrences apart: within error
+    tie = weights_verdict(view(good, near, good, near))
+    assert tie.verdict == "tie" and tie.best is None and tie.worst == 0 and tie.n == 40
+    assert weights_verdict(MixView(np.ones(3), np.zeros((2, 2)), np.zeros((2, 2)), None)) is None
+
+
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
@@ -380,14 +433,22 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     assert high == pytest.approx([tasks["pos"]["learned"]["interval"][1], uniform["interval"][1]])
     # every verdict sentence is the one the numbers select
     verdict = learned_mix.verdict(tasks)
-    headline = {"same": "方向和讲义一致，而且学到的 s 有用", "weak": "只有弱的排序", "opposite": "和讲义相反",
-                "unclear": "看不出讲义说的区别"}
+    headline = {"same": "顺序和讲义一致，而且学到的 s 有用", "weak": "只是权重的排序", "opposite": "和讲义相反",
+                "unclear": "得不出可以带走的排序"}
     assert [h for h in headline.values() if h in text] == [headline[verdict.headline]]
+    order = verdict.ordering  # the gap weighed against the seeds' spread, both shown
+    assert f"相差 {order.gap:.2f}，而同一个任务自己的随机种子之间就差到 {order.spread:.2f}" in text
+    # what was learned, whatever the ordering: each task's most weighted layer, the unused token layer
+    seeds = learned_mix.SEEDS
+    assert f"词性标注在 {seeds} 个随机种子中有 {seeds} 个把最大权重给了「1 · 第 1 层 biLSTM」" in text
+    assert f"给「0 · 字向量层」的权重都不超过 {100 * verdict.unused[0]:.0f}%（讲义的句法型示例给它 0.5）" in text
+    assert "SQuAD 是问答" in text and "§5.3" in text
     compare = {"better": "学到的 s **更准**", "worse": "学到的 s 反而**更差**", "tie": "学到的 s **不比均匀 s 好**"}
     for task in ("pos", "sentiment"):
         v = verdict.tasks[task]
-        assert f"相差 {100 * v.diff:+.1f} 个百分点（95% 区间 {100 * v.low:+.1f} 到 {100 * v.high:+.1f}），" \
-               f"{compare[v.vs_uniform]}" in text
+        assert v.paired  # the shipped file stores each test item's outcome
+        assert f"相差 {100 * v.diff:+.1f} 个百分点（95% 区间 {100 * v.low:+.1f} 到 {100 * v.high:+.1f}，配对：" \
+               f"两者在同一批测试样本上逐个比较），{compare[v.vs_uniform]}" in text
     assert "Peters 等（2018）§5.5" in text
     assert ("每个随机种子都把最大权重给了第一个 biLSTM 层" in text) is bool(verdict.paper_layer)
     for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
@@ -422,6 +483,8 @@ def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, ti
         assert f"{100 * c.diff:+.1f} 个百分点（{interval}），{words[c.direction]}" in text
     captions = "\n".join(c.value for c in at.caption)
     assert str(entry["n_test_words"]) in captions
+    assert ("**起点并不公平**：word2vec-zh 的训练语料包含" in text) is concat.uneven_training(entry)  # #38 item 6
+    assert ("开发集准确率还在上升" in captions) is bool(concat.grid_edges(entry))
     # the learned-s section's uniform-s POS figure differs from this one: both shown, with their data sizes
     pos = results["learned_mix"]["tasks"]["pos"]
     why = next(c.value for c in at.caption if c.value.startswith("两节的「只用 ELMo、均匀 s」"))

@@ -163,6 +163,10 @@ def test_context_section_modes_and_model(monkeypatch, tmp_path):
     bert_way = {"up": "the opposite of BERT", "down": "the same way as for BERT",
                 "flat": "within the sampling error"}[view.change_trend(intra_change)[0]]
     assert bert_way in body.replace("**", "")
+    # layer 0's self-similarity is read from the table, not typed (#38 item 5): BERT's is far from 1
+    assert f"its self-similarity there is {bert['self_similarity'][0]:.3f}, not 1" in body
+    assert f"a word's self-similarity there is {1.0:.3f}" in body  # the fake ELMo's token layer
+    assert "slightly below 1" not in body and "final weights" not in body
     fig = figures(at)[0]
     elmo_traces = [tr for tr in fig["data"] if tr.get("name") == "mini-elmo-zh"]
     assert elmo_traces[0]["y"] == pytest.approx([0.8, 0.4, 0.15])  # adjusted by default
@@ -240,7 +244,9 @@ def test_corrupt_results_file_shows_error(monkeypatch, tmp_path):
     assert not at.exception and at.error and md_escape("bad.json") in at.error[0].value  # Markdown source
 
 
-def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, tmp_path):
+def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, tmp_path, request):
+    from core.concurrency import HEAVY_JOBS, heavy
+
     data = real_results()
     calls = {}
 
@@ -252,7 +258,9 @@ def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, t
         fresh["timing_seconds"]["total"] = 12.0
         return fresh
 
-    monkeypatch.setattr(experiments, "run_all", fake_run_all)
+    monkeypatch.setattr(experiments, "run_all", heavy(fake_run_all))  # a job the gate admits
+    request.addfinalizer(lambda: HEAVY_JOBS.discard(fake_run_all))
+    monkeypatch.setenv("LAB_ALLOW_TRAINING", "1")  # the presenter's switch (off by default: tests/test_security.py)
     at = page(monkeypatch, tmp_path, query={"section": "recompute"})
     assert at.toggle(key="_ev_quick").value is True
     at.toggle(key="_ev_quick").set_value(False).run()

@@ -60,10 +60,12 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     assert len(at.dataframe[0].value) == 7
     # ② ELMo's forward half does not move, its backward half and every BERT layer do
     moved = obj.measure_right_context(elmo, bert, *PAIR)
-    assert metrics[zh("obj.m.forward")] == "0"
-    assert float(metrics[zh("obj.m.backward")]) > 0 and float(metrics[zh("obj.m.bert")]) > 0
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0) and len(fwd) == 3
+    # the metrics read the curves of the character shown (苹), from layer 1 up (they once took every character)
+    assert metrics[zh("obj.m.forward", token="苹")] == "0"
+    assert metrics[zh("obj.m.backward", token="苹")] == f"{bwd[1:].min():.3f}" != "0.000"
+    assert metrics[zh("obj.m.bert", token="苹")] == f"{deep[1:].min():.3f}" != "0.000"
     np.testing.assert_allclose(bwd, moved.elmo_backward["cosine"][:, 0], rtol=RTOL)
     np.testing.assert_allclose(deep, moved.bert["cosine"][:, 0], rtol=RTOL)
     assert np.all(deep[1:] > 0) and np.all(bwd[1:] > 0)
@@ -90,12 +92,12 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
                                                     ratio=f"{ratio:.0f}") in c]
     assert len(note) == 1 and f"{budgets[DEFAULT_ELMO].cpu_minutes:.0f}" in note[0]
     assert dict(at.query_params) == {"sentence": "我吃了一个苹果", "top_k": "5", "pos": "5", "a": PAIR[0],
-                                     "b": PAIR[1], "token": "0", "mask": "5"}
+                                     "b": PAIR[1], "token": "0", "gpt_sentence": "我吃了一个苹果", "mask": "5"}
 
 
 def test_controls_and_url_state(elmo, bert):
     query = {"sentence": "我吃了一个苹果派", "top_k": "3", "pos": "7", "a": "我吃了一个苹果", "b": "我吃了一个苹果派",
-             "metric": "l2", "token": "6", "mask": "6"}
+             "metric": "l2", "token": "6", "gpt_sentence": "我吃了一个苹果派", "mask": "6"}
     at = _app(DEFAULT_BERT, query=query).run()
     assert_no_exception(at)
     assert not at.error
@@ -124,10 +126,17 @@ def test_controls_and_url_state(elmo, bert):
                                rtol=RTOL)
     assert at.query_params["pos"] == "0" and at.query_params["mask"] == "0" and at.query_params["token"] == "0"
     assert at.query_params["top_k"] == "4" and "metric" not in at.query_params
-    # a shorter sentence keeps the position selectors inside it
+    # a shorter sentence keeps the position selectors inside it; each part has its own sentence box
     at.text_input(key="obj_sentence").set_value("苹果").run()
     assert_no_exception(at)
-    assert at.selectbox(key="obj_pos").value == 0 and len(at.selectbox(key="obj_mask_pos").options) == 2
+    assert at.selectbox(key="obj_pos").value == 0 and len(at.selectbox(key="obj_mask_pos").options) == 8
+    at.text_input(key="obj_gpt_sentence").set_value("下雨").run()
+    assert_no_exception(at)
+    assert at.query_params["gpt_sentence"] == "下雨" and at.query_params["sentence"] == "苹果"
+    assert len(at.selectbox(key="obj_mask_pos").options) == 2 and len(at.selectbox(key="obj_pos").options) == 2
+    left_bars, _ = _bars(chart(at, "obj_gpt_chart"))
+    np.testing.assert_allclose(plotly_array(left_bars["x"]),
+                               [c.score for c in obj.bilm_reading(elmo, "下雨").forward[0].candidates[:4]], rtol=RTOL)
     odd = _app(DEFAULT_BERT, query={"pos": "99", "top_k": "0", "metric": "nope", "token": "-1", "mask": "x"}).run()
     assert_no_exception(odd)
     assert odd.selectbox(key="obj_pos").value == 5 and odd.slider(key="obj_top_k").value == 5  # 99: the default
@@ -139,8 +148,11 @@ def test_bad_input_is_reported_where_it_is_typed():
     at.text_input(key="obj_sentence").set_value("").run()
     assert_no_exception(at)
     assert texts(at, "error") == [zh_message("empty_input")]
-    assert zh("obj.gpt.needs_sentence") in texts(at, "info")
     assert chart(at, "obj_move_chart") is not None and chart(at, "obj_prob_chart") is None
+    assert chart(at, "obj_gpt_chart") is not None  # ③ reads its own sentence
+    at.text_input(key="obj_gpt_sentence").set_value("").run()
+    assert texts(at, "error") == [zh_message("empty_input")] * 2 and chart(at, "obj_gpt_chart") is None
+    at.text_input(key="obj_gpt_sentence").set_value("我吃了一个苹果")
     at.text_input(key="obj_sentence").set_value("我吃了一个[mask]").run()
     assert texts(at, "error") == [zh_message("special_in_text", token="[mask]")]
     at.text_input(key="obj_sentence").set_value("I ate an apple.").run()

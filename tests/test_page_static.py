@@ -50,10 +50,10 @@ def charts(at) -> dict[str, dict]:
 
 
 def contextual_points(spec) -> tuple[list, list]:
-    """(x, y) of all occurrence points of the right subplot."""
+    """(x, y) of all occurrence points of the right subplot (not the other tokens drawn behind a few)."""
     xs, ys = [], []
     for tr in spec["data"]:
-        if tr.get("xaxis") == "x2":
+        if tr.get("xaxis") == "x2" and tr.get("legendgroup") != "background":
             xs += plotly_array(tr["x"]).tolist()
             ys += plotly_array(tr["y"]).tolist()
     return xs, ys
@@ -110,6 +110,7 @@ def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_be
     # every sentence has the same word2vec vector: all others tie, so each occurrence scores the share of
     # its own sense among the other 15 (7/15): the guessing level of two balanced senses
     assert np.allclose(plotly_array(static_line["y"]), [7 / 15] * 3) and "静态" in static_line["name"]
+    assert any(f"为什么 word2vec 是 {7 / 15:.0%}" in c.value for c in at.caption)  # the guessing level, explained
     at.selectbox(key="vec_scene").select("baofu").run()
     assert at.text_input(key="vec_word").value == "包袱"
     legend = {tr["name"] for tr in charts(at)["static_scatter"]["data"] if tr.get("xaxis") == "x2"}
@@ -297,3 +298,51 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
     if word == "<script>":
         hover = charts(at)["static_scatter"]["data"][-1]["customdata"]
         assert hover[0] == "我吃了【&lt;script&gt;】"
+
+
+def test_a_pair_is_drawn_among_the_other_characters(models_dir, tiny_bert_dir):
+    """#38 item 9: the default pair (two sentences) is drawn with the sentences' other characters behind it,
+    and the caption says why; the points are not mirrored about the centre."""
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    spec = charts(at)["static_scatter"]
+    background = [tr for tr in spec["data"] if tr.get("legendgroup") == "background"]
+    assert len(background) == 1 and background[0]["text"] == list("我吃了一个昨天发布了新手机")
+    xs, ys = contextual_points(spec)
+    assert len(xs) == 2 and (xs[0], ys[0]) != pytest.approx((-xs[1], -ys[1]))
+    assert any("和句子里其余 13 个字一起" in c.value for c in at.caption)
+
+def test_layer_slider_follows_a_model_switch(models_dir, tiny_bert_dir):
+    """Switching ELMo → BERT keeps the layer but renames every option: the browser, which keeps the option's
+    label, must be sent the value again, or it shows 「0 · 嵌入层」 while the chart draws layer 2 (issue #44)."""
+    link_real_elmo(models_dir)
+    at = make_app(tiny_bert_dir, ctx="elmo")
+    assert at.select_slider(key="static_layer").value == 2
+    at.radio(key="static_ctx").set_value("bert").run()
+    assert_no_exception(at)
+    slider = at.select_slider(key="static_layer")
+    title = " ".join(a["text"] for a in charts(at)["static_scatter"]["layout"]["annotations"])
+    assert slider.value == 2 and "第 2 层" in title
+    # what the browser receives: the value by its new label (else it keeps "2 · 第 2 层 biLSTM", not an option)
+    assert slider.proto.set_value and list(slider.proto.raw_value) == ["2 · 第 2 层"]
+
+
+def test_a_student_reads_the_question_the_inputs_then_a_cosine_against_its_baseline(models_dir, tiny_bert_dir,
+                                                                                     tiny_bert):
+    """Outside presentation mode the page opens with its question and answer, then the inputs, then the
+    result, and says how to read the cosine: against the same word's layer 0 (issue #44)."""
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    flat = list(at.main)  # the page's elements in reading order
+    first = {what: next(i for i, el in enumerate(flat) if test(el)) for what, test in (
+        ("question", lambda el: el.type == "markdown" and "**问题**" in el.value),
+        ("inputs", lambda el: el.type == "text_area" and el.key == "vec_text"),
+        ("result", lambda el: el.type == "plotly_chart" and "static_scatter" in el.proto.id))}
+    assert first["question"] < first["inputs"] < first["result"]
+    view = vv.occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
+    guide = next(m.value for m in at.markdown if "怎么读余弦" in m.value)
+    assert f"**{view.mean_cosine(False, 0):.2f}**" in guide and f"**{view.mean_cosine(False, 2):.2f}**" in guide
+    assert view.mean_cosine(False, 0) == pytest.approx(view.cosine[False][0][0][1])
+    presenting = make_app(tiny_bert_dir, present=True)
+    assert_no_exception(presenting)
+    assert not any("怎么读余弦" in m.value or "**问题**" in m.value for m in presenting.markdown)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import chart, plotly_array
+from apptest_support import chart, page_tables, plotly_array
 from core import transfer
 from core.errors import LabError
 from core.transfer.__main__ import main as transfer_main
@@ -284,7 +284,7 @@ def test_page_shows_cached_results(page, results):
     assert _metrics(at) == expected
     assert any("预先计算" in c.value for c in at.caption)
     assert not at.warning  # fingerprints match
-    params = at.table[1].value  # trained / frozen parameters and time per approach
+    params = page_tables(at)[1].value  # trained / frozen parameters and time per approach
     assert list(params.iloc[:, 0]) == ["特征式 · ELMo", "特征式 · BERT", "微调 · BERT", "LoRA · BERT"]
     assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
                                                           bert["trained_params"],
@@ -303,7 +303,7 @@ def test_page_shows_cached_results(page, results):
     chosen = [c.value for c in at.caption if c.value.endswith("，在验证集上选定")]  # each metric's hyper-parameter
     assert chosen == [f"{c['name']} = {c['chosen']:g}，在验证集上选定" for c in (
         results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
-    tuning = at.table[0].value  # how each hyper-parameter was chosen
+    tuning = page_tables(at)[0].value  # how each hyper-parameter was chosen
     assert list(tuning.iloc[:, 2]) == [f"{c['name']} = {c['chosen']:g}" for c in (
         results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
     layers = chart(at, "transfer_layers")["data"]
@@ -355,7 +355,7 @@ def test_results_from_before_lora(page, monkeypatch, results, tmp_path):
     assert _metrics(at)[2:] == [f"{100 * results['fine_tune']['accuracy']:.1f}%", "—"]
     assert any("LoRA 实验加入之前" in c.value for c in at.caption)
     assert any("python -m core.transfer" in i.value and "LoRA" in i.value for i in at.info)
-    params = at.table[1].value
+    params = page_tables(at)[1].value
     assert len(params) == 3 and list(params.iloc[:2, 3]) == ["—", "—"]
     assert len(at.get("plotly_chart")) == 4  # no LoRA summary
 
@@ -374,12 +374,25 @@ def _assert_verdict_matches(text: str) -> None:
 
 @pytest.mark.parametrize("pool", transfer.POOLINGS)
 def test_verdicts_agree_with_their_intervals(page, results, pool):
+    """The verdicts are read from the probe chosen on validation, whichever probe is selected; a probe picked
+    on the page (one of the layers × poolings, seen on test) gets its differences but no verdict (#38 item 3)."""
     at = page(query={"pool": pool})
+    view = transfer.read_view(results)
+    chosen = transfer.validation_pick(view.bert)
     for layer in range(len(results["feature_bert"]["layers"])):
         at.select_slider(key="transfer_layer").set_value(layer).run()
-        gain = [m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征")]
-        assert len(gain) == 1 and "配对" in gain[0]
-        _assert_verdict_matches(gain[0])
+        for prefix in ("微调减在验证集上选出的冻结 BERT 特征", "ELMo 特征减在验证集上选出的 BERT 特征"):
+            verdict = [m.value for m in at.markdown if m.value.startswith(prefix)]
+            assert len(verdict) == 1 and "配对" in verdict[0]
+            _assert_verdict_matches(verdict[0])
+        gain = next(m.value for m in at.markdown if m.value.startswith("微调减在验证集上选出的"))
+        expected = transfer.compare(view.finetune, view.bert.probe(*chosen))
+        assert f"**{100 * expected.diff:+.1f}** 个百分点" in gain
+        picked = [m.value for m in at.markdown if m.value.startswith("**你选的这组特征")]
+        assert len(picked) == ((pool, layer) != chosen)
+        if picked:
+            k = len(results["feature_bert"]["layers"]) * len(transfer.POOLINGS)
+            assert f"它是 {k} 个探针" in picked[0] and "超出" not in picked[0]  # no verdict for a probe picked on test
     _assert_verdict_matches(next(m.value for m in at.markdown if m.value.startswith("LoRA 减全参微调")))
 
 
@@ -397,9 +410,13 @@ def test_layer_caption_follows_the_intervals(page, results):
         for j in range(len(accs)):
             if j != best and paired_difference_interval(bert["correct"][pool][best], bert["correct"][pool][j])[1] > 0:
                 below.add(j)
-    expected = "没有哪一层" if not below else "只有词嵌入层" if below == {0} else "确有差别"
-    assert expected in caption
-    assert ("不同层编码的信息不同" in caption) == bool(below - {0})  # the lecture's lesson only when layers differ
+    verdict = transfer.curve_verdict([transfer.layer_ties(transfer.read_view(results).bert, p)
+                                      for p in transfer.POOLINGS])
+    expected = {"tie": "没有哪一层", "embeddings": "只有词嵌入层", "cls": "只有在 [CLS] 汇聚下",
+                "differ": "各层不能互相替代"}
+    assert [v for v in expected.values() if v in caption] == [expected[verdict]]
+    assert (verdict == "tie") == (not below) and (verdict == "embeddings") == (below == {0})
+    assert "ELMo 因此按任务学习层权重" not in caption  # one task cannot show per-task layer use (#38 item 4)
 
 
 def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
@@ -410,10 +427,11 @@ def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
     at = page()
     assert _metrics(at)[2] == f"{100 * results['fine_tune']['accuracy']:.1f}%"
     assert any("写于按验证集选超参数之前" in c.value for c in at.caption)
-    gain = next(m.value for m in at.markdown if m.value.startswith("微调减所选的冻结 BERT 特征"))
-    assert "独立样本" in gain
-    _assert_verdict_matches(gain)
-    assert list(at.table[0].value.iloc[:2, 2]) == ["—", "—"]
+    # no validation accuracies to choose a probe with: the selected probe's differences, no verdict
+    assert not [m.value for m in at.markdown if m.value.startswith("微调减在验证集上选出的")]
+    picked = next(m.value for m in at.markdown if m.value.startswith("**你选的这组特征"))
+    assert "超出" not in picked
+    assert list(page_tables(at)[0].value.iloc[:2, 2]) == ["—", "—"]
 
 
 def test_no_results_yet(page, monkeypatch, tmp_path):
@@ -435,7 +453,7 @@ def test_recompute_and_discard(page, monkeypatch):
     assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 3e-5 and fresh["data"]["n_train"] == 16
     assert fresh["fine_tune"]["choice"] is None and fresh["lora"]["choice"] is None  # no learning-rate choice here
     assert fresh["feature_bert"]["choice"]["cls"][0]["n_val"] == 4  # the probes' C still is chosen
-    tuning = at.table[0].value  # no ELMo row: frozen BERT, fine-tuning, LoRA
+    tuning = page_tables(at)[0].value  # no ELMo row: frozen BERT, fine-tuning, LoRA
     assert all("没有在验证集上挑选" in cell for cell in tuning.iloc[1:, 1])
     assert list(tuning.iloc[1:, 2]) == ["lr = 3e-05", f"lr = {fresh['lora']['settings']['lr']:g}"]
     assert fresh["feature_elmo"] is None
@@ -473,6 +491,10 @@ def test_figures_are_plain_data():
     assert list(acc.error_x.arrayminus) == pytest.approx([0.05, 0.04, 0.05])
     assert summary.layout.xaxis2.type == "log" and list(params.x) == [257, 5_000_000, 33_282]
     assert list(seconds.text) == ["10 s", "70 s", "50 s"]
+    # the panel titles on the projector: as large as the figure's other texts (plotly's default was 16 px)
+    projected = figs.approach_summary(["f"], ["lora"], [0.7], [(0.65, 0.75)], [257], [10.0],
+                                      panel_titles=["a", "p", "t"], large=True)
+    assert [a.font.size for a in projected.layout.annotations] == [20, 20, 20]
 
 
 def test_training_budgets_beside_the_comparison(page, monkeypatch):
@@ -486,3 +508,30 @@ def test_training_budgets_beside_the_comparison(page, monkeypatch):
     ratio = token_ratio(load_budgets(), DEFAULT_BERT, DEFAULT_ELMO)
     expected = translate("zh", "budget.ratio", larger=DEFAULT_BERT, smaller=DEFAULT_ELMO, ratio=f"{ratio:.0f}")
     assert sum(expected in c.value for c in at.caption) == 1
+
+
+def test_the_page_opens_with_its_plain_answer_computed_from_the_shipped_results():
+    """A student reads the question and the answer first: which approach won, by how much, and why, from the
+    comparison the verdicts use (issue #44); on the projector the lecturer says it and the box is left out."""
+    view = transfer.read_view(transfer.load_results(transfer.RESULTS_PATH))
+    pool, layer = max(((p, transfer.layer_ties(view.bert, p).best) for p in transfer.POOLINGS),
+                      key=lambda choice: view.bert.at(*choice))
+    comparison = transfer.compare(view.finetune, view.bert.probe(pool, layer))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    answer = next(i for i, text in enumerate(texts) if text.startswith("**答案"))
+    assert texts[answer - 1].startswith("**问题**")
+    expected = {"lower": "微调没有赢", "tie": "分不出高下", "higher": "微调更好"}[comparison.verdict]
+    assert expected in texts[answer]
+    assert f"{100 * view.finetune.accuracy:.1f}%" in texts[answer]
+    assert f"{100 * view.bert.at(pool, layer):.1f}%" in texts[answer]
+    assert f"{abs(100 * comparison.diff):.1f}" in texts[answer]
+    if comparison.verdict != "higher":
+        assert f"{view.finetune.trained_params:,}" in texts[answer + 1]
+    assert any(h.value == "结果：测试集准确率" for h in at.header)  # the statistics follow, below
+    at.session_state["present"] = True
+    at.run()
+    assert not any(m.value.startswith("**答案") for m in at.markdown)

@@ -45,7 +45,7 @@ def test_lecture_values_in_scenes():
     assert q["syntax"]["w"] == "[0.5,0.4,0.1]" and q["semantics"]["w"] == "[0.1,0.3,0.6]"
     assert q["fill"]["sentence"] == "我吃了一个[MASK][MASK]。"
     assert q["attention"]["sentence"] == "苹果昨天发布了新手机"
-    assert q["bilm"]["sentence"] == q["objective"]["sentence"] == "我吃了一个苹果"
+    assert q["bilm"]["sentence"] == q["objective"]["gpt_sentence"] == "我吃了一个苹果"
     assert q["deep"]["a"] != q["deep"]["b"] and q["deep"]["a"][:4] == q["deep"]["b"][:4] == "苹果昨天"
     assert all(s.query[pres.SLIDE_PARAM] == s.id for s in pres.SCENES)
     order = [s.id for s in pres.SCENES]
@@ -114,7 +114,7 @@ def test_start_presenting_from_home_and_the_bar():
     at = app()
     at.button(key="home_present").click().run()
     assert at.session_state["present"] is True and at.query_params["present"] == "1"
-    assert bar_text(at).startswith("**场景 1/18 · 三条演进主线**")
+    assert bar_text(at).startswith("**场景 1/19 · 三条演进主线**")
     assert any(ui_pres.PRESENT_CHROME_CSS.strip() in m.value for m in at.markdown)
     assert at.button(key="present_prev").disabled and not at.button(key="present_next").disabled
     assert at.button(key="present_next").proto.shortcut.lower() == "pagedown"
@@ -124,7 +124,7 @@ def test_start_presenting_from_home_and_the_bar():
     assert sum(m.value == note for m in at.markdown) == 1
     # the language button switches the whole page, the exit button leaves presentation mode
     at.button(key="present_lang").click().run()
-    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/18 · Three threads of evolution**")
+    assert at.session_state["lang"] == "en" and bar_text(at).startswith("**Scene 1/19 · Three threads of evolution**")
     assert at.title[0].value == "From static word vectors to ELMo to BERT"
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False and "present" not in at.query_params
@@ -133,17 +133,17 @@ def test_start_presenting_from_home_and_the_bar():
 
 def test_step_back_and_forth_between_light_pages():
     at = app({"present": "1"}, page=PATHS["exercises"])
-    assert bar_text(at).startswith("**场景 18/18 · 动手练一练**")
+    assert bar_text(at).startswith("**场景 19/19 · 动手练一练**")
     assert at.button(key="present_next").disabled
     click(at, "present_prev")
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "lora"
     assert at.title[0].value == "特征式（feature-based） vs 微调（fine-tuning）"
-    assert bar_text(at).startswith("**场景 17/18 · 今天怎么做：LoRA，实测**")
+    assert bar_text(at).startswith("**场景 18/19 · 今天怎么做：LoRA，实测**")
     click(at, "present_prev")  # the same page, its first scene
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "transfer"
-    assert bar_text(at).startswith("**场景 16/18 · 特征式 vs 微调，实测**")
+    assert bar_text(at).startswith("**场景 17/19 · 特征式 vs 微调，实测**")
     click(at, "present_next")
     click(at, "present_next")
     assert at.query_params[pres.SLIDE_PARAM] == "exercises" and at.title[0].value == "动手练一练"
@@ -164,10 +164,10 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params[pres.SLIDE_PARAM] == "iterative"
     assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
-    assert bar_text(at).startswith("**场景 13/18")
+    assert bar_text(at).startswith("**场景 14/19")
     click(at, "present_next")  # → objective: another page, from the scene's sentence and position
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["obj_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5
+    assert at.session_state["obj_gpt_sentence"] == "我吃了一个苹果" and at.session_state["obj_mask_pos"] == 5
     click(at, "present_next")  # → attention
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"
@@ -241,7 +241,8 @@ def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
     from ui.presentation import SCENE_RESULTS, result_key
 
     assert set(SCENE_RESULTS) <= set(BY_ID)
-    assert [s.id for s in SCENES if result_key(s) is None] == ["exercises"]
+    # pages that open at their top: the exercises, and the class board (its sign-in or the board itself is the top)
+    assert [s.id for s in SCENES if result_key(s) is None] == ["board", "exercises"]
     assert not hasattr(SCENES[0], "result")
 
 
@@ -255,3 +256,20 @@ def test_a_scene_hides_the_exercise_answer_again():
     click(at, "present_go_worked")
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["elmo_reveal"] is False
+
+
+def test_every_live_input_drives_a_result_its_page_draws():
+    """ui.presentation.INPUT_RESULTS names pages, inputs and results that exist: a renamed key would leave an
+    edit on the projector with its result out of view, silently."""
+    root = Path(__file__).resolve().parent.parent
+    source = "\n".join(path.read_text(encoding="utf-8") for folder in ("app_pages", "ui")
+                       for path in sorted((root / folder).glob("*.py")) if path.name != "presentation.py")
+    made = re.findall(r'key=f"([a-z_]+)\{', source)  # keys built from a name: key=f"elmo_preset_{name}"
+    paths = {spec.url_path for spec in PAGES}
+    for url_path, drives in ui_pres.INPUT_RESULTS.items():
+        assert url_path in paths, url_path
+        for key in {*drives, *drives.values()}:
+            assert f'key="{key}"' in source or any(key.startswith(prefix) for prefix in made), key
+    data = ui_pres.presenter_data(pres.BY_ID["objective"], "pretraining-objectives", 3)
+    assert data["target"] == "obj_gpt_result" and data["token"] == "objective:3"
+    assert data["drives"]["obj_gpt_sentence"] == "obj_gpt_result" and "obj_gpt_result" in data["results"]

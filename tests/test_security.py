@@ -462,7 +462,7 @@ def test_training_from_the_browser_is_off_by_default(monkeypatch, tiny_bert_dir,
     monkeypatch.delenv(training_gate.SWITCH)
     at.button(key="transfer_run").click().run()
     assert not at.exception and "transfer_results" not in at.session_state and not at.get("progress")
-    assert training_gate.start() == "transfer.recompute.off"
+    assert training_gate.start() == "gate.off"
 
 
 def test_one_training_run_at_a_time(monkeypatch, tiny_bert_dir, tmp_path, skip_component_discovery):
@@ -480,6 +480,138 @@ def test_one_training_run_at_a_time(monkeypatch, tiny_bert_dir, tmp_path, skip_c
     assert any("one at a time" in w.value for w in at.warning)
     assert training_gate.start() is None  # the refused click left the slot as it was
     training_gate.finish()
+
+
+UI_SOURCES = [p for p in APP_SOURCES if not rel(p).startswith("core/")]
+
+
+def _resolve(node: ast.AST, names: dict):
+    """The object a ``Name`` / ``a.b.c`` node of a UI module stands for, from the module's imports; else None."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, names)
+        return getattr(base, node.attr, None) if base is not None else None
+    return None
+
+
+def _imported_names(tree: ast.Module) -> dict:
+    import importlib
+
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                names[alias.asname or top] = importlib.import_module(alias.asname and alias.name or top)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                value = getattr(module, alias.name, None)
+                if value is None:  # a submodule
+                    value = importlib.import_module(f"{node.module}.{alias.name}")
+                names[alias.asname or alias.name] = value
+    return names
+
+
+def heavy_job_uses(path: Path) -> list[tuple[int, object, bool]]:
+    """``(line, job, gated)`` for every use of a job that runs for minutes in a UI module: a core function marked
+    ``core.concurrency.heavy``, or one that reports ``progress`` (what a long job does); ``gated``: the use is
+    the job handed to ``ui.training_gate.run``."""
+    import inspect
+
+    from core.concurrency import HEAVY_JOBS
+    from ui import training_gate
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = _imported_names(tree)
+    gated = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call) and call.args
+             and _resolve(call.func, names) is training_gate.run}
+    uses = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name | ast.Attribute) or isinstance(getattr(node, "ctx", None), ast.Store):
+            continue
+        obj = _resolve(node, names)
+        if not callable(obj) or not (getattr(obj, "__module__", None) or "").startswith("core"):
+            continue
+        try:
+            reports_progress = "progress" in inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            reports_progress = False
+        if obj in HEAVY_JOBS or reports_progress:
+            uses.append((node.lineno, obj, id(node) in gated))
+    return uses
+
+
+def test_every_heavy_browser_control_goes_through_the_one_gate():
+    """The attack: a visitor starts a job that runs for minutes (the evidence page's recompute had no gate, two
+    at once doubled the server's RSS). Every such job a page can start is found here, marked, and gated."""
+    from core.concurrency import HEAVY_JOBS
+    from core.experiments import run_all
+    from core.transfer import recompute
+
+    found = {rel(path): heavy_job_uses(path) for path in UI_SOURCES}
+    uses = [(where, line, job, gated) for where, entries in found.items() for line, job, gated in entries]
+    jobs = {job for _, _, job, _ in uses}
+    assert {run_all, recompute} <= jobs, uses  # the two recomputations, the evidence page's and the transfer page's
+    assert jobs <= HEAVY_JOBS, [j for j in jobs - HEAVY_JOBS]  # a new job that reports progress must be marked
+    assert [(where, line) for where, line, _, gated in uses if not gated] == []
+
+
+@pytest.mark.parametrize("source, gated", [
+    ("from core.experiments import run_all\nrun_all(['m'])\n", False),
+    ("from core import experiments\nx = experiments.run_all\n", False),
+    ("from core.experiments import run_all\nfrom ui import training_gate\ntraining_gate.run(run_all, ['m'])\n",
+     True),
+])
+def test_the_gate_checker_itself(tmp_path, source, gated):
+    path = tmp_path / "page.py"
+    path.write_text(source, encoding="utf-8")
+    assert [g for _, _, g in heavy_job_uses(path)] == [gated]
+
+
+def test_the_gate_refuses_an_unmarked_job(monkeypatch):
+    from ui import training_gate
+
+    monkeypatch.setenv(training_gate.SWITCH, "1")
+    with pytest.raises(TypeError, match="heavy"):
+        training_gate.run(sorted, [2, 1])
+
+
+def evidence_recompute_page(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app_pages" / "evidence.py"), default_timeout=300)
+    at.session_state["lang"] = "en"
+    at.query_params["section"] = "recompute"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_evidence_recompute_is_gated_too(monkeypatch, skip_component_discovery):
+    """The attack on main: the evidence page's Start ran the experiments for any visitor, on whatever model the
+    sidebar named, with no switch and no one-at-a-time rule."""
+    from ui import training_gate
+
+    monkeypatch.delenv(training_gate.SWITCH, raising=False)
+    at = evidence_recompute_page(monkeypatch)
+    assert at.button(key="_ev_run").disabled and any(training_gate.SWITCH in i.value for i in at.info)
+    monkeypatch.setenv(training_gate.SWITCH, "1")  # enabled for AppTest's click, off again when the click arrives
+    at.run()
+    monkeypatch.delenv(training_gate.SWITCH)
+    at.button(key="_ev_run").click().run()
+    assert not at.exception and not at.get("progress") and not at.success
+
+    monkeypatch.setenv(training_gate.SWITCH, "1")
+    at.run()
+    assert training_gate.start() is None  # another session's run holds the process's one slot
+    try:
+        at.button(key="_ev_run").click().run()
+    finally:
+        training_gate.finish()
+    assert not at.exception and not at.get("progress") and not at.success
+    assert any("one at a time" in w.value for w in at.warning)
 
 
 def test_a_training_run_gets_its_own_copy_of_the_model(tiny_bert_dir):

@@ -59,8 +59,27 @@ def test_layer_ties_and_curve_verdict():
     assert transfer.curve_verdict(ties) == "embeddings"
     flat = _features({"cls": [good, fair, good], "mean": [fair, fair, good]})
     assert transfer.curve_verdict([transfer.layer_ties(flat, p) for p in transfer.POOLINGS]) == "tie"
-    contextual = _features({"cls": [good, chance, good], "mean": [good, good, good]})
+    cls_only = _features({"cls": [good, chance, good], "mean": [good, good, good]})
+    assert transfer.curve_verdict([transfer.layer_ties(cls_only, p) for p in transfer.POOLINGS]) == "cls"
+    contextual = _features({"cls": [good, good, good], "mean": [good, chance, good]})
     assert transfer.curve_verdict([transfer.layer_ties(contextual, p) for p in transfer.POOLINGS]) == "differ"
+
+
+def test_the_verdict_probe_is_chosen_on_validation():
+    """#38 item 3: the probe a verdict is read from has the best validation accuracy (a tie: the lower layer),
+    whatever its test accuracy; the shipped file's pick is not its best test probe."""
+    outcomes = {"cls": ["10" * 200, "1" * 320 + "0" * 80, "1" * 300 + "0" * 100],
+                "mean": ["10" * 200, "1" * 250 + "0" * 150, "1" * 340 + "0" * 60]}
+    features = _features(outcomes)
+    assert transfer.validation_pick(features) is None  # no validation accuracies: nothing to choose with
+
+    def choices(*val):
+        return [transfer.Choice("C", 1.0, {"1": v}, 450, 150) for v in val]
+    with_val = transfer.BertFeatures(**{**vars(features), "per_layer_choice": {"cls": choices(0.5, 0.7, 0.8),
+                                                                               "mean": choices(0.5, 0.8, 0.6)}})
+    assert transfer.validation_pick(with_val) == ("mean", 1)  # 0.8 twice: the lower layer, not the best on test
+    with_val.per_layer_choice["cls"][2] = transfer.Choice("C", 1.0, {"1": 0.81}, 450, 150)
+    assert transfer.validation_pick(with_val) == ("cls", 2)
 
 
 # ---- the shipped results --------------------------------------------------------------------------------
@@ -111,6 +130,27 @@ def test_elmo_row_and_elmo_page_share_the_features(shipped):
     uniform = results["learned_mix"]["tasks"]["sentiment"]["fixed"]["uniform"]
     assert gap.page_accuracy == uniform["accuracy"]
     assert gap.comparison.diff == pytest.approx(elmo["accuracy"] - uniform["accuracy"])
+    # paired: both files list the same test reviews in the same order (agreement far above a shuffled pairing's)
+    assert gap.comparison.paired
+    interval = paired_difference_interval(elmo["correct"], uniform["outcomes"])[1:]
+    assert (gap.comparison.low, gap.comparison.high) == interval
+    agreement = sum(a == b for a, b in zip(elmo["correct"], uniform["outcomes"])) / len(elmo["correct"])
+    assert agreement > 0.8
+
+
+def test_shipped_verdict_probe_is_the_validation_best(shipped):
+    """#38 items 3 and 7: the page's verdicts use the probe with the best validation accuracy (a tie: the lower
+    layer); on the shipped file fine-tuning and ELMo are both within sampling error of it."""
+    view = transfer.read_view(shipped)
+    best = {(p, j): max(c["val_accuracy"].values()) for p in transfer.POOLINGS
+            for j, c in enumerate(shipped["feature_bert"]["choice"][p])}
+    pick = transfer.validation_pick(view.bert)
+    assert best[pick] == max(best.values()) and pick[1] == min(j for (p, j), v in best.items() if v == best[pick])
+    probe = view.bert.probe(*pick)
+    assert transfer.compare(view.finetune, probe).verdict == "tie"
+    assert transfer.compare(view.elmo, probe).verdict == "tie"
+    # the top-layer mean probe, best on test and picked on test before #38, is not the validation choice
+    assert pick != ("mean", len(view.bert.layers) - 1)
 
 
 def test_readme_states_the_shipped_numbers(shipped):

@@ -137,6 +137,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "static.fig.static_caption": ("1", NOTATION),
     "static.nn_caption": ("2", NOTATION),
     "static.pair_cos_note": ("1 1 always 总是", NOTATION),
+    "elmo.live.pair_note": ("1 always 总是", NOTATION),
     "transfer.baseline": ("50%", NOTATION),
     "transfer.curve.caption": ("0", NOTATION),
     "transfer.data.body": ("50% half half never", NOTATION),
@@ -145,6 +146,9 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "transfer.gain.higher": ("0", NOTATION),
     "transfer.gain.lower": ("0", NOTATION),
     "transfer.gain.tie": ("0", NOTATION),
+    "transfer.elmo_bert.higher": ("0", NOTATION),
+    "transfer.elmo_bert.lower": ("0", NOTATION),
+    "transfer.elmo_bert.tie": ("0", NOTATION),
     "transfer.lora.verdict.higher": ("0", NOTATION),
     "transfer.lora.verdict.lower": ("0", NOTATION),
     "transfer.lora.verdict.tie": ("0", NOTATION),
@@ -176,6 +180,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "present.note.transfer": ("全部", DEFINITION),
     "scenes.oov": ("never", DEFINITION),
     "static.caption_spaces": ("all", DEFINITION),
+    "static.caption_spaces_background": ("all", DEFINITION),
     "static.fig.static_point": ("all", DEFINITION),
     "static.layer_help": ("all", DEFINITION),
     "static.oov": ("all", DEFINITION),
@@ -198,6 +203,16 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     # prose
     "home.models.hub_howto.body": ("usually 通常", PROSE),
     "obj.latin_note": ("almost 几乎", PROSE),
+    "fill.conf.guess": ("all", PROSE + " (several words fit one gap)"),
+    "static.reading.lower": ("never", PROSE + " (how to compare)"),
+    # what the app computes or does by construction
+    "fill.conf.levels": ("never", DEFINITION + " (punctuation is filtered out)"),
+    "att.qa.answer": ("most", DEFINITION + " (the row's largest weight, computed beside it)"),
+    "elmo.qa": ("all", DEFINITION + " (ELMo mixes every layer)"),
+    "transfer.qa.why": ("全部", DEFINITION + " (fine-tuning changes every parameter)"),
+    "evidence.recompute.fixed_model": ("always", DEFINITION),
+    "static.reading": ("1", NOTATION),
+    "static.acc_guess": ("1", NOTATION + " (1 / number of senses)"),
     # fixed settings
     "evidence.pos.method": ("1 100", CONSTANT),
     "fill.corrupt_stats": ("10% 10% 15% 15% 400 80% always", CONSTANT + " (the rates: Devlin et al. 2019)"),
@@ -206,12 +221,14 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "static.upload_limits": ("1 most", CONSTANT),
     "static.upload_refused": ("1 most", CONSTANT),
     "transfer.recompute.steps_help": ("16", CONSTANT),
+    "board.senses_help": ("6 12", CONSTANT),
+    "board.caption_space": ("2 all", NOTATION + " (a 2-D picture; one PCA over all layers, by construction)"),
 }
 
 
 def _constants() -> dict[str, set[str]]:
     """The numbers of the CONSTANT entries, read from the code (besides words the entry allows)."""
-    from core import fillmask, scenes
+    from core import board, fillmask, scenes
     from core.experiments.pos_probe import DEFAULTS as POS
     from core.transfer import DEFAULT_CONFIG
 
@@ -221,7 +238,8 @@ def _constants() -> dict[str, set[str]]:
             "fill.corrupt_stats": {"10%", "15%", "80%", str(draws)},
             **{f"static.upload_{name}": {upload_mb} for name in ("limits", "refused", "help")},
             "evidence.pos.method": {"1", str(POS["max_chars"])},  # "January 1998"'s month, the sentence limit
-            "transfer.recompute.steps_help": {str(DEFAULT_CONFIG.batch_size)}}
+            "transfer.recompute.steps_help": {str(DEFAULT_CONFIG.batch_size)},
+            "board.senses_help": {str(board.MAX_SENSES), str(board.MAX_SENSE_CHARS)}}
 
 
 def tokens(text: str, lang: str) -> list[str]:

@@ -373,3 +373,24 @@ def test_embedded_word2vec_one_vector_and_oov():
     assert np.array_equal(view.static.occurrences[0].layers, view.static.occurrences[1].layers)
     coinage = vv.occurrence_layers(None, w2v, ["他发明了量子煎饼侠这个词"], "量子煎饼侠")
     assert coinage.oov
+
+
+def test_two_occurrences_are_drawn_among_the_sentences_other_tokens(elmo):
+    """#38 item 9: a projection of two points alone puts them at mirrored ends whatever their cosine (0.93 for
+    the lecture's 苹果 pair on mini-elmo-zh); with the sentences' other characters as a background, the pair
+    lies closer together than most pairs of those characters, as its cosine says, in every contextual layer."""
+    scene = scenes.get_scene("lecture_apple")
+    parsed = vv.parse_input(scene.text, scene.word)
+    view = vv.occurrence_layers(elmo, None, parsed.sentences, scene.word, parsed.labels)
+    assert view.num_occurrences == 2 < vv.MIN_OWN_FRAME
+    assert view.background_tokens == [c for s in parsed.sentences for c in s.replace(scene.word, "")]
+    assert view.background_coords.shape == (elmo.num_layers, len(view.background_tokens), 2)
+    for j in range(1, elmo.num_layers):
+        assert view.coords[j][0] != pytest.approx(-view.coords[j][1], abs=1e-6)  # not mirrored about the centre
+        pair = np.linalg.norm(view.coords[j][0] - view.coords[j][1])
+        bg = view.background_coords[j]
+        others = np.linalg.norm(bg[:, None] - bg[None], axis=-1)[np.triu_indices(len(bg), 1)]
+        assert pair < np.quantile(others, 0.1)
+        assert geometry.cosine_matrix(view.stacked()[j])[0, 1] > 0.9
+    many = vv.occurrence_layers(elmo, None, parsed.sentences + ["苹果很甜"], scene.word)
+    assert many.background_coords is None and not many.background_tokens  # three points: a frame of their own

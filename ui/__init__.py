@@ -32,6 +32,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/home.py", "overview", "nav.home", ":material/home:", "home.link.home"),
     PageSpec("app_pages/static_vs_contextual.py", "static-vs-contextual", "nav.static",
              ":material/compare_arrows:", "home.link.static"),
+    PageSpec("app_pages/class_board.py", "class-board", "nav.board", ":material/groups:", "home.link.board"),
     PageSpec("app_pages/objectives.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
              "home.link.objectives"),
     PageSpec("app_pages/elmo_weights.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),

@@ -55,11 +55,16 @@ def _model_call(_func: Callable, func_name: str, model: registry.ModelRef, args:
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_KEY)
 def occurrence_view(ctx: registry.ModelRef | None, static: registry.ModelRef | None, sentences: tuple[str, ...],
-                    word: str, labels: tuple[str | None, ...]) -> vv.VectorsView:
+                    word: str, labels: tuple[str | None, ...], one_by_one: bool = False) -> vv.VectorsView:
     """Every layer's vector of every occurrence of ``word`` (``core.vectors_view.occurrence_layers``),
-    shared by the static and ELMo pages; the sentences are encoded through :func:`encode`'s cache."""
+    shared by the static, ELMo and class board pages; the sentences are encoded through :func:`encode`'s cache,
+    all at once, or ``one_by_one`` (the class board, which grows by a sentence at a time: only the new one is
+    encoded)."""
+    def run(texts: list[str]) -> list[Encoding]:
+        return [encode(ctx, (text,))[0] for text in texts] if one_by_one else encode(ctx, tuple(texts))
+
     return vv.occurrence_layers(ctx.encoder() if ctx else None, static.encoder() if static else None,
-                                list(sentences), word, list(labels), encode=lambda texts: encode(ctx, tuple(texts)))
+                                list(sentences), word, list(labels), encode=run)
 
 
 def file_result(load: Callable[[str], Result], path: str | Path) -> Result:

@@ -9,6 +9,7 @@ import html
 import numpy as np
 import streamlit as st
 
+from core import geometry
 from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
@@ -158,6 +159,9 @@ def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[s
         title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(word)),
         mixed_name=t("elmo.live.mixed"), large=large, height=620 if large else 540), "elmo_scatter")
     st.caption(t("elmo.live.caption"))
+    if view.num_occurrences == 2:  # the frame is centred on the two mixed points: they always land at mirrored ends
+        cos = geometry.cosine_matrix(mix.mixed)[0, 1]
+        st.caption(t("elmo.live.pair_note", cos=f"{cos:.2f}", dim=mix.mixed.shape[-1]))
     _norms_note(stack, layer_names, layer_norm)
     if mix.accuracy is None:
         st.caption(t("static.acc_hint"))
@@ -168,6 +172,17 @@ def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[s
     c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
         f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
     st.caption(t("elmo.live.acc_caption"))
+    verdict = vv.weights_verdict(mix)
+    if verdict is not None:
+        def name(key: int | None) -> str:
+            return t("elmo.live.weights.mix") if key is None else layer_names[key]
+
+        def points(x: float) -> str:
+            return f"{100 * x:+.1f}"
+
+        st.caption(t(f"elmo.live.weights.{verdict.verdict}", best=name(verdict.best), worst=name(verdict.worst),
+                     diff=f"{100 * verdict.diff:.1f}", low=points(verdict.low), high=points(verdict.high), n=verdict.n,
+                     layer0=layer_names[0]))
 
 
 def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> None:

@@ -101,7 +101,8 @@ def pos_section(results: dict) -> None:
     tag_labels = {s: t(f"evidence.tagset.{s}", n=cfg[f"n_tags_{s}"]) for s in ("fine", "coarse")}
     with st.container(key="evidence_result"):
         tags = st.radio(t("evidence.pos.tagset"), ("fine", "coarse"), key="_ev_tags", horizontal=True,
-                        format_func=tag_labels.__getitem__)
+                        format_func=tag_labels.__getitem__,  # the options name themselves: no label on the projector
+                        label_visibility="collapsed" if presenting() else "visible")
         sync_to_url(tags=tags)
         rows = view.pos_series(results, tags)
         base = view.pos_baselines(results, tags)
@@ -112,7 +113,7 @@ def pos_section(results: dict) -> None:
         fig = shared_figure(layer_curves, to_series(rows), title=t("evidence.pos.chart_title"),
                             xaxis_title=t("evidence.axis.layer"), yaxis_title=t("evidence.axis.accuracy"),
                             baselines=baselines, large=presenting(),
-                            height=500 if presenting() else 600)  # with the tag set, below the bar at 720 p
+                            height=430 if presenting() else 600)  # below the bar and the pinned switch (en: 2 lines)
         chart(fig, f"fig_pos-{tags}")
     download_buttons(fig, f"pos-{tags}", view.pos_table(results))
     st.caption(t("evidence.interval_note", n=cfg["n_test_words"]))
@@ -154,17 +155,21 @@ def senses_section(results: dict) -> None:
     options = ["__all__"] + words
     seed(Field("_ev_word", "word", "__all__", one_of(*options)))
     word_labels = {w: w for w in words} | {"__all__": t("evidence.senses.all")}
-    word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__)
-    sync_to_url(word=word)
-    chosen = None if word == "__all__" else word
-    rows = view.sense_series(results, chosen)
-    baselines = [(t("evidence.baseline.static_sense"), view.sense_static(results, chosen)),
-                 (t("evidence.baseline.chance"), view.sense_chance(results, chosen))]
-    title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
-    fig = shared_figure(layer_curves, to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
-                        yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
-                        large=presenting())
-    show_figure(fig, "senses", view.sense_table(results))
+    # the section's result (as ①'s): where presentation mode brings it after a switch of section
+    with st.container(key="evidence_result"):
+        word = st.selectbox(t("evidence.senses.word"), options, key="_ev_word", format_func=word_labels.__getitem__,
+                            label_visibility="collapsed" if presenting() else "visible")  # room for the chart
+        sync_to_url(word=word)
+        chosen = None if word == "__all__" else word
+        rows = view.sense_series(results, chosen)
+        baselines = [(t("evidence.baseline.static_sense"), view.sense_static(results, chosen)),
+                     (t("evidence.baseline.chance"), view.sense_chance(results, chosen))]
+        title = t("evidence.senses.chart_title") + ("" if chosen is None else f" · {chosen}")
+        fig = shared_figure(layer_curves, to_series(rows), title=title, xaxis_title=t("evidence.axis.layer"),
+                            yaxis_title=t("evidence.axis.accuracy"), baselines=baselines, y_range=(0, 1.05),
+                            large=presenting(), height=430 if presenting() else 600)  # as ①'s, below the bar
+        chart(fig, "fig_senses")
+    download_buttons(fig, "senses", view.sense_table(results))
     st.caption(t("evidence.interval_note", n=view.sense_n(results, chosen)))
     details = "；".join(
         f"{w['word']} {w['n']}（" + " / ".join(f"{k} {v}" for k, v in w["senses"].items()) + "）"
@@ -214,15 +219,19 @@ def context_section(results: dict) -> None:
                    n_occ=cfg["n_occurrences"], n_sent=cfg["n_sentences"], n_pairs=cfg["n_pairs"]))
     seed(Field("_ev_ctx", "ctx", "adjusted", one_of("raw", "adjusted")))
     mode_labels = {m: t(f"evidence.ctx.{m}") for m in ("adjusted", "raw")}
-    mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
-                    format_func=mode_labels.__getitem__)
-    adjusted = mode == "adjusted"
-    panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
-                                                 else ""), to_series(view.context_series(results, m, adjusted)))
-              for m in view.CONTEXT_MEASURES]
-    fig = shared_figure(specificity_panels, panels, title=t("evidence.ctx.chart_title"),
-                        xaxis_title=t("evidence.axis.layer_short"), large=presenting())
-    show_figure(fig, f"context-{mode}", view.context_table(results))
+    with st.container(key="evidence_result"):  # the section's result, as ①'s
+        mode = st.radio(t("evidence.ctx.mode"), ("adjusted", "raw"), key="_ev_ctx", horizontal=True,
+                        format_func=mode_labels.__getitem__,
+                        label_visibility="collapsed" if presenting() else "visible")
+        adjusted = mode == "adjusted"
+        panels = [(t(f"evidence.ctx.panel.{m}") + (t("evidence.ctx.adjusted_suffix") if adjusted and m != "anisotropy"
+                                                     else ""), to_series(view.context_series(results, m, adjusted)))
+                  for m in view.CONTEXT_MEASURES]
+        fig = shared_figure(specificity_panels, panels, title=t("evidence.ctx.chart_title"),
+                            xaxis_title=t("evidence.axis.layer_short"), large=presenting(),
+                            height=440 if presenting() else 520)
+        chart(fig, f"fig_context-{mode}")
+    download_buttons(fig, f"context-{mode}", view.context_table(results))
     st.caption(t("evidence.ctx.interval_note"))
     st.caption(t("evidence.ctx.sample", words="、".join(cfg["words"])))
     for name in view.ordered(ctx["models"]):
@@ -250,7 +259,11 @@ def context_section(results: dict) -> None:
                         zrange=None if adjusted else (0.0, 1.0), large=presenting())
     show_figure(heat, f"self-similarity-{model}")
     show_table(view.context_table(results), key="context")
-    st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"]))
+    layer0 = {}  # kind -> layer 0's raw self-similarity of the first model of that kind
+    for e in ctx["models"].values():
+        layer0.setdefault(e["kind"], num(e["self_similarity"][0]))
+    st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"], elmo0=layer0.get("elmo", "—"),
+                  bert0=layer0.get("bert", "—")))
 
 
 # ---- ④ presets ------------------------------------------------------------------------------------

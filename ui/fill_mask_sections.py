@@ -11,10 +11,12 @@ import re
 import pandas as pd
 import streamlit as st
 
+from core import fill_confidence as fc
 from core import fill_examples as fx
 from core import fillmask as fm
 from core.attention_view import TextNotes, inspect_text
 from core.budgets import TRAINING_FILE, load_budgets
+from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import export_html
 from core.fill_view import FillView, corruption_view, next_sentence_view
@@ -22,7 +24,7 @@ from core.registry import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
-from ui.page import chart, experiment, presenting
+from ui.page import chart, experiment, how_computed, phone, presenting
 from ui.state import Field, in_range, seed, sync_to_url
 
 TOP_K_MAX = 20
@@ -31,7 +33,7 @@ CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "r
                    "unchanged": "#a1d99b"}
 ss = st.session_state
 # the sections' own values, seeded by the page with its own (app_pages/fill_mask.py)
-FIELDS = (Field("fill_cands", None, ",".join(fx.DEFAULT_CANDIDATES)), Field("fill_seed", None, 0, int),
+FIELDS = (Field("fill_seed", None, 0, int),
           Field("fill_nsp_a", None, fx.NSP_EXAMPLES[0].first), Field("fill_nsp_b", None, fx.NSP_EXAMPLES[0].second))
 
 
@@ -52,6 +54,45 @@ def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str]
             for j, slot in enumerate(masks)]
 
 
+# ---- how sure the model is: its size and record in one line, a signal at every gap ------------------------
+def _calibration() -> fc.Calibration | None:
+    try:
+        return file_result(fc.load, fc.CONFIDENCE_FILE)
+    except LabError:  # an unreadable file: the page still predicts, without the record
+        return None
+
+
+def model_limits(name: str | None) -> None:
+    """One visible line: the model is small, and how often its first answer is right on everyday sentences."""
+    calibration = _calibration()
+    if calibration is None:
+        return
+    right, top3, n = calibration.on_set("everyday_check")
+    st.markdown(t("fill.limits", model=md_escape(calibration.model), params=f"{calibration.parameters:,}",
+                  layers=calibration.layers, n=n, right=right, top3=top3))
+    if name and name != calibration.model:
+        st.caption(t("fill.limits_other", cal=md_escape(calibration.model), model=md_escape(name)))
+
+
+def confidence(view: FillView) -> None:
+    """How sure the model is at every gap, from its distribution, and what that much sureness meant on the
+    check sentences: a warning where the first answer is probably wrong."""
+    calibration = _calibration()
+    if calibration is None or not view.signals:
+        return
+    several = len(view.signals) > 1
+    for i, signal in enumerate(view.signals, 1):
+        level = calibration.level(signal)
+        right, n = calibration.record(level)
+        text = t(f"fill.conf.{level}", gap=t("fill.conf.gap", i=i) if several else "", answer=md_escape(signal.answer),
+                 p=f"{signal.top1:.1%}", margin=f"{100 * signal.margin:.1f}", h=f"{signal.entropy:.1f}",
+                 right=right, n=n)
+        (st.info if level == "sure" else st.warning)(text, icon=":material/psychology:" if level == "sure" else None)
+    st.caption(t("fill.conf.levels", high=f"{calibration.high:.1%}", low=f"{calibration.low:.1%}",
+                 n=len(calibration.rows), share=f"{fc.SURE_PRECISION:.0%}"))
+    how_computed(t("fill.conf.source"))
+
+
 # ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------
 @st.fragment
 def predictions(view: FillView) -> None:
@@ -61,7 +102,8 @@ def predictions(view: FillView) -> None:
         k = int(ss["fill_top_k"])
         sync_to_url(top_k=k)
         slots = _slots(result.masks, k, lambda _, slot: t("fill.mask_title", i=slot.index + 1, pos=slot.token_index))
-        fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large)
+        cols = 1 if phone() else None  # side by side, a phone cuts the bars' labels
+        fig = figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=cols)
         # On the projector the whole words stand beside the characters, level with them, named in their title.
         beside = bool(runs) and large
         word_slots = [((t("fill.sec.words_short") + " · " if beside else "")
@@ -77,7 +119,8 @@ def predictions(view: FillView) -> None:
             with words_area:
                 if not beside:
                     st.subheader(t("fill.sec.words"))
-                chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large), "fill_words_chart")
+                chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large, cols=cols),
+                      "fill_words_chart")
     if word_slots:
         st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
@@ -110,14 +153,28 @@ def answer_check(view: FillView) -> None:
         st.warning(t("fill.answer_later" if rank else "fill.answer_miss", **params))
 
 
+def _percent(p: float) -> str:
+    return f"{p:.2%}" if p >= 1e-4 else "< 0.01%"
+
+
 def _split_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
+
+
+def _own_candidates(masked: str) -> None:
+    """The candidate box belongs to its sentence: another sentence starts it again, from the words the data
+    offers for that sentence (the default sentence's 苹果,水果,公司), else empty."""
+    if ss.get("_fill_cands_for") != masked:
+        ss["_fill_cands_for"] = masked
+        ss["fill_cands"] = ",".join(fx.candidates_for(masked))
 
 
 @experiment
 def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     st.subheader(t("fill.sec.compare"))
-    st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"))
+    _own_candidates(masked)
+    st.text_input(t("fill.cands"), key="fill_cands", persist_state="session", help=t("fill.cands_help"),
+                  placeholder=t("fill.cands_placeholder"))
     first = 0
     if mask_count > 1:
         seed(Field("fill_first", None, 0, in_range(0, mask_count - 1)))
@@ -135,11 +192,11 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     table = pd.DataFrame({
         t("fill.col.word"): [s["word"] for s in scored],
         t("fill.col.score"): [s["score"] for s in scored],
-        t("fill.col.per_token"): [" × ".join(f"{p:.2e}" for p in s["per_token"]) for s in scored],
+        t("fill.col.per_token"): [" × ".join(_percent(p) for p in s["per_token"]) for s in scored],
         t("fill.col.fits"): [s["fits"] for s in scored],
     })
     st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),
-                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="%.3e")})
+                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="percent")})
     if any(not s["fits"] for s in scored):
         st.caption(t("fill.cands_unfit", n=mask_count - first))
     st.caption(t("fill.cands_note"))
@@ -175,7 +232,8 @@ def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
     st.code(step.text_after, language=None, wrap_lines=True)
     slots = _slots(step.open_masks, 5, lambda j, _: t("fill.open_title_best" if j == step.filled_mask
                                                        else "fill.open_title", j=j + 1))
-    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large), "fill_step_probs")
+    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=1 if phone() else None),
+          "fill_step_probs")
 
 
 # ---- ③ the pre-training corruption (15%: 80/10/10) ---------------------------------------------------

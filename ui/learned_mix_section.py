@@ -56,6 +56,17 @@ def _skipped(entry: dict | None) -> None:
         st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
 
 
+def _learned_pattern(verdict: learned_mix.MixVerdict, task_names: dict, layer_labels: list[str], seeds: int) -> str:
+    """What the tasks learned, whatever the ordering: each task's most weighted layer and the unused layers."""
+    syntax = PRESETS["syntax"][0]
+    tops = [t("elmo.learned.pattern.top", task=task_names[task], layer=layer_labels[v.top_votes[0]],
+              k=v.top_votes[1], seeds=seeds) for task, v in verdict.tasks.items()]
+    unused = [t("elmo.learned.pattern.unused", layer=layer_labels[j], most=f"{100 * most:.0f}%",
+                lecture=f"{syntax[j]:.1f}" if len(syntax) == len(layer_labels) else "—")
+              for j, most in verdict.unused.items()]
+    return t("elmo.learned.pattern", tops=_join(tops), unused=" ".join(unused) or t("elmo.learned.pattern.none"))
+
+
 def learned_section() -> None:
     """Shows the section: the learned s against the lecture's presets, learned vs uniform s accuracy with
     intervals, each task's result, and the verdict computed from those numbers."""
@@ -97,12 +108,15 @@ def learned_section() -> None:
                        acc=_accuracy_cell(r), n=tasks[task]["n_test"],
                        uniform=_accuracy_cell(tasks[task]["fixed"]["uniform"]),
                        diff=_points(v.diff), lo=_points(v.low), hi=_points(v.high),
+                       method=t("elmo.learned.method_paired" if v.paired else "elmo.learned.method_independent"),
                        compare=t(f"elmo.learned.compare.{v.vs_uniform}")))
     depths = {task: [learned_mix.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
     st.markdown(t(f"elmo.learned.verdict.{verdict.headline}",
                   **{task: _span(min(d), max(d)) for task, d in depths.items()},
+                  gap=f"{verdict.ordering.gap:.2f}", spread=f"{verdict.ordering.spread:.2f}",
                   syntax=f"{learned_mix.depth(PRESETS['syntax'][0]):.2f}",
                   semantics=f"{learned_mix.depth(PRESETS['semantics'][0]):.2f}"))
+    st.markdown(_learned_pattern(verdict, task_names, layer_labels, len(tasks["pos"]["seeds"])))
     ours = (t("elmo.learned.peters_ours.some", tasks=_join([task_names[x] for x in verdict.paper_layer]))
             if verdict.paper_layer else t("elmo.learned.peters_ours.none"))
     st.markdown(t("elmo.learned.peters") + " " + ours)
@@ -156,12 +170,18 @@ def concat_section() -> None:
         lines.append(t("elmo.concat.compare", other=names[c.other], diff=_points(c.diff), lo=_points(c.low),
                        hi=_points(c.high), word=t(f"elmo.concat.word.{c.direction}")))
     st.markdown("\n".join(lines))
+    if concat.uneven_training(entry):
+        st.markdown(t("elmo.concat.training_data", static=entry["static_model"], elmo=entry["model"]))
     cfg = entry["config"]
     st.caption(t("elmo.concat.method", n_train=cfg["n_train"], n_test=cfg["n_test"], n_dev=cfg["n_dev"],
                  n_train_words=entry["n_train_words"], n_test_words=entry["n_test_words"],
                  n_fit_words=entry["n_fit_words"], grid=", ".join(str(c) for c in cfg["c_grid"]),
                  **{f"c_{name}": inputs[name]["c"] for name in concat.INPUTS},
                  **{f"dim_{name}": inputs[name]["dim"] for name in concat.INPUTS}))
+    edges = concat.grid_edges(entry)
+    if edges:
+        st.caption(t("elmo.concat.grid_edge", inputs=_join([names[name] for name in edges]),
+                     c=f"{float(cfg['c_grid'][-1]):g}"))
     learned = results_view.learned_mix(results)
     if learned is not None:  # the two sections' "uniform s" on POS differ: say why before a student asks
         pos = learned["tasks"]["pos"]

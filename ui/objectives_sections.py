@@ -22,11 +22,11 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, model_or_message, presenting
+from ui.page import chart, experiment, model_or_message, phone, presenting
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
-FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: red, light red
+FORWARD_COLOUR, BACKWARD_COLOUR = KIND_COLOURS["elmo"], "#f4a6a6"  # the two halves of ELMo: vermillion, light red
 STRIP_COLOURS = {"seen": "#f2f2f2", "target": "#fdae6b", "hidden": "#9ca3af"}
 CONTEXT_SHOWN = 8  # characters of context quoted in a chart title
 ss = st.session_state
@@ -73,6 +73,15 @@ def show_text_notes(elmo: ModelRef, text: str) -> None:
         st.info(t("obj.latin_note"))
 
 
+def reading_of(typed: str) -> obj.BiLMReading:
+    """mini-elmo-zh's reading of the sentence ``typed`` (checked: a bad one raises a LabError saying why),
+    after saying what the models cannot see in it."""
+    text = obj.check_sentence(typed)
+    elmo = cache.model(registry.DEFAULT_ELMO)
+    show_text_notes(elmo, text)
+    return model_call(obj.bilm_reading, elmo, text)
+
+
 # ---- ① the biLM's two directions, character by character ---------------------------------------------
 def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     large = presenting()
@@ -100,7 +109,8 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
               [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
              (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
               [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_topk_chart")
+    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+                                       cols=1 if phone() else None), "obj_topk_chart")
     token = reading.tokens[position]
     if forward.actual is None:
         st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
@@ -149,12 +159,17 @@ def deep_section(bert_name: str | None) -> None:
         fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
         st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
         with st.container(key="obj_deep_result"):
-            m1, m2, m3 = st.columns(3)
-            m1.metric(t("obj.m.forward"), f"{moved.largest('elmo_forward', metric, first_layer=0):.3g}",
-                      help=t("obj.m.forward_help"))
-            m2.metric(t("obj.m.backward"), f"{moved.smallest('elmo_backward', metric):.3f}", help=t("obj.m.min_help"))
-            m3.metric(t("obj.m.bert"), f"{moved.smallest('bert', metric):.3f}", help=t("obj.m.min_help"))
+            # the metrics read the curves below (one character), so that the class can check them on the chart
             token = _position(Field("obj_token", "token", 0), len(moved.tokens))
+            char = md_escape(moved.tokens[token])
+            m1, m2, m3 = st.columns(3)
+            m1.metric(t("obj.m.forward", token=char),
+                      f"{moved.largest('elmo_forward', metric, first_layer=0, token=token):.3g}",
+                      help=t("obj.m.forward_help"))
+            m2.metric(t("obj.m.backward", token=char), f"{moved.smallest('elmo_backward', metric, token=token):.3f}",
+                      help=t("obj.m.min_help"))
+            m3.metric(t("obj.m.bert", token=char), f"{moved.smallest('bert', metric, token=token):.3f}",
+                      help=t("obj.m.min_help"))
             series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
@@ -179,14 +194,17 @@ def deep_section(bert_name: str | None) -> None:
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------
 @experiment
-def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: int) -> None:
+def gpt_section(bert_name: str | None, top_k: int) -> None:
     large = presenting()
     st.header(t("obj.gpt.title"))
     st.info(t("obj.gpt.honest"), icon=":material/info:")
     st.markdown(t("obj.gpt.text"))
-    if reading is None:
-        st.info(t("obj.gpt.needs_sentence"))
-    elif (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
+    st.text_input(t("obj.sentence"), key="obj_gpt_sentence", persist_state="session",
+                  help=t("obj.gpt.sentence_help", limit=obj.MAX_CHARS))
+    typed = ss["obj_gpt_sentence"] or ""
+    sync_to_url(gpt_sentence=typed if len(typed) <= 2 * obj.MAX_CHARS else None)
+    reading = reading_of(typed)  # a bad sentence: the message stands here, under its box
+    if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
         n = len(reading.tokens)
         _position(Field("obj_mask_pos", "mask", DEFAULT_POSITION), n)
         st.selectbox(t("obj.mask_pos"), list(range(n)), key="obj_mask_pos", persist_state="session",
@@ -211,7 +229,8 @@ def gpt_section(reading: obj.BiLMReading | None, bert_name: str | None, top_k: i
                       [c.score for c in left.candidates[:top_k]]),
                      (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
                       [c.score for c in masked.candidates[:top_k]])]
-            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large), "obj_gpt_chart")
+            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+                                       cols=1 if phone() else None), "obj_gpt_chart")
             st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                          mp=_pct(masked.actual), mr=_rank(masked.rank)))
         if left.hidden + masked.hidden:

@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.style import plot_config
+from core.figures.table import figure_table
+from core.safe_text import md_escape
 from ui import cache
 from ui.i18n import error_text, t
 
@@ -78,14 +80,52 @@ def model_or_message(name: str | None, missing: str, *, masked_lm: bool = False)
     return encoder
 
 
+def plain_answer(key: str, *texts: str):
+    """The box a page opens with for a student at home: its question and its answer in plain words (``texts``, markdown
+    from the i18n files; a page adds computed lines into the returned container). None on the projector, where
+    the lecturer says it."""
+    if presenting():
+        return None
+    box = st.container(border=True, key=key)
+    for text in texts:
+        box.markdown(text)
+    return box
+
+
+def phone() -> bool:
+    """Whether the browser is a phone's: its User-Agent says "Mobi", as phone browsers' do. The server never
+    learns the screen's width, so this is what decides to stack side-by-side subplots and drop chart toolbars
+    (on a phone they sit on the titles, and there is no hover to hide them)."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
-    ``width="content"`` keeps a figure's own width (square heatmap cells)."""
+    ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
+    as a table: the chart's text alternative for a screen reader (:func:`chart_table`), off the projector."""
     config = plot_config(key.replace("_", "-"))
-    if not toolbar:
+    if not toolbar or phone():
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
+    chart_table(fig)
+
+
+def chart_table(fig: go.Figure) -> None:
+    """The figure's numbers (``core.figures.table``) as an HTML table a screen reader reads, in a collapsed
+    expander. Presentation mode leaves it out: the projector is looked at, and each scene's result must fit
+    below the scene bar (a screen reader user follows on their own device). Cells are Markdown-escaped
+    (they hold the user's sentences)."""
+    if presenting():
+        return
+    table, total = figure_table(fig)
+    if table.empty:
+        return  # a diagram without data (the ELMo scalar-mix sketch)
+    with st.expander(t("page.chart_data"), icon=":material/table:"):
+        if total > len(table):
+            st.caption(t("page.chart_data_more", n=len(table), total=total))
+        headers = {c: t(f"page.chart_col.{c}") for c in table.columns}
+        st.table(table.map(md_escape).rename(columns=headers), hide_index=True)
 
 
 def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:

@@ -29,11 +29,12 @@ from core import presentation as pres
 from ui import PAGES, state
 from ui.i18n import t
 
+PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
 # The widget or container key of what each scene is about (a chart's controls, a chart): presentation mode
 # scrolls it to just below the scene bar on arrival, where it must fit whole, axis labels and legend included,
-# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one keeps the page top (title pages).
+# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one opens at the page top (title pages).
 SCENE_RESULTS: dict[str, str] = {
     "home": "home_threads",
     "pair": "static_result",
@@ -55,8 +56,39 @@ SCENE_RESULTS: dict[str, str] = {
 }
 
 
+# What a lecturer changes live on a page (the key of an input, or of a container around inputs) and the result
+# that change drives: once the run it starts has ended, presentation mode brings that result wholly into view,
+# moving the page as little as possible (ui/presenter.js). An input inside a result needs no line here: it
+# drives the result around it (any key of SCENE_RESULTS or of these values).
+INPUT_RESULTS: dict[str, dict[str, str]] = {
+    "static-vs-contextual": dict.fromkeys(("vec_scene", "vec_word", "vec_text", "static_ctx"), "static_result"),
+    "pretraining-objectives": {
+        **dict.fromkeys(("obj_sentence", "obj_top_k", "obj_pos"), "obj_bilm_result"),
+        **dict.fromkeys(("obj_text_a", "obj_text_b", "obj_metric", "obj_token"), "obj_deep_result"),
+        **dict.fromkeys(("obj_gpt_sentence", "obj_mask_pos"), "obj_gpt_result")},
+    # the sliders stand in elmo_result, beside the bars of s they set
+    "elmo-weights": dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform",
+                                   "elmo_preset_syntax", "elmo_preset_semantics", "elmo_preset_worked_example",
+                                   "elmo_preset_onehot"), "elmo_s_result"),
+    "fill-mask": dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
+                                "fill_show_all"), "fill_topk"),
+    "attention-heatmap": {
+        **dict.fromkeys(("att_sentence", "att_pair", "att_hide", "att_words", "att_token"), "att_head_view"),
+        "att_tab": "att_result"},
+    "layer-evidence": {"_ev_section": "evidence_result"},
+}
+
+
 def result_key(scene: pres.Scene | None) -> str | None:
     return SCENE_RESULTS.get(scene.id) if scene else None
+
+
+def presenter_data(scene: pres.Scene | None, url_path: str | None, arrivals: int) -> dict:
+    """What ``ui/presenter.js`` needs on this page: the scene's result to place on arrival (once per arrival:
+    ``token``), and which result each input drives."""
+    drives = INPUT_RESULTS.get(url_path or "", {})
+    return {"target": result_key(scene), "token": f"{scene.id if scene else ''}:{arrivals}", "drives": drives,
+            "results": sorted(set(SCENE_RESULTS.values()) | set(drives.values()))}
 
 
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
@@ -77,6 +109,9 @@ PRESENT_CHROME_CSS = """
 /* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick.
    One row of one fixed height on every scene, in both languages: long titles and notes end in "…" */
 div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; height: 3.4rem; flex: none; }
+/* what stands before the bar draws nothing (stylesheets, scripts), but each would add the column's gap above it */
+[data-testid="stElementContainer"]:has(~ div > .st-key-present_bar) { display: none; }
+div:has(> .st-key-present_pinned) { position: sticky; top: 3.4rem; z-index: 980; background: #FFFFFF; flex: none; }
 .st-key-present_bar { background: #FFFFFF; border-bottom: 2px solid #EEF2F8; padding-bottom: 0.3rem;
   flex-wrap: nowrap !important; box-sizing: border-box; min-height: 0; margin: 0 !important; gap: 0.5rem !important; }
 .st-key-present_bar button { white-space: nowrap; }
@@ -208,10 +243,8 @@ def render_stepper(url_path: str | None) -> None:
                   help=t("present.lang_help"))
         st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
     scene = pres.SCENES[index] if index is not None else None
-    _presenter(key="present_keys", data={
-        "target": result_key(scene),
-        "token": f"{scene.id if scene else ''}:{st.session_state.get(state.ARRIVALS_KEY, 0)}",
-    })
+    _presenter(key="present_keys",
+               data=presenter_data(scene, url_path, st.session_state.get(state.ARRIVALS_KEY, 0)))
     if target is not None:
         # the new page's URL carries the session's settings from the start, not after its first run
         go_to(target, keep={k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params})

@@ -26,10 +26,12 @@ MAX_WORD = 100
 # "File must be 1.0MB or smaller." / "text/csv files are not allowed." in a tooltip): these CONSTANT
 # stylesheets hide them and show the labels "static.upload_button" / "static.upload_limits" /
 # "static.upload_refused" of the translation tables (tests/test_i18n.py keeps the two in step), the last
-# one also under a refused file's red chip. Raw HTML renders constants only.
+# one also under a refused file's red chip. The button's own text is hidden from the eye only: it is the
+# button's accessible name until ui/document.js gives it the translated one. Raw HTML renders constants only.
 UPLOADER_CSS_ZH = """<style>
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
-  [data-testid="stMarkdownContainer"] { display: none; }
+  [data-testid="stMarkdownContainer"] { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "选择文件"; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT，最大 1 MB"; font-size: 0.875rem;
@@ -42,7 +44,8 @@ UPLOADER_CSS_ZH = """<style>
 </style>"""
 UPLOADER_CSS_EN = """<style>
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
-  [data-testid="stMarkdownContainer"] { display: none; }
+  [data-testid="stMarkdownContainer"] { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "Choose a file"; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
 [data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT, 1 MB at most"; font-size: 0.875rem;

@@ -15,7 +15,10 @@ widgets are drawn. The model box is two widgets (``_w_model``: a listed model or
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
+from streamlit.components.v2 import component
 
 from core import hub_cache, registry
 from core.errors import LabError
@@ -113,6 +116,10 @@ def _render_model_selector(bert_models: list) -> None:
             st.warning(t("sidebar.model_unavailable", reason=error_text(info.problem)))
 
 
+# Trusted, constant JavaScript from this repository: on a phone, choosing a page closes the sidebar.
+_phone_nav = component("lab_phone_nav", js=Path(__file__).with_name("phone_nav.js").read_text(encoding="utf-8"))
+
+
 def render_sidebar() -> None:
     """Language, BERT model and presentation-mode controls; keeps them in session_state and the URL."""
     init_state()
@@ -132,6 +139,7 @@ def render_sidebar() -> None:
 
         st.toggle(t("sidebar.present"), key="present", help=t("sidebar.present_help"))
         st.caption(t("sidebar.footer"))
+        _phone_nav(key="phone_nav")
 
     if ss["present"]:
         st.markdown(PRESENT_CSS, unsafe_allow_html=True)  # constant stylesheet only

@@ -131,6 +131,21 @@ class Field:
             return False
 
 
+LABELS_KEY = "_option_labels"  # widget key -> the option labels it was last drawn with
+
+
+def relabel(key: str, labels: list[str]) -> None:
+    """Call before drawing the widget ``key`` whose option labels are ``labels``. The browser remembers a
+    select widget's value by its label: when the labels change (another model's layer names) and the value
+    stays, it finds no such label and shows the first option while the script goes on with the kept value.
+    Writing the value again makes Streamlit send it with the new labels."""
+    ss = st.session_state
+    shown = ss.setdefault(LABELS_KEY, {})
+    if key in ss and shown.get(key, labels) != labels:
+        ss[key] = ss[key]
+    shown[key] = list(labels)
+
+
 # Scene arrivals (ui/presentation.py): a counter of every arrival in this session, and the number of the one in
 # force (0 when no scene is). A field seeded before the scene in force is seeded again, from the scene's URL.
 ARRIVALS_KEY = "_scene_arrivals"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import streamlit as st
 
 from core import registry
@@ -15,8 +16,8 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
-from ui.page import chart, presenting
-from ui.state import Field, in_range, seed, sync_to_url
+from ui.page import chart, phone, presenting
+from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
 def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
@@ -36,11 +37,22 @@ def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
     return m.words, m.coords, m.explained, hover, t("static.fig.static_caption", n=len(view.static_hover))
 
 
+def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int, centre: bool) -> None:
+    """How to read the cosine: against the same word's layer 0 (before any context), not against 0 or another
+    word's number."""
+    base, now = view.mean_cosine(centre, 0), view.mean_cosine(centre, j)
+    drop = round(base - now, 2)
+    what = t("static.reading.pair" if view.num_occurrences == 2 else "static.reading.mean", word=word_md)
+    st.markdown(t("static.reading", what=what, base=f"{base:.2f}", now=f"{now:.2f}", layer=names[j], zero=names[0],
+                  verdict=t("static.reading.lower", drop=f"{drop:.2f}", word=word_md) if drop > 0 and j > 0
+                  else t("static.reading.same" if j > 0 else "static.reading.base")))
+
+
 @st.fragment
 def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
-    large, word_md = presenting(), md_escape(parsed.word)
+    large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
     names = [layer_name(n) for n in view.layer_names]
     has_points = view.num_occurrences > 0 and view.coords is not None
     pair = has_points and view.num_occurrences == 2
@@ -50,18 +62,19 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         if not large:
             slot_layer, slot_centre, slot_pair = st.container(), st.container(), None
         elif pair:
-            slot_layer, slot_centre, slot_pair = st.columns([5, 4, 3], vertical_alignment="center")
+            slot_layer, slot_centre, slot_pair = st.columns([4, 5, 3], vertical_alignment="center")
         else:
             (slot_layer, slot_centre), slot_pair = st.columns([3, 2], vertical_alignment="center"), None
         j = 0
         if names:
             seed(Field("static_layer", "layer", len(names) - 1, in_range(0, len(names) - 1)))
+            relabel("static_layer", names)  # ELMo ↔ BERT: same key, other layer names
             j = slot_layer.select_slider(t("static.layer"), options=list(range(len(names))), key="static_layer",
                                          format_func=lambda i: f"{i} · {names[i]}", help=t("static.layer_help"),
                                          disabled=not has_points, persist_state="session")
         centre = slot_centre.toggle(t("static.centre"), key="static_centre", persist_state="session",
                                     help=t("static.centre_help" if view.can_centre else "static.centre_pair"),
-                                    disabled=has_points and not view.can_centre)
+                                    disabled=has_points and not view.can_centre, wrap=True)  # in a column: not cut
         sync_to_url(layer=j if names else None, centre=True if centre else None)
         centre = centre and view.can_centre  # the toggle keeps its value for the next sentences
         if pair:
@@ -73,6 +86,9 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                 c_note.caption(pair_note)
             slot_pair.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
 
+        if has_points and view.num_occurrences >= 2 and not large:
+            _reading_guide(view, word_md, names, j, centre and not pair)
+
         words, s_coords, s_explained, s_hover, s_note = _static_parts(view, parsed.word, static_dim)
         static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_dim)
                         if static_dim is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
@@ -83,10 +99,13 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         elif not has_points:
             contextual_note = t("static.fig.ctx_none")
         coords = view.coords[j] if has_points else None
+        background = view.background_coords[j] if has_points and view.background_coords is not None else None
         axis = None
         if has_points:
-            allc = view.coords.reshape(-1, 2)
-            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1]))
+            allc = view.coords.reshape(-1, 2) if background is None else np.concatenate(
+                [view.coords.reshape(-1, 2), view.background_coords.reshape(-1, 2)])
+            # the background's labels sit above its markers: room for the top row
+            axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1], 0.12 if background is None else 0.2))
         ctx_title = (t("static.fig.ctx_title", name=ctx_name or "—", layer=shown_layer, dim=view.stacked().shape[-1])
                      if has_points else t("static.fig.ctx_title_short", name=ctx_name or "—"))
         fig = figs.static_vs_contextual_figure(
@@ -96,14 +115,18 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
-            neighbour_name=t("static.fig.neighbours"), large=large, height=430 if large else 560,
+            neighbour_name=t("static.fig.neighbours"), background_tokens=view.background_tokens,
+            background_coords=background, background_name=t("static.fig.background"),
+            large=large, height=430 if large else (900 if narrow else 560), stacked=narrow,
         )
         chart(fig, "static_scatter")
     if pair and large:
         st.caption(pair_note)
     if has_points:
         ev = view.projection.explained_variance_ratio
-        st.caption(t("static.caption_spaces", pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}"))
+        st.caption(t("static.caption_spaces_background" if background is not None else "static.caption_spaces",
+                     pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}", n=view.num_occurrences,
+                     word=word_md, m=len(view.background_tokens)))
     else:
         st.caption(t("static.caption_spaces_short"))
 
@@ -135,6 +158,9 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
                 title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))
+            guess = view.static_accuracy.get(centre)
+            if guess is not None:  # why word2vec scores 33% on two senses: each sentence's tie among the others
+                st.caption(t("static.acc_guess", share=f"{guess:.0%}"))
         elif parsed.has_labels:
             st.caption(t("static.acc_none"))
         else:

@@ -17,7 +17,7 @@ from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
-from ui.page import attempt, chart, how_computed, presenting, shared_figure
+from ui.page import chart, how_computed, plain_answer, presenting, shared_figure
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -43,6 +43,25 @@ def _fmt_time(approach: transfer.Approach) -> str:
     if approach.seconds is None:
         return "—"
     return t("transfer.params.time", seconds=f"{approach.seconds:.0f}", cpu=f"{approach.cpu_seconds or 0:.0f}")
+
+
+def question(view: transfer.TransferView) -> None:
+    """The page's question and its answer in words a student can repeat, from the same comparison the verdicts
+    below use: fine-tuning against the best frozen BERT features (layer and pooling), and why, when it does not
+    win, the features can: few training reviews for millions of parameters."""
+    best = max(((p, transfer.layer_ties(view.bert, p).best) for p in transfer.POOLINGS),
+               key=lambda choice: view.bert.at(*choice))
+    probe, ft = view.bert.probe(*best), view.finetune
+    comparison = transfer.compare(ft, probe)
+    with plain_answer("transfer_qa", t("transfer.qa.question")):
+        st.markdown(t(f"transfer.qa.verdict.{comparison.verdict}", ft=_fmt_acc(ft.accuracy),
+                      best=_fmt_acc(probe.accuracy), layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"),
+                      diff=f"{abs(100 * comparison.diff):.1f}", n=view.n_test, model=ft.model))
+        if comparison.verdict != "higher":
+            why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), steps=view.config.get("steps", "—"),
+                    finetune=f"{ft.trained_params:,}", feature=f"{probe.trained_params:,}")
+            st.markdown(why + (t("transfer.qa.why_mean") if best[0] == "mean" else ""))
+        st.caption(t("transfer.qa.details"))
 
 
 @st.fragment
@@ -75,7 +94,11 @@ def explorer(view: transfer.TransferView) -> None:
                 col.caption(t("transfer.interval", low=_fmt_acc(low), high=_fmt_acc(high), n=view.n_test))
                 if approach.choice and not large:  # on the projector: in the tuning table below (room for the verdict)
                     col.caption(t("transfer.chosen", name=approach.choice.name, value=f"{approach.choice.chosen:g}"))
-        _verdict("transfer.gain", transfer.compare(view.finetune, probe), n=view.n_test)
+        chosen = transfer.validation_pick(view.bert)
+        if chosen is not None:  # the lesson of the scene: fine-tuning against the probe chosen on validation
+            _verdict("transfer.gain", transfer.compare(view.finetune, view.bert.probe(*chosen)), n=view.n_test,
+                     probe=_probe_name(*chosen, pool_labels))
+    _other_verdicts(view, pool, layer, chosen, pool_labels)
     if view.elmo is None:
         st.caption(t("transfer.elmo_skipped"))
     else:
@@ -123,6 +146,35 @@ def _verdict(prefix: str, comparison: transfer.Comparison, **values) -> None:
                   method=t("transfer.method_paired" if comparison.paired else "transfer.method_independent"), **values))
 
 
+def _probe_name(pool: str, layer: int, pool_labels: dict[str, str]) -> str:
+    return f"{_layer_name(layer)}, {pool_labels[pool]}"
+
+
+def _other_verdicts(view: transfer.TransferView, pool: str, layer: int, chosen: tuple[str, int] | None,
+                    pool_labels: dict[str, str]) -> None:
+    """The probe picked on the page (one of several looked at on the test reviews): its differences, no verdict;
+    ELMo against the BERT probe chosen on validation; how much fine-tuning's one run moved."""
+    if chosen != (pool, layer):
+        picked = view.bert.probe(pool, layer)
+        ft = transfer.compare(view.finetune, picked)
+        elmo = transfer.compare(view.elmo, picked) if view.elmo else None
+        st.markdown(t("transfer.gain.picked", probe=_probe_name(pool, layer, pool_labels),
+                      k=len(view.bert.layers) * len(pool_labels),
+                      diff=_points(ft.diff), low=_points(ft.low), high=_points(ft.high),
+                      elmo_diff=_points(elmo.diff) if elmo else "—", elmo_low=_points(elmo.low) if elmo else "—",
+                      elmo_high=_points(elmo.high) if elmo else "—")
+                    + (" " + t("transfer.gain.chosen_note") if chosen else ""))
+    if chosen is None:  # an older results file: no validation accuracies to choose a probe with
+        return
+    if view.elmo:
+        _verdict("transfer.elmo_bert", transfer.compare(view.elmo, view.bert.probe(*chosen)),
+                 probe=_probe_name(*chosen, pool_labels))
+    curve = [acc for step, acc in zip(view.finetune.curve_steps, view.finetune.curve_accuracy) if step > 0]
+    if len(curve) > 1:
+        st.caption(t("transfer.gain.one_run", steps=view.config["steps"], low=_fmt_acc(min(curve)),
+                     high=_fmt_acc(max(curve))))
+
+
 def _elmo_page_note(view: transfer.TransferView) -> None:
     """How this page's ELMo row relates to the ELMo page's uniform s on the same test reviews."""
     try:
@@ -140,6 +192,7 @@ def _elmo_page_note(view: transfer.TransferView) -> None:
                  n=view.n_test, page_c=f"{gap.page_c:g}", page_fit=gap.page_n_fit, page_val=gap.page_n_val,
                  here_c=f"{elmo.choice.chosen:g}", here_val=elmo.choice.n_val, here_fit=view.config["n_train"],
                  diff=_points(cmp.diff), low=_points(cmp.low), high=_points(cmp.high),
+                 method=t("transfer.method_paired" if cmp.paired else "transfer.method_independent"),
                  verdict=t(f"transfer.elmo_page.{cmp.verdict}")))
 
 
@@ -318,15 +371,10 @@ def recompute(from_session: bool) -> None:
     r2.radio(t("transfer.recompute.lr"), list(LR_CHOICES), index=LR_CHOICES.index(transfer.DEFAULT_CONFIG.lr)
              if transfer.DEFAULT_CONFIG.lr in LR_CHOICES else 0, key="transfer_lr", horizontal=True,
              format_func=lr_labels.__getitem__)
-    if not training_gate.allowed():
-        st.info(t("transfer.recompute.off"))
-    clicked = st.button(t("transfer.recompute.button"), key="transfer_run", type="primary",
-                        disabled=not (bert_ok and training_gate.allowed()), icon=":material/play_arrow:")
-    refused = training_gate.start() if clicked else None
-    if refused:
-        st.warning(t(refused))
-    elif clicked:
-        bar = st.progress(0.0, text=t("transfer.stage.data"))
+    clicked = training_gate.button(t("transfer.recompute.button"), key="transfer_run", ready=bert_ok,
+                                   icon=":material/play_arrow:")
+    if clicked:
+        bar = st.empty()  # drawn by the first report: a refused run shows none
         stages = ("data", "elmo", "bert", "probe", "finetune", "lora", "done")
         stage_text = {s: t(f"transfer.stage.{s}") for s in stages}
 
@@ -335,10 +383,8 @@ def recompute(from_session: bool) -> None:
                          text=f"{stage_text.get(stage, stage)} · {100 * fraction:.0f}%")
 
         config = transfer.DEFAULT_CONFIG.replace(steps=int(ss["transfer_steps"]), lr=float(ss["transfer_lr"]))
-        try:
-            results = attempt(transfer.recompute, transfer.BERT_MODEL, transfer.ELMO_MODEL, config, progress=report)
-        finally:
-            training_gate.finish()
+        results = training_gate.run(transfer.recompute, transfer.BERT_MODEL, transfer.ELMO_MODEL, config,
+                                    progress=report)
         if results is not None:
             ss["transfer_results"] = results
             st.rerun()  # the page again, from this session's results

@@ -30,12 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from .. import results_store
+from ..concurrency import heavy
+from ..paths import ASSETS
 from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "assets" / "experiments.json"
+DEFAULT_OUT = ASSETS / "experiments.json"
 DEFAULT_MODELS = (DEFAULT_ELMO, DEFAULT_BERT)
 FORMAT_VERSION = 1
 
@@ -99,6 +101,7 @@ def stale_models(results: dict) -> list[str]:
     return stale
 
 
+@heavy
 def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False, corpus: str | None = None,
             progress: Progress = no_progress, log=None, only: Sequence[str] | None = None,
             previous: dict | None = None) -> dict:

@@ -25,9 +25,10 @@ import numpy as np
 
 from ..geometry import centroid_accuracy
 from ..occurrences import parse_labelled, word_vectors
+from ..paths import ASSETS
 from .vectors import Progress, each_model, no_progress, store_result
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "assets" / "eval"
+EVAL_DIR = ASSETS / "eval"
 # (target word, file in assets/eval): hand-written by this project, not taken from any corpus.
 SENSE_SETS: tuple[tuple[str, str], ...] = (
     ("苹果", "apple_senses.txt"),

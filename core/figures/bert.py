@@ -21,6 +21,7 @@ from .grid import subplot_grid
 from .style import PALETTE, esc, style_layout
 
 MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
+ROW_NAME_PX = 280  # a token strip's row name wider than this goes on two lines
 HEATMAP_SCALE = "Blues"
 
 
@@ -35,6 +36,27 @@ def text_width(label: str, font_px: float) -> float:
         wide = unicodedata.east_asian_width(ch) in ("W", "F") or ord(ch) >= 0x1F000
         width += font_px * (1.0 if wide else 0.62)
     return width
+
+
+_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
+_CLOSING = "）」』，。、：；！？)"  # never the first character of a line
+
+
+def wrap_note(text: str, font_px: float, max_px: float) -> str:
+    """``text`` (plotly markup, lines split by ``<br>``) broken between words, or between CJK characters,
+    so that no line is wider than ``max_px``."""
+    lines = []
+    for line in text.split("<br>"):
+        current = ""
+        for piece in _PIECE.findall(line):
+            if (current.strip() and piece[0] not in _CLOSING
+                    and text_width((current + piece).rstrip(), font_px) > max_px):
+                lines.append(current.rstrip())
+                current = piece.lstrip()
+            else:
+                current += piece
+        lines.append(current.rstrip())
+    return "<br>".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +198,10 @@ def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]],
                                   "line": {"width": 1, "color": "#888"}})
                for kind in order if kind in kind_names]
     rows = len(z)
-    left = max(text_width(label, font) for label in ylabels) + 30
+    # a long row name on two lines: on one it took the width the cells need ([MASK] spilled out of its cell)
+    ylabels = [label if text_width(label, font) <= ROW_NAME_PX else
+               wrap_note(label, font, text_width(label, font) / 2 + font * 3) for label in ylabels]
+    left = max(text_width(line, font) for label in ylabels for line in label.split("<br>")) + 30
     cell_h = font * 2 + 14
     top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
     return go.Figure(data=traces, layout={

@@ -112,9 +112,11 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
             y_range = (min(shown) - pad, max(shown) + pad)
     fig.update_yaxes(title_text=yaxis_title, tickformat=".0%" if percent else ".2f", range=y_range)
     base_layout(fig, title, large=large, height=height)
-    # legend below the plot: beside it, its long baseline names would squeeze the curves on a 1280-px screen
-    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top",
-                              "font": {"size": font}}, margin={"r": 20, "b": 140})
+    # legend below the plot: beside it, its long baseline names would squeeze the curves on a 1280-px screen.
+    # Anchored to the figure's bottom edge (yref "container"), not a fraction of the plot's height below it:
+    # in a short figure that fraction is fewer pixels than the axis title needs, and the two overlapped
+    fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0,
+                              "yanchor": "bottom", "font": {"size": font}}, margin={"r": 20, "b": 140})
     return fig
 
 

@@ -13,7 +13,11 @@ TEMPLATE = "plotly_white"
 
 # Local fonts only (fonts-noto-cjk on Debian); the browser falls back to any installed CJK font.
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+# Categories: the Okabe–Ito palette (blue, vermillion, bluish green, orange, reddish purple, sky blue, black), told
+# apart with the common colour-vision deficiencies (deuteranopia, protanopia); its yellow is left out, too pale on
+# white. Groups of points also differ by marker shape (SYMBOLS), so that no one needs colour to tell them apart.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000"]
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "pentagon", "hexagram"]
 STATIC_COLOUR = "#444444"
 
 

@@ -12,44 +12,24 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bert import text_width
-from .style import PALETTE, STATIC_COLOUR, base_layout
+from .bert import wrap_note
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout
 
-UNLABELLED_COLOUR = "#1f77b4"
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
 # (a longer line ran into the right subplot's "PC2" axis title)
 NOTE_WIDTH_PX = 260
-_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
-_CLOSING = "）」』，。、：；！？)"  # never the first character of a line
-
-
-def wrap_note(text: str, font_px: float, max_px: float = NOTE_WIDTH_PX) -> str:
-    """``text`` (plotly markup, lines split by ``<br>``) broken between words, or between CJK characters,
-    so that no line is wider than ``max_px``."""
-    lines = []
-    for line in text.split("<br>"):
-        current = ""
-        for piece in _PIECE.findall(line):
-            if (current.strip() and piece[0] not in _CLOSING
-                    and text_width((current + piece).rstrip(), font_px) > max_px):
-                lines.append(current.rstrip())
-                current = piece.lstrip()
-            else:
-                current += piece
-        lines.append(current.rstrip())
-    return "<br>".join(lines)
-
-
-def label_colours(labels: Sequence[str | None]) -> dict[str | None, str]:
-    """A stable colour per sense label, in order of first appearance (None: the default blue)."""
-    colours: dict[str | None, str] = {}
+def sense_markers(labels: Sequence[str | None]) -> dict[str | None, dict[str, str]]:
+    """A stable colour and marker shape per sense label, in order of first appearance: two senses differ in
+    both, so that they can be told apart without seeing colours. Unlabelled points (None) are blue circles
+    when nothing is labelled, else grey circles."""
+    markers: dict[str | None, dict[str, str]] = {}
     named = [l for l in dict.fromkeys(labels) if l]
     for i, label in enumerate(named):
-        colours[label] = PALETTE[i % len(PALETTE)]
+        markers[label] = {"color": PALETTE[i % len(PALETTE)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
     if None in labels:
-        colours[None] = UNLABELLED_COLOUR if not named else "#7f7f7f"
-    return colours
+        markers[None] = {"color": PALETTE[0] if not named else "#7f7f7f", "symbol": "circle"}
+    return markers
 
 
 def padded_range(values: np.ndarray, pad: float = 0.12) -> list[float]:
@@ -120,19 +100,29 @@ def static_vs_contextual_figure(
     contextual_note: str | None = None,
     unlabelled_name: str = "—",
     neighbour_name: str = "neighbours",
+    background_tokens: Sequence[str] = (),
+    background_coords: np.ndarray | None = None,
+    background_name: str = "other tokens",
     title: str | None = None,
     large: bool = False,
     height: int = 560,
+    stacked: bool = False,
 ) -> go.Figure:
     """Left: the ONE word2vec point (with its vocabulary neighbours for orientation). Right: one
-    point per occurrence in the contextual model's layer. Two separate spaces, two subplots."""
+    point per occurrence in the contextual model's layer, over the sentences' other tokens (grey) when
+    ``background_coords`` is given. Two separate spaces, two subplots
+    (``stacked``: one above the other, for a phone's narrow screen)."""
+    here, there = {"row": 1, "col": 1}, ({"row": 2, "col": 1} if stacked else {"row": 1, "col": 2})
+    if stacked:  # a phone's width: the long title in two lines
+        contextual_title = contextual_title.replace(" · ", "<br>", 1)
     size = 20 if large else 15
     has_static_points = static_words is not None and static_coords is not None and len(static_words)
     # With points the note goes under the left title: at the bottom it ran into the right plot's axis title
     static_heading = (f"{static_title}<br><span style='color:#8a1c1c'>{static_note}</span>"
                       if static_note and has_static_points else static_title)
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
-                        subplot_titles=(static_heading, contextual_title))
+    fig = (make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(static_heading, contextual_title))
+           if stacked else make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
+                                         subplot_titles=(static_heading, contextual_title)))
     # ---- left: static space
     if has_static_points:
         xy = np.asarray(static_coords, dtype=float)
@@ -142,31 +132,40 @@ def static_vs_contextual_figure(
                 text=[html.escape(w) for w in static_words[1:]], textposition="top center",
                 marker={"size": 9, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 2},
                 hovertemplate="%{text}<extra></extra>", legendgroup="static",
-            ), row=1, col=1)
+            ), **here)
         fig.add_trace(go.Scatter(
             x=[xy[0, 0]], y=[xy[0, 1]], mode="markers+text", name=static_label,
             text=[f"<b>{html.escape(static_words[0])}</b>"], textposition="bottom center",
             marker={"size": 26, "color": STATIC_COLOUR, "symbol": "star", "line": {"width": 2, "color": "white"}},
             textfont={"size": size + 3, "color": STATIC_COLOUR},
             hovertext=[static_hover], hoverinfo="text", legendgroup="static",
-        ), row=1, col=1)
+        ), **here)
         if static_explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", row=1, col=1)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", row=1, col=1)
-        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, row=1, col=1)
-        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, row=1, col=1)
+            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", **here)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", **here)
+        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, **here)
+        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, **here)
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=1)
-        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=1)
+        fig.update_xaxes(visible=False, range=[0, 1], **here)
+        fig.update_yaxes(visible=False, range=[0, 1], **here)
     if static_note and not has_static_points:
-        x0, x1 = fig.layout.xaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=wrap_note(static_note, size),
-                           xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
+        (x0, x1), (y0, y1) = fig.layout.xaxis.domain, fig.layout.yaxis.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper",
+                           text=wrap_note(static_note, size, NOTE_WIDTH_PX), xanchor="center", showarrow=False,
+                           font={"size": size, "color": "#8a1c1c"}, align="center")
 
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
         xy = np.asarray(coords, dtype=float)
-        colours = label_colours(labels)
+        if background_coords is not None and len(background_tokens):
+            bg = np.asarray(background_coords, dtype=float)
+            fig.add_trace(go.Scatter(
+                x=bg[:, 0], y=bg[:, 1], mode="markers+text", name=background_name,
+                text=[html.escape(token) for token in background_tokens], textposition="top center",
+                marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
+                hovertemplate="%{text}<extra></extra>", legendgroup="background",
+            ), **there)
+        markers = sense_markers(labels)
         spots = label_positions(xy)
         for label, members in _groups(labels):
             fig.add_trace(go.Scatter(
@@ -174,29 +173,30 @@ def static_vs_contextual_figure(
                 name=html.escape(label) if label else unlabelled_name,
                 showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
                 text=[ids[i] for i in members], textposition=[spots[i] for i in members],
-                marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+                marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
                 hovertemplate="%{text}: %{customdata}<extra></extra>",
-            ), row=1, col=2)
+            ), **there)
         if explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", row=1, col=2)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", row=1, col=2)
+            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", **there)
+            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", **there)
         if axis_range is not None:
-            fig.update_xaxes(range=axis_range[0], row=1, col=2)
-            fig.update_yaxes(range=axis_range[1], row=1, col=2)
+            fig.update_xaxes(range=axis_range[0], **there)
+            fig.update_yaxes(range=axis_range[1], **there)
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], row=1, col=2)
-        fig.update_yaxes(visible=False, range=[0, 1], row=1, col=2)
+        fig.update_xaxes(visible=False, range=[0, 1], **there)
+        fig.update_yaxes(visible=False, range=[0, 1], **there)
     if contextual_note:
-        x0, x1 = fig.layout.xaxis2.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=0.5, xref="paper", yref="paper", text=contextual_note,
+        (x0, x1), (y0, y1) = fig.layout.xaxis2.domain, fig.layout.yaxis2.domain
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper", text=contextual_note,
                            xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
 
     base_layout(fig, title, large=large, height=height)
     # the legend starts a fixed distance below the plots, clear of the axis titles however short the figure
     top, bottom = 95 if static_heading != static_title else 70, 130
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -(3.6 * size) / (height - top - bottom),
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top",
+                              "y": -((4.6 if stacked else 3.6) * size) / (height - top - bottom),
                               "x": 0}, margin={"b": bottom, "t": top})
     fig.update_annotations(font_size=size + 1, selector={"text": static_heading})
     fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
@@ -288,7 +288,8 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
     size = 20 if large else 15
     fig = go.Figure()
-    symbols = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "cross-open", "x-open"]
+    # line marks, none of the sense groups' shapes (style.SYMBOLS): a layer's point is never read as a sense's
+    symbols = ["cross-thin-open", "x-thin-open", "asterisk-open", "hash-open", "y-up-open", "y-down-open"]
     if layer_coords is not None:
         for j, name in enumerate(layer_names):
             xy = np.asarray(layer_coords[j], dtype=float)
@@ -300,14 +301,14 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
                 hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
             ))
     xy = np.asarray(coords, dtype=float)
-    colours = label_colours(labels)
+    markers = sense_markers(labels)
     spots = label_positions(xy)
     for label, members in _groups(labels):
         name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
         fig.add_trace(go.Scatter(
             x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
             text=[ids[i] for i in members], textposition=[spots[i] for i in members], textfont={"size": size - 1},
-            marker={"size": 15, "color": colours[label], "line": {"width": 1, "color": "white"}},
+            marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
             customdata=[hover[i] for i in members],
             hovertemplate="%{text}: %{customdata}<extra></extra>",
         ))

@@ -19,6 +19,7 @@ import argparse
 import copy
 import hashlib
 import io
+import json
 import lzma
 import random
 import time
@@ -472,10 +473,20 @@ def export(model: BertForPreTraining, tokenizer, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     # A copy: the model may still be training (--export-every), and fp16 must not touch its weights.
     copy.deepcopy(model).to("cpu").half().save_pretrained(out, safe_serialization=True)
+    declare_float32(out / "config.json")
     tokenizer.save_pretrained(out)
     # transformers 5 writes only tokenizer.json; ship BERT's classic vocab.txt too.
     vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
     (out / "vocab.txt").write_text("".join(token + "\n" for token, _ in vocab), encoding="utf-8")
+
+
+def declare_float32(config_path: Path) -> None:
+    """Make the config ask for float32 although the weights are stored in fp16: ``from_pretrained`` loads a
+    model in its config's dtype, and the lab computes in float32, so a researcher's plain
+    ``AutoModel.from_pretrained(dir)`` must give the lab's numbers, not fp16 ones."""
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["dtype"] = "float32"
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -226,9 +226,9 @@ def _bert(config: dict, result: dict, directory: Path) -> str:
 
 A small Chinese BERT (`transformers` `BertForPreTraining`: masked-LM and next-sentence heads) trained from scratch
 by this project for the ELMo→BERT Lab teaching app. Loads exactly like bert-base-chinese:
-`BertTokenizerFast.from_pretrained(dir)`, `AutoModelForMaskedLM.from_pretrained(dir, dtype=torch.float32)`. The
-weights are stored in fp16 (`config.json`'s `dtype`): without `dtype=torch.float32`, transformers loads and computes
-in float16.
+`BertTokenizerFast.from_pretrained(dir)`, `AutoModelForMaskedLM.from_pretrained(dir)`. The weights are stored in
+fp16 to keep the file small, and `config.json`'s `dtype` is `float32`, so transformers loads them into float32 and
+computes the same numbers as the lab (within 1e-5, `tests/test_token_vectors.py`).
 
 | | |
 |---|---|
@@ -250,7 +250,7 @@ corruption, as in every earlier evaluation, so the figures stay comparable).{_de
 
 
 _DEMO_ROWS = {
-    "demo_set": ("lecture fill-mask demo set: an accepted answer in the top {top} (character, or whole word for "
+    "demo_set": ("the project's fill-mask demo set: an accepted answer in the top {top} (character, or whole word for "
                  "adjacent masks)", "≥ 80%"),
     "words_check": ("second whole-word set (`assets/eval/fill_mask_words_check.tsv`, written after the demo set): "
                     "an accepted word in the top {top}", "none (a check)"),

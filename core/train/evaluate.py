@@ -7,7 +7,7 @@
 - mini-elmo-zh: forward and backward character perplexity against a unigram model's perplexity
   (unigram counts from the training split, add-one smoothed) on the same held-out tokens.
 - word2vec-zh: nearest neighbours of a few words.
-- mini-bert-zh on the lecture's fill-mask demo set (assets/eval/fill_mask_demo.tsv): is an accepted
+- mini-bert-zh on the project's fill-mask demo set (assets/eval/fill_mask_demo.tsv): is an accepted
   answer among the top 3 characters (one [MASK]) or top 3 whole words (a run of [MASK]s)? The same on
   a second set of whole-word sentences (assets/eval/fill_mask_words_check.tsv), written later.
 - Word senses of 苹果 (fruit vs Apple Inc.): leave-one-out nearest-neighbour sense accuracy per

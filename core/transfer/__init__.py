@@ -10,7 +10,16 @@ says whether two accuracies differ beyond sampling error.
 (``results``), which the page shows instantly in class, read through ``view.read_view``. Pure package: no
 Streamlit.
 """
-from .compare import Comparison, ElmoPageGap, LayerTies, compare, curve_verdict, elmo_page_gap, layer_ties
+from .compare import (
+    Comparison,
+    ElmoPageGap,
+    LayerTies,
+    compare,
+    curve_verdict,
+    elmo_page_gap,
+    layer_ties,
+    validation_pick,
+)
 from .data import (
                    DATA_FILES,
                    DATA_PACKAGE,
@@ -42,6 +51,7 @@ from .view import Approach, BertFeatures, Choice, ElmoFeatures, Trained, Transfe
 __all__ = [
     "Approach", "BertFeatures", "Choice", "ElmoFeatures", "Trained", "TransferView", "read_view",
     "Comparison", "ElmoPageGap", "LayerTies", "compare", "curve_verdict", "elmo_page_gap", "layer_ties",
+    "validation_pick",
     "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",
     "FINETUNE_LRS", "LORA_LRS", "POOLINGS", "RESULTS_PATH", "RESULTS_VERSION", "Dataset", "Progress", "TransferConfig",
     "bert_features", "choose", "count_params", "curve_text", "data_dir", "fine_tune", "fit_probe",

@@ -36,6 +36,19 @@ def compare(a: Approach, b: Approach) -> Comparison:
     return Comparison(*difference_interval(a.accuracy, b.accuracy, a.n_test, b.n_test), paired=False)
 
 
+def validation_pick(bert: BertFeatures) -> tuple[str, int] | None:
+    """The (pooling, layer) probe whose chosen C scored best on the validation reviews, the one a verdict may
+    be read from (the test reviews take no part); a tie: the lower layer, then the pooling listed first. None
+    for results files without validation accuracies."""
+    if not bert.per_layer_choice:
+        return None
+    order = list(bert.per_layer_choice)
+    candidates = [(max(choice.val_accuracy.values()), -j, -order.index(p), p, j)
+                  for p, choices in bert.per_layer_choice.items() for j, choice in enumerate(choices)]
+    *_, pooling, layer = max(candidates)
+    return pooling, layer
+
+
 @dataclass(frozen=True)
 class LayerTies:
     """One pooling's curve: the best layer on the test reviews, the layers below it beyond sampling error
@@ -56,11 +69,15 @@ def layer_ties(bert: BertFeatures, pooling: str) -> LayerTies:
 
 def curve_verdict(ties: Sequence[LayerTies]) -> str:
     """"tie": no layer falls behind the best beyond sampling error, in any pooling; "embeddings": only
-    layer 0 does (the embeddings, before any context); "differ": some contextual layer does."""
+    layer 0 does (the embeddings, before any context); "cls": contextual layers do only under [CLS] pooling
+    (expected: only the top layer's [CLS] is trained, by next-sentence prediction); "differ": contextual
+    layers do under another pooling too."""
     below = {j for t in ties for j in t.below}
     if not below:
         return "tie"
-    return "embeddings" if below == {0} else "differ"
+    if below == {0}:
+        return "embeddings"
+    return "cls" if all(set(t.below) <= {0} for t in ties if t.pooling != "cls") else "differ"
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,7 @@ class ElmoPageGap:
     page_c: float
     page_n_fit: int  # reviews its head was trained on
     page_n_val: int  # reviews its C was chosen on
-    comparison: Comparison  # here − page; independent samples (the page's file has no per-review outcomes)
+    comparison: Comparison  # here − page; paired when the experiments file stores the page's per-review outcomes
 
 
 def elmo_page_gap(view: TransferView, experiments: dict | None) -> ElmoPageGap | None:
@@ -85,6 +102,6 @@ def elmo_page_gap(view: TransferView, experiments: dict | None) -> ElmoPageGap |
             or config.get("sentiment_split_seed") != view.config.get("seed")):  # not the same sample of reviews
         return None
     page = Approach(model=mix["model"], accuracy=float(uniform["accuracy"]), n_test=int(task["n_test"]),
-                    trained_params=0, frozen_params=0)
+                    trained_params=0, frozen_params=0, correct=uniform.get("outcomes"))
     return ElmoPageGap(page.accuracy, float(task["c"]), int(task["n_train"]), int(task["n_dev"]),
                        compare(view.elmo, page))

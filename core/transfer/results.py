@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import results_store
+from ..paths import ASSETS
 from .features import POOLINGS
 
-RESULTS_PATH = Path(__file__).resolve().parents[2] / "assets" / "transfer_results.json"
+RESULTS_PATH = ASSETS / "transfer_results.json"
 RESULTS_VERSION = 1
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ..concurrency import heavy
 from ..errors import LabError
 from ..model_names import DEFAULT_BERT, DEFAULT_ELMO
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
@@ -183,6 +184,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
     }
 
 
+@heavy
 def recompute(bert_name: str, elmo_name: str | None, config: TransferConfig = DEFAULT_CONFIG, *,
               progress: Progress | None = None) -> dict:
     """The page's "Recompute": the experiment on these models, loaded afresh for this run (the shared ones serve

@@ -133,7 +133,8 @@ def check_objectives(page) -> None:
     assert h1(page) == zh("nav.objectives")
     keys = ("obj.bilm.title", "obj.deep.title", "obj.gpt.title", "obj.ll.forward", "obj.m.forward")
     # polled: once (CI, 2026-12-03) the text was read while the first section's metrics were not drawn yet
-    wait_for(page, lambda: all(zh(key) in body_text(page) for key in keys), "the three sections and their metrics")
+    wait_for(page, lambda: all(prefix(zh(key), 40) in body_text(page) for key in keys),
+             "the three sections and their metrics")
     text = body_text(page)
     assert "ELMo 的前向 LM 代替 GPT 演示" in text, "the GPT stand-in is labelled as such"
     assert page.locator('[data-testid="stMain"] .katex').count() >= 3, "the biLM's likelihoods as formulas"
@@ -257,6 +258,20 @@ def check_evidence(page) -> None:
     assert "section=" in page.url
 
 
+def check_board(page) -> None:
+    """Without the lecturer's secret the board page is the sign-in (tests/e2e/test_class_board_browser.py runs a
+    board): a wrong secret is refused where it was typed, and no moderation control appears."""
+    assert h1(page) == zh("board.title")
+    field = page.locator(".st-key-board_secret_box input")
+    field.fill("not-the-secret")
+    field.press("Enter")
+    wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
+    assert not page.locator(".st-key-board_close, .st-key-board_hide").count()
+    field.fill("")  # signed out again: the page is back to its healthy start
+    field.press("Enter")
+    wait_for(page, lambda: not alerts(page, "Error"), "the refusal to go with the secret")
+
+
 def check_generic(page) -> None:
     assert h1(page)
 
@@ -271,6 +286,7 @@ CHECKERS = {
     "feature-vs-finetune": check_transfer,
     "exercises": check_exercises,
     "layer-evidence": check_evidence,
+    "class-board": check_board,
 }
 
 
@@ -334,7 +350,11 @@ def test_presentation_mode(page, warm_server):
 
 
 RESULT_IN_VIEW_JS = """(key) => {
-  const bar = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  const barBox = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) is part of the screen's top
+  const pinned = document.querySelector('.st-key-present_pinned');
+  const bar = {top: barBox.top, bottom: pinned ? Math.max(barBox.bottom, pinned.getBoundingClientRect().bottom)
+                                               : barBox.bottom};
   const el = document.querySelector('.st-key-' + key);
   if (!el) return null;
   const r = el.getBoundingClientRect();
@@ -343,7 +363,11 @@ RESULT_IN_VIEW_JS = """(key) => {
 
 
 CHART_TEXT_IN_VIEW_JS = """(key) => {
-  const bar = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  const barBox = document.querySelector('.st-key-present_bar').getBoundingClientRect();
+  // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) is part of the screen's top
+  const pinned = document.querySelector('.st-key-present_pinned');
+  const bar = {top: barBox.top, bottom: pinned ? Math.max(barBox.bottom, pinned.getBoundingClientRect().bottom)
+                                               : barBox.bottom};
   const el = document.querySelector('.st-key-' + key);
   const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
   if (!texts.length) return null;

@@ -1,0 +1,108 @@
+"""课堂看板 The class board: every student writes a sentence with the board's word on a phone, and the projector
+shows where each sentence's word lands, coloured by the sense the student chose, with the nearest-neighbour sense
+accuracy per layer over the class's sentences.
+
+One page, three views, told apart by the URL:
+
+- ``/class-board``: the lecturer signs in with the lecturer secret (``core.board.lecturer_secret``), opens a board
+  and sees the current one as on the projector (the presentation scene ``board``);
+- ``/class-board?board=<id>&view=projector``: the projector: join link and QR code, the class picture, refreshed
+  every ``REFRESH_S`` seconds by a fragment (nobody touches anything); moderation for a signed-in lecturer only;
+- ``/class-board?board=<id>``: the join link, a phone's page: send a sentence, see it ringed, withdraw it. ``me``
+  in the URL is the browser's random token (no names), so a reload keeps the student's own points.
+
+Contributions live in the database (``core.board_store``), shared by every process of a lecture hall.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+
+import streamlit as st
+
+from core import board
+from core.board_store import Board, Store
+from core.board_store import store as board_store
+from core.errors import LabError
+from core.safe_text import md_escape
+from ui import board_sections as sections
+from ui.i18n import error_text, t
+from ui.page import attempt, show_error
+
+TOKEN = re.compile(r"[A-Za-z0-9_-]{16,43}")
+
+
+def projector(store: Store, b: Board) -> None:
+    st.title(t("board.projector_title", word=md_escape(b.word)))
+    if b.state == "locked":
+        st.info(error_text(LabError("board_locked")))
+    live = st.fragment(run_every=sections.REFRESH_S)(_live)
+    with st.container(key="board_result"):
+        live(store, b)
+    if sections.lecturer():  # a fragment of its own, refreshed too: new sentences can be hidden as they come
+        st.fragment(run_every=2 * sections.REFRESH_S)(sections.moderation)(store, b)
+    sections.explain()
+
+
+def _live(store: Store, b: Board) -> None:
+    b = store.board(b.id) or b  # each refresh reads the board again: locked or closed from another session
+    if b.state == "closed":
+        show_error(LabError("board_unknown"))
+        return
+    picture, side = st.columns([5, 4], gap="medium")
+    with picture:
+        sections.class_picture(store, b, side=side)
+
+
+def student(store: Store, b: Board) -> None:
+    st.title(t("nav.board"))  # short: one line on a phone; the word is in the task below
+    me = st.query_params.get("me", "")
+    if not TOKEN.fullmatch(me):
+        me = st.query_params["me"] = secrets.token_urlsafe(16)
+    address = board.client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
+    sections.send_form(store, b, me, board.origin_of(address))
+    sections.my_sentences(store, b, me)
+    st.fragment(_student_picture)(store, b, me)
+
+
+def _student_picture(store: Store, b: Board, me: str) -> None:
+    """On request: a class's phones drawing the picture on every send would leave the projector's server no time."""
+    if not st.toggle(t("board.show_picture"), key="board_show_picture"):
+        return
+    st.button(t("board.refresh"), key="board_refresh", icon=":material/refresh:")
+    sections.class_picture(store, b, me=me)
+
+
+def lecturer_home(store: Store) -> None:
+    """Sign in; then a new board, and the current one as on the projector (what the presentation scene shows)."""
+    current = store.latest_board() if sections.lecturer() else None
+    if current is None:
+        st.title(t("board.title"))
+        st.markdown(t("board.intro"))
+    if not sections.lecturer():
+        with st.container(key="board_result"):  # what the presentation scene shows until the lecturer signs in
+            sections.sign_in()
+        return
+    with st.expander(t("board.new"), expanded=current is None, icon=":material/add:"):
+        opened = sections.open_form(store)
+    if opened is not None:
+        st.query_params.update(board=opened.id, view="projector")
+        st.rerun()
+    if current is not None:
+        projector(store, current)
+
+
+store = attempt(board_store)  # a database that cannot be reached is a message, not a traceback
+if store is None:
+    st.stop()
+board_id = st.query_params.get("board")
+if not board_id:
+    lecturer_home(store)
+    st.stop()
+current = attempt(store.board, board_id)
+if current is None or current.state == "closed":
+    show_error(LabError("board_unknown"))
+elif st.query_params.get("view") == "projector":
+    projector(store, current)
+else:
+    student(store, current)

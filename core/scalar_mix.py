@@ -1,0 +1,64 @@
+"""ELMo's scalar mix as a trainable torch module, the formula of AllenNLP's ``ScalarMix``:
+
+    mix = γ · Σ_j s_j · h_j,   s = softmax(w)
+
+with w (one scalar per layer, initialised to 0, so s starts uniform) and γ (initialised to 1) learned with
+the task. ``do_layer_norm`` standardises each layer first over all its unmasked numbers, one mean and one
+variance per layer (AllenNLP's ``_do_layer_norm``). ``core.mixing.scalar_mix`` is the same formula in numpy
+for fixed weights; the tests check that the two agree.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+
+def _tiny(dtype: torch.dtype) -> float:
+    """AllenNLP's ``tiny_value_of_dtype``: what keeps 1/√variance finite."""
+    return 1e-4 if dtype == torch.float16 else 1e-13
+
+
+class ScalarMix(nn.Module):
+    def __init__(self, mixture_size: int, *, do_layer_norm: bool = False,
+                 initial_scalar_parameters: Sequence[float] | None = None, trainable: bool = True):
+        super().__init__()
+        if mixture_size < 1:
+            raise ValueError(f"mixture_size must be at least 1, got {mixture_size}")
+        initial = list(initial_scalar_parameters) if initial_scalar_parameters is not None else [0.0] * mixture_size
+        if len(initial) != mixture_size:
+            raise ValueError(f"{len(initial)} initial scalar parameters for {mixture_size} layers")
+        self.mixture_size = mixture_size
+        self.do_layer_norm = do_layer_norm
+        self.scalar_parameters = nn.ParameterList(
+            nn.Parameter(torch.tensor([float(value)]), requires_grad=trainable) for value in initial)
+        self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """s = softmax(w), ``(mixture_size,)``."""
+        return torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0)
+
+    def forward(self, tensors: Sequence[torch.Tensor] | torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``tensors``: ``mixture_size`` tensors of shape ``(batch, time, dim)`` (or one stacked tensor
+        ``(mixture_size, batch, time, dim)``); ``mask`` ``(batch, time)`` marks the real tokens, which alone
+        set each layer's mean and variance under ``do_layer_norm`` (without a mask every position counts)."""
+        layers = list(tensors)
+        if len(layers) != self.mixture_size:
+            raise ValueError(f"{len(layers)} tensors passed, but the mix was built for {self.mixture_size}")
+        s = self.weights
+        if self.do_layer_norm:
+            layers = [_layer_norm(h, mask) for h in layers]
+        return self.gamma * sum(weight * h for weight, h in zip(s, layers))
+
+
+def _layer_norm(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    if mask is None:
+        mask = torch.ones(tensor.shape[:-1], dtype=tensor.dtype, device=tensor.device)
+    broadcast = mask.to(tensor.dtype).unsqueeze(-1)
+    count = broadcast.sum() * tensor.shape[-1]
+    mean = (tensor * broadcast).sum() / count
+    variance = (((tensor - mean) * broadcast) ** 2).sum() / count
+    return (tensor - mean) / torch.sqrt(variance + _tiny(variance.dtype))

@@ -1,0 +1,69 @@
+"""deploy/upload_quota.py on its own (the fast tier): parallel uploads of one session counted while in flight,
+uploads per client address per minute, other requests untouched. The served endpoint: tests/e2e/test_upload_quota.py."""
+from __future__ import annotations
+
+import asyncio
+
+from deploy.upload_quota import MAX_SESSION_BYTES, MAX_SESSION_FILES, UploadQuota
+
+
+class SlowUploads:
+    """Streamlit's side: stores each upload after a pause (the body arriving), so uploads overlap."""
+
+    def __init__(self):
+        self.held: dict[str, list[int]] = {}
+
+    async def __call__(self, scope, receive, send):
+        await asyncio.sleep(0.05)
+        session = scope["path"].split("/")[-2]
+        self.held.setdefault(session, []).append(int(dict(scope["headers"])[b"content-length"]))
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def files(self, session: str) -> tuple[int, int]:
+        return len(self.held.get(session, [])), sum(self.held.get(session, []))
+
+
+async def _request(app, path: str, *, method: str = "PUT", client: str = "10.0.0.1", size: int = 1000) -> int:
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "client": (client, 5000),
+             "headers": [(b"content-length", str(size).encode())]}
+    await app(scope, None, send)
+    return sent[0]["status"]
+
+
+def test_parallel_uploads_of_one_session_cannot_pass_the_check_together():
+    backend = SlowUploads()
+    app = UploadQuota(backend, held=backend.files, per_minute=0)
+
+    async def flood():
+        return await asyncio.gather(*(_request(app, f"/_stcore/upload_file/s1/f{i}") for i in range(10)))
+
+    codes = asyncio.run(flood())
+    assert sorted(codes) == [204] * MAX_SESSION_FILES + [413] * (10 - MAX_SESSION_FILES)
+    assert backend.files("s1")[0] == MAX_SESSION_FILES and not app._in_flight  # nothing left counted in flight
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s2/f0", size=MAX_SESSION_BYTES + 1)) == 413  # bytes too
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s3/f0")) == 204  # another session has its own bound
+
+
+def test_uploads_per_client_address_per_minute():
+    backend = SlowUploads()
+    now = [0.0]
+    app = UploadQuota(backend, held=lambda session: (0, 0), per_minute=4, clock=lambda: now[0])
+    codes = [asyncio.run(_request(app, f"/_stcore/upload_file/s{i}/f")) for i in range(5)]
+    assert codes == [204] * 4 + [429]
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s9/f", client="10.0.0.2")) == 204  # another address
+    now[0] = 61.0
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s5/f")) == 204  # a minute later
+    assert set(app._recent) == {"10.0.0.1"}  # a quiet address is forgotten
+
+
+def test_other_requests_pass_untouched():
+    backend = SlowUploads()
+    app = UploadQuota(backend, held=lambda session: (99, 0), per_minute=1)
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s1/f", method="DELETE")) == 204
+    assert asyncio.run(_request(app, "/_stcore/health", method="PUT")) == 204

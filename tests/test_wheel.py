@@ -1,0 +1,76 @@
+"""The library as a researcher installs it: build the wheel, install it into a fresh virtualenv in a temporary
+directory, and run the README's analysis block there, outside the clone."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_block() -> str:
+    """The README's block that starts ``from elmo_bert_lab import``."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+    return next(block for block in blocks if block.startswith("from elmo_bert_lab import"))
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"  # setuptools builds in the source tree: a copy keeps build/ out of the clone
+    for part in ("core", "assets"):
+        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__", ".ckpt"))
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / part, source / part)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(work / "dist")], check=True, timeout=300, cwd=work)
+    wheel = next((work / "dist").glob("elmo_bert_lab-*.whl"))
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, timeout=300, cwd=work)
+    # The dependencies (torch, transformers, …) are the ones this environment already has: a .pth file lends
+    # them, instead of downloading several GB again. The package itself comes only from the wheel.
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "lab_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    return venv
+
+
+def run_outside(venv: Path, tmp_path: Path, code: str) -> subprocess.CompletedProcess:
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=600)
+
+
+def test_readme_block_runs_from_a_fresh_virtualenv(fresh_venv, tmp_path):
+    probe = readme_block() + (
+        "\nimport json, importlib.util, elmo_bert_lab\n"
+        "print(json.dumps({'package': elmo_bert_lab.__file__, 'core': importlib.util.find_spec('core') is not None,"
+        " 'first': api.fill_mask(bert, '他每天早上都喝一杯牛[MASK]。').masks[0].candidates[0].token,"
+        " 'token_shape': list(every_token.sentences[0].layers.shape)}))\n")
+    done = run_outside(fresh_venv, tmp_path, probe)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["package"].startswith(str(fresh_venv))
+    assert not result["core"]  # no bare `core` package: the library has a name of its own
+    assert result["first"] == "奶"
+    assert result["token_shape"] == [5, 10, 256]
+    assert (tmp_path / "projector" / "vectors.tsv").exists()
+
+
+def test_console_command_lists_the_carried_models(fresh_venv, tmp_path):
+    done = subprocess.run([str(fresh_venv / "bin" / "elmo-bert-lab"), "models"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    models = {m["name"]: m["available"] for m in json.loads(done.stdout)}
+    assert models == {"mini-bert-zh": True, "mini-elmo-zh": True, "word2vec-zh": True}

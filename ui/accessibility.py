@@ -1,0 +1,37 @@
+"""What every page needs to be read by everyone, set once per run by ``app.py``: the document's language and
+the scripted fixes of ``ui/document.js``, visible keyboard focus, and captions dark enough for a projector.
+``tests/e2e/test_accessibility_browser.py`` checks the result with axe-core."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+from streamlit.components.v2 import component
+
+from ui.i18n import current_lang, t
+
+# BCP 47 tags of the app's languages: the Chinese is Simplified (Mainland) Chinese
+DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
+
+# A CONSTANT stylesheet (never interpolate anything into it).
+# Captions are the text colour at 60 % opacity, 4.7:1 on white, pale on a washed-out projector; #4B5563 at full
+# opacity is 7.6:1 (WCAG AA asks 4.5:1). Focus: Streamlit outlines its widgets, but not the
+# sidebar's page links (nor other links); one blue of the charts' palette, 3 px, seen on a projector.
+ACCESSIBILITY_CSS = """
+<style>
+.st-key-lab_document { display: none !important; }
+[data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
+a:focus-visible, summary:focus-visible {
+  outline: 3px solid #0072B2 !important; outline-offset: 2px; border-radius: 4px; }
+</style>
+"""
+
+# Trusted, constant JavaScript from this repository (its data are the app's own strings).
+_document = component("lab_document", js=(Path(__file__).with_name("document.js")).read_text(encoding="utf-8"))
+
+
+def render() -> None:
+    """The stylesheet and the document script; call once per run, in the main area (a collapsed sidebar, as on a
+    phone, does not draw its elements). The script's element is hidden: it takes no room."""
+    st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
+    _document(key="lab_document", data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button")})

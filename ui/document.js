@@ -1,0 +1,42 @@
+// What the page document needs for assistive technology and that Streamlit's own index.html cannot know
+// (a constant script: its data are the app's own translated strings, never user text).
+// 1. <html lang> follows the app's language (Streamlit serves lang="en" on every page): screen readers pick
+//    the voice from it, and the browser its hyphenation and CJK font.
+// 2. The file uploader's button shows a translated label through CSS (ui/sentence_inputs.py) that a screen
+//    reader does not read: it gets the same label as its accessible name.
+// 3. A region that scrolls sideways (a wide formula, a wide table on a phone) can be focused, so that it can
+//    be scrolled from the keyboard (WCAG 2.1.1).
+
+const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
+const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
+
+function mark(doc, data) {
+  doc.querySelectorAll(SCROLLERS).forEach((el) => {
+    if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
+    else if (el.tabIndex === 0) el.removeAttribute("tabindex");
+  });
+  doc.querySelectorAll(UPLOAD_BUTTONS).forEach((el) => {
+    if (el.getAttribute("aria-label") !== data.upload) el.setAttribute("aria-label", data.upload);
+  });
+}
+
+export default function (component) {
+  const { data } = component;
+  const win = window;
+  const doc = document;
+  if (!data) return;
+  doc.documentElement.lang = data.lang;
+  win.__labDocumentData = data;
+  if (!win.__labDocumentObserver) {
+    // elements come and go with every script run and window size: marked again once things settle
+    let pending = 0;
+    const later = () => {
+      if (pending) return;
+      pending = win.setTimeout(() => { pending = 0; mark(doc, win.__labDocumentData); }, 200);
+    };
+    win.__labDocumentObserver = new MutationObserver(later);
+    win.__labDocumentObserver.observe(doc.body, { childList: true, subtree: true });
+    win.addEventListener("resize", later);
+  }
+  mark(doc, data);
+}
