@@ -35,7 +35,7 @@ from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .scalar_mix import ScalarMix
-from .token_vectors import SentenceVectors, TokenVectors
+from .token_vectors import SentenceVectors, TokenVectors, check_batch_size
 from .token_vectors import sentence_vectors as _sentence_vectors
 from .token_vectors import token_vectors as _token_vectors
 from .validation import BAD_SENTENCE_POLICIES
@@ -109,8 +109,7 @@ def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str |
         raise LabError("empty_word")
     if isinstance(encoder, StaticEncoder) and encoder.word_vector(word) is None:
         raise LabError("word_oov", word=word, model=encoder.name)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_SENTENCES:
-        raise LabError("out_of_range", name="batch_size", low=1, high=MAX_SENTENCES)
+    check_batch_size(batch_size, MAX_SENTENCES)
     if bad_sentences not in BAD_SENTENCE_POLICIES:
         raise LabError("bad_argument", name="bad_sentences", expected=" or ".join(BAD_SENTENCE_POLICIES),
                        given=repr(bad_sentences))

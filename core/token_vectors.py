@@ -101,9 +101,10 @@ def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.Da
     return pd.concat([pd.DataFrame({"model": model, **meta}), vectors], axis=1)
 
 
-def check_batch_size(batch_size: int) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise LabError("out_of_range", name="batch_size", low=1, high=MAX_BATCH_SIZE)
+def check_batch_size(batch_size: int, high: int = MAX_BATCH_SIZE) -> int:
+    """``batch_size`` if it is an int (not a bool) from 1 to ``high``, else ``out_of_range``."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= high:
+        raise LabError("out_of_range", name="batch_size", low=1, high=high)
     return batch_size
 
 
