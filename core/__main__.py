@@ -156,9 +156,9 @@ class _JsonLines:
     def write(self, vectors) -> int:
         import numpy as np
 
-        from .export import _layers
+        from .token_vectors import layer_indices
 
-        chosen = _layers(vectors, self.layers)
+        chosen = layer_indices(self.layers, len(vectors.layer_names))
         for occ in vectors.occurrences:
             self.handle.write(json.dumps({"sentence_index": occ.sentence_index, "sentence": occ.sentence,
                                           "start": occ.start, "end": occ.end, "layer_indices": chosen,

@@ -35,6 +35,7 @@ import numpy as np
 from .errors import LabError
 from .occurrences import WordVectors
 from .safe_text import csv_safe
+from .token_vectors import layer_indices
 from .vectors_view import highlight
 
 PROJECTOR_FILES = ("vectors.tsv", "metadata.tsv")
@@ -111,12 +112,7 @@ def cell(text: object) -> str:
 
 
 def _layers(vectors: WordVectors, layers: Sequence[int] | None) -> list[int]:
-    count = len(vectors.layer_names)
-    chosen = list(range(count)) if layers is None else [int(j) for j in layers]
-    for j in chosen:
-        if not 0 <= j < count:
-            raise LabError("out_of_range", name="layer", low=0, high=count - 1)
-    return chosen
+    return layer_indices(layers, len(vectors.layer_names))
 
 
 def _rows(vectors: WordVectors, layers: Sequence[int] | None):

@@ -46,7 +46,7 @@ class TokenVectors:
     def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
         """One row per token and layer: ``model, layer_index, layer, sentence_index, token_index, token,
         start, end, special, d0 …``."""
-        chosen = _layer_indices(layers, len(self.layer_names))
+        chosen = layer_indices(layers, len(self.layer_names))
         meta: dict[str, list] = {key: [] for key in ("layer_index", "layer", "sentence_index", "token_index",
                                                      "token", "start", "end", "special")}
         blocks = []
@@ -75,7 +75,7 @@ class SentenceVectors:
 
     def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
         """One row per sentence and layer: ``model, pooling, layer_index, layer, sentence_index, sentence, d0 …``."""
-        chosen = _layer_indices(layers, len(self.layer_names))
+        chosen = layer_indices(layers, len(self.layer_names))
         count = len(self.sentences)
         meta = {"pooling": [self.pooling] * count * len(chosen),
                 "layer_index": [j for j in chosen for _ in range(count)],
@@ -85,7 +85,8 @@ class SentenceVectors:
         return _frame(self.model, meta, [self.vectors[j] for j in chosen])
 
 
-def _layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
+def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
+    """The chosen layers (all when None), each checked against ``num_layers`` (``out_of_range``)."""
     if layers is None:
         return list(range(num_layers))
     chosen = [int(j) for j in layers]
