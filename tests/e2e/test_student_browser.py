@@ -68,7 +68,7 @@ def test_choosing_a_page_closes_the_sidebar_on_a_narrow_screen(browser, warm_ser
         page.locator('[data-testid="stExpandSidebarButton"]').click()
         sidebar = page.locator('[data-testid="stSidebar"]')
         wait_for(page, lambda: sidebar.bounding_box()["x"] >= 0, "the sidebar opened")
-        page.locator('[data-testid="stSidebarNav"] a').nth(4).click()  # BERT 完形填空
+        page.locator('[data-testid="stSidebarNav"] a[href$="/fill-mask"]').click()
         wait_idle(page)
         wait_for(page, lambda: "fill-mask" in page.url and sidebar.bounding_box()["x"] < 0, "the sidebar closed")
     finally:
