@@ -182,6 +182,10 @@ def seed(*fields: Field, by_scene: bool = True) -> None:
     seeded = ss.setdefault(SEEDED_KEY, {})
     for field in fields:
         if field.key in ss and seeded.get(field.key, 0) >= in_force and field.keeps(ss[field.key]):
+            # Written back: Streamlit keeps a persisted value under the widget's id, and the same key's widget
+            # on another page (other label or height) has another id, so it would start empty (static vs
+            # contextual → ELMo weights lost the sentences).
+            ss[field.key] = ss[field.key]
             continue
         ss[field.key] = field.initial()
         seeded[field.key] = in_force

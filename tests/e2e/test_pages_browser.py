@@ -474,3 +474,33 @@ def test_user_text_is_not_html(page, warm_server):
         assert area.input_value().endswith(payload) and word.input_value() == tag
     finally:
         screenshot(page, "static-xss")
+
+
+
+def go_by_sidebar(page, url_path: str) -> None:
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
+    wait_for(page, lambda: page.url.split("?")[0].endswith("/" + url_path), f"the page {url_path}")
+    wait_idle(page)
+    check_healthy(page)
+
+
+def test_sentences_follow_the_student_through_the_sidebar(page, warm_server):
+    """The two vector pages share their sentences and word: what one shows, the other shows after a click
+    in the sidebar, whether it came from the scene or was typed (their boxes differ in height, so Streamlit
+    gives them other ids)."""
+    area, box = page.locator(".st-key-vec_text textarea"), page.locator(".st-key-vec_word input")
+    open_page(page, warm_server.url("static-vs-contextual"))
+    scene_text, scene_word = area.input_value(), box.input_value()
+    assert scene_text and scene_word
+    go_by_sidebar(page, "elmo-weights")
+    assert (area.input_value(), box.input_value()) == (scene_text, scene_word)
+
+    text, word = "我今天买了三斤苹果\n他的苹果手机没电了", "手机"
+    area.fill(text)
+    area.press("Control+Enter")
+    wait_idle(page)
+    box.fill(word)
+    box.press("Enter")
+    wait_idle(page)
+    go_by_sidebar(page, "static-vs-contextual")
+    assert (area.input_value(), box.input_value()) == (text, word)
