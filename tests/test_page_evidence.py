@@ -1,4 +1,4 @@
-"""app_pages/evidence.py with AppTest: renders from assets/experiments.json, every control, recompute."""
+"""app_pages/evidence/page.py with AppTest: renders from assets/experiments.json, every control, recompute."""
 from __future__ import annotations
 
 import copy
@@ -17,7 +17,7 @@ from core.safe_text import md_escape
 from core.stats import Z_95, wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "evidence.py")
+PAGE = str(ROOT / "app_pages" / "evidence" / "page.py")
 RESULTS = ROOT / "assets" / "experiments.json"
 TIMEOUT = 90
 
@@ -283,7 +283,7 @@ def test_english_section_labels(monkeypatch, tmp_path):
 def test_registered_in_the_app_navigation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    at.switch_page("app_pages/evidence.py").run()
+    at.switch_page("app_pages/evidence/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "证据：逐层实验"
     assert "97.3" in texts(at)

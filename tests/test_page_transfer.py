@@ -16,7 +16,7 @@ from core.errors import LabError
 from core.transfer.__main__ import main as transfer_main
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "transfer.py")
+PAGE = str(ROOT / "app_pages" / "transfer" / "page.py")
 TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
                                threads=1, seed=3)
 

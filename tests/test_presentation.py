@@ -263,7 +263,7 @@ def test_every_live_input_drives_a_result_its_page_draws():
     edit on the projector with its result out of view, silently."""
     root = Path(__file__).resolve().parent.parent
     source = "\n".join(path.read_text(encoding="utf-8") for folder in ("app_pages", "ui")
-                       for path in sorted((root / folder).glob("*.py")) if path.name != "presentation.py")
+                       for path in sorted((root / folder).rglob("*.py")) if path.name != "presentation.py")
     made = re.findall(r'key=f"([a-z_]+)\{', source)  # keys built from a name: key=f"elmo_preset_{name}"
     paths = {spec.url_path for spec in PAGES}
     for url_path, drives in ui_pres.INPUT_RESULTS.items():

@@ -12,13 +12,13 @@ import json
 
 import streamlit as st
 
+from app_pages.evidence.sections import SECTIONS as SECTION_VIEWS
 from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui import training_gate
 from ui.budget_note import budget_note
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.cache import experiment_results
-from ui.evidence_sections import SECTIONS as SECTION_VIEWS
 from ui.i18n import current_lang, error_text, t, timestamp
 from ui.page import attempt, presenting
 from ui.presentation import PINNED_KEY

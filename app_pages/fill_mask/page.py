@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.fill_mask import sections
 from core import fill_examples as fx
 from core import fillmask as fm
 from core.figures import bert as figs
 from core.fill_view import FillView, fill_view
-from ui import fill_mask_sections as sections
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer

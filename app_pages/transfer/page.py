@@ -11,11 +11,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages.transfer import sections
 from core import transfer
 from core.errors import LabError
 from core.transfer import lora
 from ui import cache
-from ui import transfer_sections as sections
 from ui.i18n import error_text, t, timestamp
 from ui.page import how_computed, presenting
 

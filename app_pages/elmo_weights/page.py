@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app_pages.elmo_weights import mixer
+from app_pages.elmo_weights.learned_mix_section import concat_section, learned_section
 from core import registry
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, sentence_inputs
-from ui import elmo_mixer as mixer
 from ui.i18n import layer_name, t
-from ui.learned_mix_section import concat_section, learned_section
 from ui.page import attempt, chart, how_computed, load_model, plain_answer, presenting, shared_figure
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed

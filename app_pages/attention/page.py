@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.attention import tabs as attention_tabs
 from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text, read_row
 from core.registry import ModelRef
 from core.safe_text import md_escape
 from core.validation import check_text
-from ui import attention_tabs, cache
+from ui import cache
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.objectives import sections
 from core import objectives as obj
-from ui import objectives_sections as sections
 from ui.i18n import t
 from ui.page import attempt, how_computed, plain_answer
 from ui.sidebar import bert_model_name

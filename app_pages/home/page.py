@@ -82,12 +82,13 @@ st.markdown(THREAD_CSS, unsafe_allow_html=True)  # constant stylesheet only
 if presenting():
     st.markdown(THREAD_PRESENT_CSS, unsafe_allow_html=True)  # constant stylesheet only
 LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
-    ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual.py"),
-                            ("home.thread1.s2", "elmo", "app_pages/elmo_weights.py"),
-                            ("home.thread1.s3", "bert", "app_pages/attention.py"))),
-    ("home.thread2.label", (("home.thread2.s1", "elmo", "app_pages/transfer.py"),
-                            ("home.thread2.s2", "bert", "app_pages/transfer.py"))),
-    ("home.thread3.label", (("home.thread3.s1", "gpt", None), ("home.thread3.s2", "bert", "app_pages/fill_mask.py"))),
+    ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual/page.py"),
+                            ("home.thread1.s2", "elmo", "app_pages/elmo_weights/page.py"),
+                            ("home.thread1.s3", "bert", "app_pages/attention/page.py"))),
+    ("home.thread2.label", (("home.thread2.s1", "elmo", "app_pages/transfer/page.py"),
+                            ("home.thread2.s2", "bert", "app_pages/transfer/page.py"))),
+    ("home.thread3.label", (("home.thread3.s1", "gpt", None),
+                            ("home.thread3.s2", "bert", "app_pages/fill_mask/page.py"))),
 )
 FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "blue"}
 TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
