@@ -314,3 +314,23 @@ def test_senses_note_computes_its_sample_sizes(monkeypatch, tmp_path):
                      per_sense=f"{min(per_sense)}–{max(per_sense)}",
                      step=f"{100 / max(sizes):.0f}–{100 / min(sizes):.0f}")
     assert note in [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("section", ["pos", "senses", "context"])  # presets: probe_presets' own message
+def test_a_results_file_of_an_older_format_is_a_message_in_its_section(monkeypatch, tmp_path, section):
+    """A section that does not find what it reads says so where it stands and asks to recompute; the switch and the
+    recomputation stay. (The page's try/except around the sections did not see the fragments' errors: Streamlit's
+    redacted exception instead.)"""
+    data = real_results()
+    data[section] = {"older": True}
+    at = page(monkeypatch, tmp_path, results=data, query={"section": section})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.value == at_text("evidence.bad_results", "KeyError") for e in at.error), [e.value for e in at.error]
+    assert at.radio(key="_ev_section").value == section
+    at.radio(key="_ev_section").set_value("recompute").run()
+    assert not at.error and at.button(key="_ev_run")
+
+
+def at_text(key: str, detail: str) -> str:
+    from ui.i18n import translate
+    return translate("zh", key, detail=detail)
