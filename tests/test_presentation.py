@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import page_files
-from core import presentation as pres
 from ui import PAGES
+from ui import lecture_scenes as pres
 from ui import presentation as ui_pres
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -237,7 +237,7 @@ def test_arrive_only_for_a_scene_of_this_page(slide, expected):
 
 def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
     """Which element a scene scrolls into view is the UI's business (ui.presentation), not core's."""
-    from core.presentation import BY_ID, SCENES
+    from ui.lecture_scenes import BY_ID, SCENES
     from ui.presentation import SCENE_RESULTS, result_key
 
     assert set(SCENE_RESULTS) <= set(BY_ID)

@@ -25,8 +25,8 @@ import streamlit as st
 from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
-from core import presentation as pres
 from ui import PAGES, state
+from ui import lecture_scenes as pres
 from ui.i18n import t
 
 PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)

@@ -8,9 +8,9 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from core import status as lab_status
 from core import transfer
-from core.presentation import SCENES
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
+from ui.lecture_scenes import SCENES
 from ui.page import presenting
 from ui.presentation import scene_link
 from ui.sidebar import bert_model_name, get_model_infos
