@@ -236,14 +236,13 @@ def test_arrive_only_for_a_scene_of_this_page(slide, expected):
 
 
 def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
-    """Which element a scene scrolls into view is the UI's business (ui.presentation), not core's."""
+    """Which element a scene scrolls into view is declared with the scene (ui.lecture_scenes: UI data, not core's)."""
     from ui.lecture_scenes import BY_ID, SCENES
     from ui.presentation import SCENE_RESULTS, result_key
 
     assert set(SCENE_RESULTS) <= set(BY_ID)
     # pages that open at their top: the exercises, and the class board (its sign-in or the board itself is the top)
     assert [s.id for s in SCENES if result_key(s) is None] == ["board", "exercises"]
-    assert not hasattr(SCENES[0], "result")
 
 
 def test_a_scene_hides_the_exercise_answer_again():
