@@ -6,13 +6,14 @@
 - ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
   figure; cached model calls, encodings and results files).
 - ``ui.budget_note``: the compared models' training budgets (``core.budgets``), wherever ELMo and BERT meet.
-- ``ui.<page>_sections`` (and ``ui.elmo_mixer``, ``ui.attention_tabs``, ``ui.static_explorer``,
-  ``ui.learned_mix_section``): a page's sections, each taking plain arguments and rendering them.
+- ``ui.sentence_inputs``, ``ui.downloads``, ``ui.training_gate``, ``ui.accessibility``: widgets and gates that
+  several pages share. What one page alone uses lives in its folder, ``app_pages/<page>/`` (see below).
 
 ``PAGES`` lists the app's pages once, for ``app.py``'s navigation and the home page's links.
 
-The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a folder named ``pages/``
-next to app.py as a legacy multipage folder (its first run after server start would ignore
+Each page is a folder ``app_pages/<page>/``: its script ``page.py`` and the modules only it uses (its sections,
+e.g. ``app_pages/fill_mask/sections.py``). The folder is ``app_pages/``, not ``pages/``: Streamlit treats a
+folder named ``pages/`` next to app.py as a legacy multipage folder (its first run after server start would ignore
 ``st.navigation`` and show a "Page not found" notice on direct sub-page links).
 """
 from __future__ import annotations

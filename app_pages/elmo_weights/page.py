@@ -2,9 +2,9 @@
 s and γ as two tasks learned them, and ELMo used as the lecture says: [x; ELMo] feeding a task model.
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word)
-(ui.cache.occurrence_view); the sliders live in ``ui.elmo_mixer``'s fragment and only call
+(ui.cache.occurrence_view); the sliders live in ``mixer.py``'s fragment and only call
 core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
-The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``ui.learned_mix_section``).
+The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``learned_mix_section.py``).
 """
 from __future__ import annotations
 

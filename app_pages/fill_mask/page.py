@@ -6,7 +6,7 @@ by step, watch the pre-training corruption (15% chosen: 80% [MASK], 10% random, 
 and try next-sentence prediction.
 
 Thin page: widgets → one cached core call (``core.fill_view.fill_view``) → the sections of
-``ui.fill_mask_sections``, which render it; the sub-experiments (own candidates, corruption, next-sentence
+``sections.py`` beside it, which render it; the sub-experiments (own candidates, corruption, next-sentence
 prediction) are fragments with their own inputs and their own core call.
 """
 from __future__ import annotations

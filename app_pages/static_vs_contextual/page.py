@@ -2,7 +2,7 @@
 
 A student reads the question and its answer, the inputs, then the result; on the projector the result comes
 first, the inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
-(through ui.cache.occurrence_view: once per models, sentences and word) → ``ui.static_explorer``
+(through ui.cache.occurrence_view: once per models, sentences and word) → ``explorer.py`` beside it
 (core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
 the cached arrays.
 """

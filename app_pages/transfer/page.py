@@ -3,7 +3,7 @@ parameter-efficient fine-tuning of the lecture's 今天怎么做, next to them.
 
 Thin page: the numbers come from ``core.transfer`` — cached in ``assets/transfer_results.json``
 (``python -m core.transfer``) so the page is instant in class, or recomputed here with a progress
-bar. The sections (``ui.transfer_sections``) draw those results; the layer / pooling controls live in
+bar. The sections (``sections.py`` beside it) draw those results; the layer / pooling controls live in
 an st.fragment and only pick numbers out of them.
 """
 from __future__ import annotations
