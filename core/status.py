@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.catalogue import ModelInfo
+from .catalogue import ModelInfo
 
 SUGGESTED_HUB_MODEL = "bert-base-chinese"
 
