@@ -30,7 +30,7 @@ from benchmarks.common import ROOT, Config, child_env, error_result, free_port, 
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-COLD_START_PAGE = ("static-vs-contextual", "app_pages/static_vs_contextual.py")
+COLD_START_PAGE = ("static-vs-contextual", "app_pages/static_vs_contextual/page.py")
 FALLBACK_PAGE = "home"
 # The page's state as the wait loop needs it: running or not, a plot, a title, an exception.
 _PAGE_STATE_JS = """() => {

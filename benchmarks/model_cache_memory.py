@@ -30,7 +30,7 @@ from pathlib import Path
 from benchmarks.common import ROOT, log, make_result
 
 TEMPLATE = ROOT / "assets" / "models" / "mini-bert-zh"
-PAGE = ROOT / "app_pages" / "fill_mask.py"
+PAGE = ROOT / "app_pages" / "fill_mask" / "page.py"
 
 
 def rss_mb() -> float:

@@ -168,8 +168,8 @@ TITLE_JS = "(text) => (document.querySelector('.st-key-present_bar') || {}).inne
 def scene_walk(browser, url: str) -> dict[str, dict[str, float]]:
     """Every scene walked by PageDown from the home page, as a lecturer does: for each, the seconds from the key
     press until the new scene's title is in the bar and until the scene has settled (``SETTLED_JS``)."""
-    from core.presentation import SCENES
     from ui.i18n import translate
+    from ui.lecture_scenes import SCENES
     from ui.presentation import result_key
 
     page, _ = open_page(browser, f"{url}/{SCENES[0].url_path}?present=1&lang=zh&slide={SCENES[0].id}")

@@ -27,7 +27,7 @@ import torch
 
 from . import registry
 from . import vectors_view as vv
-from .attention_view import AttentionView, attention_view, encode_pair
+from .attention_view import AttentionView, attention_view, encode_text
 from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
@@ -271,9 +271,7 @@ def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encodi
         raise LabError("no_attention", name=encoder.name)
     sentence = _text(sentence, "sentence")
     pair = None if pair is None else _text(pair, "pair")
-    if pair:
-        return encode_pair(encoder, sentence, pair)
-    return encoder.encode([sentence.strip()], attentions=True)[0]  # empty, too long: LabError
+    return encode_text(encoder, sentence if pair else sentence.strip(), pair or "")  # empty, too long: LabError
 
 
 def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,

@@ -1,5 +1,5 @@
 """The class board's rules: every student sends a sentence with the board's word from a phone, and the projector
-shows where each sentence's word lands (``app_pages/class_board.py``). Pure Python, no Streamlit.
+shows where each sentence's word lands (``app_pages/class_board/``). Pure Python, no Streamlit.
 
 - :func:`open_board` / :func:`moderate`: the lecturer's actions, each checked against the lecturer secret
   (:func:`lecturer_secret`: ``LAB_BOARD_SECRET``, else generated once into the data folder and printed in the

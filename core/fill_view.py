@@ -3,12 +3,14 @@
 - :func:`fill_view`: the page's input (a sentence with [MASK]s, a word to mask or characters to mask) →
   :class:`FillView`: the sentence BERT sees, the top-k candidates of every mask, whole-word candidates of every
   run of masks, BERT filling the masks one at a time, and what the app's data knows about the sentence;
+- :func:`corruption_source`: the true sentence the corruption section starts from (never the model's guess);
 - :func:`corruption_view`: one sentence's pre-training corruption and its shares over many draws;
 - :func:`next_sentence_view`: P(IsNext) of a pair, its label when it is an example pair, and what the model
   cannot see in it.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ class FillView:
     steps: list[fm.FillStep]  # filling the most confident mask, one at a time
     known: fx.Known | None  # accepted answers and true sentence, when the app's data knows the sentence
     signals: list[fill_confidence.Signal]  # how sure the model is at each gap, from its distribution
+    mask_token: str  # the model's mask token, as it appears in ``masked``
 
     @property
     def proposals(self) -> list[str]:
@@ -42,7 +45,30 @@ def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str
     return FillView(masked=masked, result=result, runs=runs,
                     steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
                                             characters_only=True),
-                    known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs))
+                    known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs),
+                    mask_token=encoder.mask_token)
+
+
+def masks_plain(masked: str, mask_token: str, plain: str) -> bool:
+    """Whether ``masked`` is ``plain`` with some single characters replaced by ``mask_token``."""
+    parts = masked.split(mask_token)
+    if len(parts) < 2 or len(masked) - (len(parts) - 1) * len(mask_token) + (len(parts) - 1) != len(plain):
+        return False
+    pattern = ".".join(re.escape(part) for part in parts)
+    return re.fullmatch(pattern, plain, flags=re.DOTALL) is not None
+
+
+def corruption_source(mode: str, plain: str, view: FillView | None) -> tuple[str | None, str | None]:
+    """The true sentence the corruption section starts from, and where it comes from: the ``plain`` sentence
+    (``"plain"``) in the modes that mask it, or in ``"masked"`` mode when ``view``'s sentence is ``plain`` masked (an
+    example's); else the data's answer to the masked sentence (``"answer"``); never the model's guess: a masked
+    sentence the data does not know gives ``(None, "unknown")``, and no masked sentence at all ``(None, None)``."""
+    plain = plain.strip()
+    if mode != "masked" or (view is not None and masks_plain(view.masked, view.mask_token, plain)):
+        return plain, "plain"
+    if view is not None and view.known:
+        return view.known.sentence, "answer"
+    return None, "unknown" if view is not None else None
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,17 @@ UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 
 def page_files(page: Path) -> list[Path]:
-    """A page script and the ``ui`` modules it imports (its sections and shared inputs hold widgets too)."""
+    """A page script, the other modules of its folder (its sections) and the ``ui`` modules they import
+    (shared inputs hold widgets too)."""
+    own = [page] + sorted(p for p in page.parent.glob("*.py") if p != page)
     names = set()
-    for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module == "ui":
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ui."):
-            names.add(node.module.split(".")[1])
-    return [page] + [UI_DIR / f"{name}.py" for name in sorted(names) if (UI_DIR / f"{name}.py").is_file()]
+    for path in own:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "ui":
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ui."):
+                names.add(node.module.split(".")[1])
+    return own + [UI_DIR / f"{name}.py" for name in sorted(names) if (UI_DIR / f"{name}.py").is_file()]
 
 
 def page_app(page: str, model, lang: str = "zh", query: dict | None = None) -> AppTest:

@@ -108,11 +108,11 @@ def test_url_state_is_read_and_choices_survive_page_switch():
 
 
 @pytest.mark.parametrize("path, key, typed", [
-    ("app_pages/fill_mask.py", "fill_sentence", "他每天早上都喝一杯[MASK]奶。"),
-    ("app_pages/fill_mask.py", "fill_nsp_a", "今天下雨了。"),  # kept out of the URL: only the session keeps it
-    ("app_pages/fill_mask.py", "fill_cands", "牛, 羊"),
-    ("app_pages/attention.py", "att_sentence", "老师在黑板上写字"),
-    ("app_pages/objectives.py", "obj_sentence", "下雨了记得带伞"),
+    ("app_pages/fill_mask/page.py", "fill_sentence", "他每天早上都喝一杯[MASK]奶。"),
+    ("app_pages/fill_mask/page.py", "fill_nsp_a", "今天下雨了。"),  # kept out of the URL: only the session keeps it
+    ("app_pages/fill_mask/page.py", "fill_cands", "牛, 羊"),
+    ("app_pages/attention/page.py", "att_sentence", "老师在黑板上写字"),
+    ("app_pages/objectives/page.py", "obj_sentence", "下雨了记得带伞"),
 ])
 def test_what_a_student_typed_is_there_after_visiting_another_page(path, key, typed):
     """Streamlit keeps the page's widget values (persist_state="session"): nothing typed is lost on a page switch,

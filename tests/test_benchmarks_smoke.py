@@ -78,8 +78,8 @@ def test_sentences_are_deterministic_and_contain_the_word():
 
 
 def test_slider_positions_sweep_the_page_sliders():
+    from app_pages.elmo_weights.mixer import W_RANGE
     from core.vectors_view import normalised_s
-    from ui.elmo_mixer import W_RANGE
 
     assert slider.W_RANGE == W_RANGE
     positions = slider.slider_positions(3, 7)

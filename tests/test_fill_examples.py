@@ -6,8 +6,8 @@ import pytest
 
 from core import fill_examples as fx
 from core import fillmask as fm
-from core import presentation as pres
 from core.registry import list_models, load_encoder
+from ui import lecture_scenes as pres
 
 
 @pytest.fixture(scope="module")

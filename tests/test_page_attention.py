@@ -1,4 +1,4 @@
-"""AppTest of app_pages/attention.py: every control, attention rows summing to 1, bad inputs.
+"""AppTest of app_pages/attention/page.py: every control, attention rows summing to 1, bad inputs.
 
 Most tests use the tiny random BERT fixture (2 layers × 2 heads, loaded from a local directory
 like a hub model); one test runs the embedded mini-bert-zh when it is available.
@@ -26,7 +26,7 @@ from apptest_support import (
 from core.attention_view import MAX_CHARS, attention_view, encode_pair, read_row
 from core.registry import list_models
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention" / "page.py")
 SENTENCE = "苹果昨天发布了新手机。"
 
 

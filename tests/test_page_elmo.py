@@ -20,7 +20,7 @@ from core.safe_text import md_escape
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "elmo_weights.py")
+PAGE = str(ROOT / "app_pages" / "elmo_weights" / "page.py")
 APPLE = scenes.SCENES["apple"].text
 
 

@@ -13,7 +13,7 @@ from core.mixing import scalar_mix
 from core.safe_text import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "exercise_cards.py")
+PAGE = str(ROOT / "app_pages" / "exercise_cards" / "page.py")
 
 
 # ---- core ----------------------------------------------------------------------------------------------

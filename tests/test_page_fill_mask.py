@@ -1,4 +1,4 @@
-"""AppTest of app_pages/fill_mask.py: every control, real values, bad inputs.
+"""AppTest of app_pages/fill_mask/page.py: every control, real values, bad inputs.
 
 Most tests use the tiny random BERT fixture (fast, always available; passed as a local model
 directory, like a hub model); one test runs the embedded mini-bert-zh when it is available.
@@ -26,7 +26,7 @@ from core import fill_examples as fx
 from core import fillmask as fm
 from core.registry import list_models, load_encoder
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask" / "page.py")
 
 
 # ---- helpers -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""AppTest of app_pages/objectives.py on the embedded models: the numbers shown are core.objectives',
+"""AppTest of app_pages/objectives/page.py on the embedded models: the numbers shown are core.objectives',
 ELMo's forward half stays at 0 while BERT moves, every control and URL parameter, bad input where it is
 typed, a hub-like BERT from the sidebar."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.budgets import load_budgets, token_ratio
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO
 from ui.i18n import translate
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives" / "page.py")
 PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")
 _app = partial(page_app, PAGE)
 pytestmark = pytest.mark.usefixtures("skip_component_discovery", "embedded_elmo_and_bert")

@@ -21,7 +21,7 @@ from core.safe_text import md_escape
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "static_vs_contextual.py")
+PAGE = str(ROOT / "app_pages" / "static_vs_contextual" / "page.py")
 LECTURE_TEXT = scenes.SCENES["lecture_apple"].text
 
 

@@ -16,7 +16,7 @@ from core.errors import LabError
 from core.transfer.__main__ import main as transfer_main
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "transfer.py")
+PAGE = str(ROOT / "app_pages" / "transfer" / "page.py")
 TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
                                threads=1, seed=3)
 
@@ -432,6 +432,33 @@ def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
     picked = next(m.value for m in at.markdown if m.value.startswith("**你选的这组特征"))
     assert "超出" not in picked
     assert list(page_tables(at)[0].value.iloc[:2, 2]) == ["—", "—"]
+
+
+def test_shown_results_are_the_session_s_then_the_file_s(results_file, tiny_bert_dir, tmp_path):
+    mine = {**json.loads(results_file.read_text(encoding="utf-8")), "created": "this session"}
+    models = {"bert": str(tiny_bert_dir), "elmo": None}
+    shown = transfer.shown_results(mine, results_file, **models)
+    assert (shown.origin, shown.view.created, shown.stale) == ("session", "this session", [])
+    shown = transfer.shown_results(None, results_file, **models)
+    assert shown.origin == "file" and shown.view.created == transfer.load_results(results_file)["created"]
+    assert shown.view.bert.per_layer == transfer.read_view(transfer.load_results(results_file)).bert.per_layer
+    assert transfer.shown_results(None, tmp_path / "none.json", **models) == transfer.NOTHING_SHOWN
+    stale = {**mine, "feature_bert": {**mine["feature_bert"], "fingerprint": "0000000000000000"}}
+    assert transfer.shown_results(None, transfer.save_results(stale, tmp_path / "stale.json"),
+                                  **models).stale == [str(tiny_bert_dir)]
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(LabError) as info:
+        transfer.shown_results(None, tmp_path / "broken.json", **models)
+    assert info.value.code == "results_unreadable"
+
+
+def test_an_unreadable_results_file_is_a_message_and_the_page_goes_on(page, monkeypatch, tmp_path):
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "broken.json")
+    at = page()
+    assert any("broken" in e.value for e in at.error)  # the file named (Markdown-escaped)
+    assert any("python -m core.transfer" in i.value for i in at.info)  # as without results: the recompute box open
+    assert at.button(key="transfer_run") and not at.metric
 
 
 def test_no_results_yet(page, monkeypatch, tmp_path):

@@ -145,7 +145,7 @@ def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_ber
     directories = [shutil.copytree(tiny_bert_dir, tmp_path / f"m{i}") for i in range(registry.MAX_OTHER_MODELS + 3)]
     sessions = []
     for directory in directories:
-        at = page_app(str(ROOT / "app_pages" / "fill_mask.py"), str(directory))
+        at = page_app(str(ROOT / "app_pages" / "fill_mask" / "page.py"), str(directory))
         at.run()
         assert_no_exception(at)
         assert at.session_state["fill_sentence"]  # the page ran with its model

@@ -29,7 +29,7 @@ from conftest import build_tiny_bert
 from core.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").rglob("*.py"), *(ROOT / "ui").rglob("*.py"),
                       *(ROOT / "core").rglob("*.py")])
 ALL_SOURCES = sorted(set(APP_SOURCES) | set((ROOT / "benchmarks").rglob("*.py")))
 TRAINING_CHECKPOINTS = ROOT / "core" / "train" / "common.py"
@@ -395,11 +395,11 @@ def test_url_json_keeps_ordinary_values():
         assert decode(encode(value), type(value)) == value
 
 
-@pytest.mark.parametrize("page, key", [("fill_mask.py", "chars"), ("elmo_weights.py", "w")])
+@pytest.mark.parametrize("page, key", [("fill_mask", "chars"), ("elmo_weights", "w")])
 def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
     from apptest_support import page_app
 
-    at = page_app(str(ROOT / "app_pages" / page), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
+    at = page_app(str(ROOT / "app_pages" / page / "page.py"), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title
@@ -441,7 +441,7 @@ def transfer_page(monkeypatch, tiny_bert_dir, tmp_path):
     monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "none.json")
     monkeypatch.setattr(transfer, "BERT_MODEL", str(tiny_bert_dir))
     monkeypatch.setattr(transfer, "ELMO_MODEL", None)
-    at = AppTest.from_file(str(ROOT / "app_pages" / "transfer.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "transfer" / "page.py"), default_timeout=300)
     at.session_state["lang"] = "en"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -581,7 +581,7 @@ def test_the_gate_refuses_an_unmarked_job(monkeypatch):
 def evidence_recompute_page(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app_pages" / "evidence.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "evidence" / "page.py"), default_timeout=300)
     at.session_state["lang"] = "en"
     at.query_params["section"] = "recompute"
     at.run()
@@ -776,7 +776,7 @@ def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
     from core.safe_text import WORD_JOINER
 
     text = "我在 www.evil.example 看到苹果。\n请写信给 user@evil.example 。"
-    at = page_app(str(ROOT / "app_pages" / "static_vs_contextual.py"), "mini-bert-zh",
+    at = page_app(str(ROOT / "app_pages" / "static_vs_contextual" / "page.py"), "mini-bert-zh",
                   query={"word": "www.evil.example", "text": text})
     at.run()
     assert_no_exception(at)

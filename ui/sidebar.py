@@ -5,7 +5,8 @@ Session-state keys it owns (read them from any page; do not write them):
 - ``st.session_state["lang"]``: ``"zh"`` | ``"en"``; URL ``?lang=``.
 - ``st.session_state["bert_model"]``: name of the BERT-family model for the BERT pages (a registry
   name such as ``"mini-bert-zh"``, a hub id such as ``"bert-base-chinese"`` or a local directory),
-  or ``None`` when the user picked "other" and left the box empty; URL ``?model=``.
+  or ``None`` when the user picked "other" and left the box empty; URL ``?model=``. Pages read it with
+  :func:`bert_model_name` only, which also answers before the sidebar has run (a page alone, in an AppTest).
 - ``st.session_state["present"]``: presentation mode (bool); URL ``?present=1``.
 
 ``lang`` and ``present`` are the keys of their widgets: the sidebar is rendered on every run of every

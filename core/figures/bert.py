@@ -62,15 +62,6 @@ def wrap_note(text: str, font_px: float, max_px: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # fill-mask
 # ---------------------------------------------------------------------------------------------
-def masks_plain(masked: str, mask_token: str, plain: str) -> bool:
-    """Whether ``masked`` is ``plain`` with some single characters replaced by ``mask_token``."""
-    parts = masked.split(mask_token)
-    if len(parts) < 2 or len(masked) - (len(parts) - 1) * len(mask_token) + (len(parts) - 1) != len(plain):
-        return False
-    pattern = ".".join(re.escape(part) for part in parts)
-    return re.fullmatch(pattern, plain, flags=re.DOTALL) is not None
-
-
 def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) -> tuple[list[str], list[str]]:
     """The sentence after ``upto`` steps of iterative filling, one cell per character or mask.
 

@@ -4,10 +4,13 @@ before the hyper-parameters were chosen on a validation split read with ``None``
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..stats import wilson_interval
 from .features import POOLINGS
+from .results import load_results, stale_models
 
 
 @dataclass(frozen=True)
@@ -163,3 +166,28 @@ def read_view(results: dict) -> TransferView:
         tuning_cpu_seconds={stage: seconds for stage in ("finetune", "lora")
                             if (seconds := results.get("cpu_timings", {}).get(f"tune_{stage}")) is not None},
     )
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the transfer page shows."""
+    view: TransferView | None  # None: no results yet
+    origin: str  # "session": this session's recomputation; "file": the results file; "none"
+    stale: list[str]  # the experiment's models whose weights changed since the results were computed
+
+
+NOTHING_SHOWN = Shown(None, "none", [])
+
+
+def shown_results(session: dict | None, path: Path | str, *, bert: str, elmo: str | None,
+                  load: Callable[[Path | str], dict | None] = load_results) -> Shown:
+    """This session's recomputation (``session``), else the results file at ``path`` (read by ``load``: the page
+    passes its cached reader), else nothing; with the models among ``bert``/``elmo`` (the experiment's) whose
+    weights differ from the ones the results were computed on. Raises LabError for a file it cannot read."""
+    if isinstance(session, dict):
+        results, origin = session, "session"
+    else:
+        results, origin = load(path), "file"  # None: no file yet
+        if results is None:
+            return NOTHING_SHOWN
+    return Shown(read_view(results), origin, stale_models(results, {"feature_bert": bert, "feature_elmo": elmo}))

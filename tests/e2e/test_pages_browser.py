@@ -12,7 +12,6 @@ import re
 
 import pytest
 
-from core.presentation import SCENES
 from e2e.conftest import (
     DEFAULT_PAGE,
     ROOT,
@@ -32,6 +31,7 @@ from e2e.conftest import (
 )
 from ui import PAGES
 from ui.i18n import translate
+from ui.lecture_scenes import SCENES
 from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium

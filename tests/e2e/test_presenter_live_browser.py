@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-from core.presentation import SCENES
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from e2e.test_presenter_bar_browser import (
     BAR,
@@ -24,6 +23,7 @@ from e2e.test_presenter_bar_browser import (
     wholly_in_view,
 )
 from ui.i18n import translate
+from ui.lecture_scenes import SCENES
 from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium

@@ -1,4 +1,4 @@
-"""The class board's sections (``app_pages/class_board.py``): the lecturer's sign-in and board form, the join
+"""The class board's sections (``app_pages/class_board/page.py``): the lecturer's sign-in and board form, the join
 panel (link and QR code), the live class picture with its per-layer sense accuracy, the lecturer's moderation,
 and the student's send form and own sentences. Every action goes through ``core.board``, which checks the
 lecturer secret itself: a section that is not drawn is not what protects the board."""

@@ -2,23 +2,23 @@
 s and γ as two tasks learned them, and ELMo used as the lecture says: [x; ELMo] feeding a task model.
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word)
-(ui.cache.occurrence_view); the sliders live in ``ui.elmo_mixer``'s fragment and only call
+(ui.cache.occurrence_view); the sliders live in ``mixer.py``'s fragment and only call
 core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
-The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``ui.learned_mix_section``).
+The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``learned_mix_section.py``).
 """
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
+from app_pages.elmo_weights import mixer
+from app_pages.elmo_weights.learned_mix_section import concat_section, learned_section
 from core import registry
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, sentence_inputs
-from ui import elmo_mixer as mixer
 from ui.i18n import layer_name, t
-from ui.learned_mix_section import concat_section, learned_section
 from ui.page import attempt, chart, how_computed, load_model, plain_answer, presenting, shared_figure
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed

@@ -18,6 +18,7 @@ from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
 from ui.page import chart, how_computed, plain_answer, presenting, shared_figure
+from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -353,8 +354,9 @@ def recompute(from_session: bool) -> None:
     """The run's settings and button; ``from_session``: the results shown are this session's, offer to discard them."""
     st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—",
                   lora_lr=f"{DEFAULT_LORA.lr:g}"))
-    if ss.get("bert_model") and ss.get("bert_model") != transfer.BERT_MODEL:
-        st.caption(t("transfer.recompute.fixed_model", chosen=ss["bert_model"], bert=transfer.BERT_MODEL))
+    chosen = bert_model_name()
+    if chosen and chosen != transfer.BERT_MODEL:
+        st.caption(t("transfer.recompute.fixed_model", chosen=chosen, bert=transfer.BERT_MODEL))
     infos = {m.name: m for m in registry.list_models()}
     bert_info = infos.get(transfer.BERT_MODEL)
     elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None

@@ -32,7 +32,7 @@ STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new
 CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
                    "unchanged": "#a1d99b"}
 ss = st.session_state
-# the sections' own values, seeded by the page with its own (app_pages/fill_mask.py)
+# the sections' own values, seeded by the page with its own (page.py)
 FIELDS = (Field("fill_seed", None, 0, int),
           Field("fill_nsp_a", None, fx.NSP_EXAMPLES[0].first), Field("fill_nsp_b", None, fx.NSP_EXAMPLES[0].second))
 

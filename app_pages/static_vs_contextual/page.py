@@ -2,7 +2,7 @@
 
 A student reads the question and its answer, the inputs, then the result; on the projector the result comes
 first, the inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
-(through ui.cache.occurrence_view: once per models, sentences and word) → ``ui.static_explorer``
+(through ui.cache.occurrence_view: once per models, sentences and word) → ``explorer.py`` beside it
 (core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
 the cached arrays.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.static_vs_contextual import explorer as static_explorer
 from core import registry
 from core import vectors_view as vv
 from core.safe_text import md_escape
-from ui import cache, sentence_inputs, static_explorer
+from ui import cache, sentence_inputs
 from ui.i18n import t
 from ui.page import attempt, load_model, plain_answer, presenting
 from ui.sidebar import bert_model_name
