@@ -18,8 +18,8 @@ from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, sentence_inputs
 from ui import elmo_mixer as mixer
 from ui.i18n import layer_name, t
-from ui.learned_mix_section import concat_section, learned_section
-from ui.page import attempt, chart, how_computed, load_model, plain_answer, presenting, shared_figure
+from ui.learned_mix_section import concat_section, learned_answer, learned_section
+from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed
 
@@ -36,7 +36,7 @@ seed(*sentence_inputs.fields(), Field("elmo_use_bert", "bert", False, bool),
 
 # ---- the formula ------------------------------------------------------------------------------------
 st.title(t("elmo.title"))
-plain_answer("elmo_qa", t("elmo.qa"))
+learned_answer()  # the question, and what the tasks learned here
 st.markdown(t("elmo.intro"))
 st.latex(r"\mathrm{ELMo}_k^{task} \;=\; \gamma^{task} \sum_{j=0}^{L} s_j^{task}\, \mathbf{h}_{k,j}^{LM}")
 col_text, col_diag = st.columns([2, 3], gap="large")

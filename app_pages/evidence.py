@@ -14,7 +14,7 @@ import streamlit as st
 
 from core.experiments import run_all, stale_models, view
 from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
-from ui import training_gate
+from ui import evidence_sections, training_gate
 from ui.budget_note import budget_note
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.cache import experiment_results
@@ -30,6 +30,12 @@ SECTIONS = (*SECTION_VIEWS, "recompute")
 
 # ---- header -----------------------------------------------------------------------------------
 st.title(t("evidence.title"))
+results = attempt(experiment_results)
+if results is not None:
+    try:
+        evidence_sections.findings_answer(results)
+    except (KeyError, TypeError, IndexError):
+        pass  # a results file from an older format: the chosen section below says so
 st.markdown(t("evidence.intro"))
 
 infos, problem = get_model_infos()
@@ -38,8 +44,6 @@ if problem:
 for info in infos or []:
     if info.name in (DEFAULT_ELMO, DEFAULT_BERT, DEFAULT_STATIC) and not info.available:
         st.warning(t("evidence.model_unavailable", reason=error_text(info.problem)))
-
-results = attempt(experiment_results)
 
 seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be

@@ -11,7 +11,7 @@ from core import transfer
 from core.presentation import SCENES
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
-from ui.page import presenting
+from ui.page import plain_answer, presenting
 from ui.presentation import scene_link
 from ui.sidebar import get_model_infos
 
@@ -52,6 +52,7 @@ def _start_presentation() -> None:
 
 
 st.title(t("home.title"))
+plain_answer("home_qa", t("home.qa"))
 st.markdown(t("home.intro"))
 
 # ---- where to start -----------------------------------------------------------------------------
