@@ -548,7 +548,8 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     headline = learned_mix.verdict(tasks).headline
     assert translate("zh", f"elmo.qa.verdict.{headline}") in text
     for task in ("pos", "sentiment"):
-        assert f"s = {format_vector(tasks[task]['learned']['s'], 2)}（γ = {tasks[task]['learned']['gamma']:.1f}）" in text
+        learned = tasks[task]["learned"]
+        assert f"s = {format_vector(learned['s'], 2)}（γ = {learned['gamma']:.1f}）" in text
     flipped = json.loads(json.dumps(results))
     for task, s in (("pos", [0.1, 0.1, 0.8]), ("sentiment", [0.8, 0.1, 0.1])):
         for seed_run in flipped["learned_mix"]["tasks"][task]["seeds"]:
