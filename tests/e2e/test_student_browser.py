@@ -4,7 +4,6 @@ screen, choosing a page in the sidebar closes it."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 
 from core import fill_confidence as fc
 from core import fill_examples as fx
@@ -82,13 +81,6 @@ DOMAINS = """() => { const plot = document.querySelector('.js-plotly-plot');
   return Object.keys(plot.layout).filter(k => /^xaxis\\d*$/.test(k)).sort().map(k => plot.layout[k].domain); }"""
 
 
-def _domains(page) -> list | None:
-    try:
-        return page.evaluate(DOMAINS)
-    except PlaywrightError:  # the chart redrawn while it is read
-        return None
-
-
 def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_server):
     """Stacking goes by the window's width, not only a phone's User-Agent (issue #44): a desktop browser's window
     600 px wide stacks the static page's two spaces, and widened to 1280 px puts them side by side again."""
@@ -97,11 +89,11 @@ def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_s
         page = context.new_page()
         assert "Mobi" not in page.evaluate("() => navigator.userAgent")
         open_page(page, page_url(warm_server, "static-vs-contextual"))
-        stacked = wait_for(page, lambda: (d := _domains(page)) and all(x[0] == 0 for x in d) and d,
+        stacked = wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and all(x[0] == 0 for x in d) and d,
                            "the two spaces stacked")
         assert len(stacked) == 2
         page.set_viewport_size({"width": 1280, "height": 900})
-        wait_for(page, lambda: (d := _domains(page)) and d[1][0] > 0.4, "the two spaces side by side")
+        wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and d[1][0] > 0.4, "the two spaces side by side")
         check_healthy(page)
     finally:
         context.close()
