@@ -395,7 +395,7 @@ def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
     if not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
         pytest.skip("mini-bert-zh is not available here")
     from core.registry import load_encoder
-    from ui import attention_tabs
+    from ui import page
 
     sentence = "小明把书给了小红，因为她想看。"
     view = _view(load_encoder("mini-bert-zh"), sentence)
@@ -408,7 +408,7 @@ def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
     assert bars["layout"]["yaxis"]["ticktext"] == [f"{i}: {label}" for i, label in enumerate(view.labels)]
     assert "「她」看向哪里 · 第 3 层 · 头 2" in json.dumps(bars["layout"], ensure_ascii=False)
     assert at.toggle(key="att_full_map").value and chart(at, "att_heatmap")
-    monkeypatch.setattr(attention_tabs, "phone", lambda: True)
+    monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
     phone = _app("mini-bert-zh", query={"sentence": sentence, "token": "她"}).run()
     assert chart(phone, "att_token_bars") and chart(phone, "att_heatmap") is None
     phone.toggle(key="att_full_map").set_value(True).run()

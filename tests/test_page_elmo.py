@@ -559,3 +559,26 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     assert translate("zh", "elmo.qa.verdict.opposite") in text
     at = make_app(tiny_bert_dir, present=True)
     assert not any(m.value.startswith("**问题**") for m in at.markdown)
+
+
+def test_a_phone_reaches_the_live_mix_with_the_secondary_sections_folded(models_dir, tiny_bert_dir, monkeypatch):
+    """On a narrow screen the diagram and the two results sections sit behind switches, off (issue #44: the page
+    was 13,500 px long on a phone); a switch draws its section; a wide screen and the projector show them all."""
+    from ui import page
+
+    wide = make_app(tiny_bert_dir)
+    assert_no_exception(wide)
+    assert chart(wide, "elmo_diagram") and chart(wide, "elmo_learned_bars") and chart(wide, "elmo_concat_accuracy")
+    monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    assert chart(at, "elmo_bars") is not None  # the live mix, the page's result
+    assert not any(chart(at, key) for key in ("elmo_diagram", "elmo_learned_bars", "elmo_concat_accuracy"))
+    assert [toggle.label for toggle in at.toggle if toggle.key.startswith("elmo_show_")] == [
+        "显示：2L+1 = 5 个表示 → L+1 = 3 个加权项", "显示：学到的 s 和 γ（按任务）",
+        "显示：讲义里 ELMo 的用法：[x; ELMo] 拼接进任务模型"]
+    at.toggle(key="elmo_show_learned").set_value(True).run()
+    assert chart(at, "elmo_learned_bars") and chart(at, "elmo_concat_accuracy") is None
+    at.session_state["present"] = True
+    at.run()
+    assert chart(at, "elmo_diagram") and chart(at, "elmo_concat_accuracy")

@@ -16,7 +16,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import t
-from ui.page import chart, phone, presenting
+from ui.page import chart, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
@@ -64,7 +64,7 @@ def single_head(view: AttentionView, token: int) -> None:
                 chart(figs.topk_bars([(t("att.row_title", token=labels[token], l=layer, h=head),
                                        [f"{i}: {label}" for i, label in enumerate(labels)], matrix[token])],
                                      xaxis_title=t("att.weight")), "att_token_bars")
-            if large or st.toggle(t("att.full_map", n=len(labels)), value=not phone(), key="att_full_map"):
+            if unfolded(t("att.full_map", n=len(labels)), "att_full_map"):
                 chart(fig, "att_heatmap", width="content")
     row_sums = matrix.sum(axis=1)
     st.caption(t("att.heatmap_note", sums=f"{float(row_sums.min()):.4f} … {float(row_sums.max()):.4f}"))

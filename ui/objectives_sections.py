@@ -22,7 +22,7 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, load_model, model_or_message, phone, plain_answer, presenting
+from ui.page import chart, experiment, load_model, model_or_message, phone, plain_answer, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -205,9 +205,10 @@ def deep_section(bert_name: str | None) -> None:
                    + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
                    + [t("obj.heat.bert", j=j) for j in range(1, len(brt))])
         values = [[*fwd[1:, i], *bwd[1:, i], *brt[1:, i]] for i in range(len(moved.tokens))]
-        st.markdown(f"**{t('obj.heat.title')}**")
-        chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
-                           large=large), "obj_move_heatmap")
+        if unfolded(t("page.show", what=t("obj.heat.title")), "obj_show_heatmap"):  # cramped on a phone
+            st.markdown(f"**{t('obj.heat.title')}**")
+            chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
+                               large=large), "obj_move_heatmap")
 
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------

@@ -101,6 +101,13 @@ def phone() -> bool:
     return bool(st.session_state.get(NARROW_KEY)) or "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
+def unfolded(label: str, key: str) -> bool:
+    """Whether to draw a secondary part of a page (a diagram, a results section, a full heatmap): always on the
+    projector; elsewhere behind a switch, off on a narrow screen (:func:`phone`), so that a student on a phone
+    reaches the page's result within a few screens."""
+    return presenting() or st.toggle(label, value=not phone(), key=key)
+
+
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
