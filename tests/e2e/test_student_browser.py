@@ -97,3 +97,49 @@ def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_s
         check_healthy(page)
     finally:
         context.close()
+
+
+# every page a student opens: its answer box's key and what its question says (zh, en); the class board is the
+# lecturer's and has none
+QUESTIONS = {
+    "overview": ("home_qa", "从 word2vec 到 ELMo 再到 BERT，变的是什么？", "what changed from word2vec to ELMo"),
+    "static-vs-contextual": ("static_qa", "同一个词出现在不同句子里", "when one word appears in different sentences"),
+    "pretraining-objectives": ("obj_qa", "ELMo 和 BERT 的预训练目标有什么不同？", "how do ELMo's and BERT's"),
+    "elmo-weights": ("elmo_qa", "ELMo 怎样把各层的表示变成一个词向量？", "how does ELMo turn its layers into one word"),
+    "fill-mask": ("fill_qa", "BERT 预训练时做的「完形填空」是什么？", "what is the “fill in the blank” BERT"),
+    "attention-heatmap": ("att_qa", "一个字在计算自己的新表示时", "when a character computes its new representation"),
+    "feature-vs-finetune": ("transfer_qa", "把预训练好的模型用到新任务上", "to use a pretrained model on a new task"),
+    "exercises": ("ex_qa", "学完这一节，我能自己做什么？", "what should I be able to do myself"),
+    "layer-evidence": ("evidence_qa", "在我们自己的小模型上也是这样吗？", "Is that so on our own small models?")}
+ANSWERS = {"pretraining-objectives": ("在讲义的例子上量一量", "Measured on the lecture's example"),
+           "elmo-weights": ("本实验室的两个任务各自学到的 s", "The s each of this lab's two tasks learned"),
+           "layer-evidence": ("答案（在我们的 mini-elmo-zh 上）", "Answer (on our mini-elmo-zh)")}
+
+
+def test_every_page_opens_with_its_question_and_answer_in_both_languages(page, warm_server):
+    """Each of the nine pages a student opens starts with its question and plain answer, in Chinese and in English,
+    the computed ones with their computed line (issue #44)."""
+    for lang, index in (("zh", 0), ("en", 1)):
+        for path, (key, *question) in QUESTIONS.items():
+            open_page(page, page_url(warm_server, path, lang=lang))
+            check_healthy(page)
+            box = page.locator(f".st-key-{key}")
+            text = wait_for(page, lambda b=box: b.inner_text() if b.count() else "", f"the plain answer of {path}")
+            assert question[index] in text, (lang, path, text[:200])
+            if path in ANSWERS:
+                assert ANSWERS[path][index] in text, (lang, path, text)
+
+
+def test_five_sentences_on_the_pages_that_take_sentences(page, warm_server):
+    """The objectives and ELMo pages take the student's five sentences and show a result (issue #44)."""
+    open_page(page, page_url(warm_server, "pretraining-objectives"))
+    for _, plain in SENTENCES:
+        _type(page, "obj_sentence", plain)
+        check_healthy(page)
+        assert "前向对数似然" in body_text(page) and "在讲义的例子上量一量" in body_text(page)
+    open_page(page, page_url(warm_server, "elmo-weights"))
+    _type(page, "vec_text", "\n".join(plain for _, plain in SENTENCES), enter="Control+Enter")
+    _type(page, "vec_word", "天")  # 今天, 每天: two occurrences
+    check_healthy(page)
+    text = body_text(page)
+    assert "本实验室的两个任务各自学到的 s" in text and "当前 s = " in text
