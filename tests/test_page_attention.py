@@ -411,7 +411,7 @@ def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
     monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
     phone = _app("mini-bert-zh", query={"sentence": sentence, "token": "她"}).run()
     assert chart(phone, "att_token_bars") and chart(phone, "att_heatmap") is None
-    phone.toggle(key="att_full_map").set_value(True).run()
+    phone.toggle(key="att_full_map_narrow").set_value(True).run()
     np.testing.assert_allclose(_heat(chart(phone, "att_heatmap")), view.att[0, 0], atol=1e-6)
     at.session_state["present"] = True
     at.run()

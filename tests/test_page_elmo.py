@@ -577,7 +577,7 @@ def test_a_phone_reaches_the_live_mix_with_the_secondary_sections_folded(models_
     assert [toggle.label for toggle in at.toggle if toggle.key.startswith("elmo_show_")] == [
         "显示：2L+1 = 5 个表示 → L+1 = 3 个加权项", "显示：学到的 s 和 γ（按任务）",
         "显示：讲义里 ELMo 的用法：[x; ELMo] 拼接进任务模型"]
-    at.toggle(key="elmo_show_learned").set_value(True).run()
+    at.toggle(key="elmo_show_learned_narrow").set_value(True).run()
     assert chart(at, "elmo_learned_bars") and chart(at, "elmo_concat_accuracy") is None
     at.session_state["present"] = True
     at.run()

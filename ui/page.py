@@ -104,8 +104,12 @@ def phone() -> bool:
 def unfolded(label: str, key: str) -> bool:
     """Whether to draw a secondary part of a page (a diagram, a results section, a full heatmap): always on the
     projector; elsewhere behind a switch, off on a narrow screen (:func:`phone`), so that a student on a phone
-    reaches the page's result within a few screens."""
-    return presenting() or st.toggle(label, value=not phone(), key=key)
+    reaches the page's result within a few screens. One switch per kind of screen: the width is reported after the
+    first run, and a window that turns narrow folds them again."""
+    if presenting():
+        return True
+    narrow = phone()
+    return st.toggle(label, value=not narrow, key=f"{key}_narrow" if narrow else key)
 
 
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:

@@ -83,7 +83,8 @@ DOMAINS = """() => { const plot = document.querySelector('.js-plotly-plot');
 
 def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_server):
     """Stacking goes by the window's width, not only a phone's User-Agent (issue #44): a desktop browser's window
-    600 px wide stacks the static page's two spaces, and widened to 1280 px puts them side by side again."""
+    600 px wide stacks the static page's two spaces and folds the ELMo page's secondary sections, and widened to
+    1280 px puts the spaces side by side again."""
     context = browser.new_context(viewport={"width": 600, "height": 900}, locale="zh-CN")
     try:
         page = context.new_page()
@@ -92,6 +93,11 @@ def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_s
         stacked = wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and all(x[0] == 0 for x in d) and d,
                            "the two spaces stacked")
         assert len(stacked) == 2
+        open_page(page, page_url(warm_server, "elmo-weights"))  # its diagram and results sections fold too
+        switches = '[class*="st-key-elmo_show_"] input'
+        wait_for(page, lambda: page.locator(switches).count() == 3, "the ELMo page's three switches")
+        assert page.evaluate(f"() => [...document.querySelectorAll('{switches}')].map(i => i.checked)") == [False] * 3
+        open_page(page, page_url(warm_server, "static-vs-contextual"))
         page.set_viewport_size({"width": 1280, "height": 900})
         wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and d[1][0] > 0.4, "the two spaces side by side")
         check_healthy(page)
