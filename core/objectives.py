@@ -174,6 +174,28 @@ class RightContextMovement:
         return float(self._moves(part, metric, first_layer, token).min())
 
 
+@dataclass(frozen=True)
+class DeepReading:
+    """What two sentences with a shared beginning show, over every shared token and every layer from 1 up:
+    ``verdict`` "deep" when ELMo's forward half did not move (it never reads to the right) while every BERT vector
+    did (every layer reads both sides), the lecture's contrast; "other" when this measurement does not show it."""
+
+    forward: float  # the largest movement of ELMo's forward half
+    backward: float  # the smallest movement of ELMo's backward half
+    bert: float  # the smallest movement of BERT's vectors
+    verdict: str
+
+
+UNMOVED = 1e-6  # below this a movement is float noise: identical inputs give exactly 0 (:func:`movement`)
+
+
+def deep_reading(moved: RightContextMovement, metric: str = "cosine") -> DeepReading:
+    """The plain reading of :func:`right_context_movement`'s result (the objectives page's answer)."""
+    forward, bert = moved.largest("elmo_forward", metric), moved.smallest("bert", metric)
+    return DeepReading(forward, moved.smallest("elmo_backward", metric), bert,
+                       "deep" if forward <= UNMOVED < bert else "other")
+
+
 def check_pair(text_a: str | None, text_b: str | None) -> tuple[str, str]:
     """Both sentences checked; LabError same_text / no_shared_prefix when there is nothing to compare."""
     text_a, text_b = check_sentence(text_a), check_sentence(text_b)

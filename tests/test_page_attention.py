@@ -386,3 +386,33 @@ def test_the_chosen_token_is_read_out_in_words_first():
     at.session_state["present"] = True
     at.run()
     assert not any(text.startswith("**本句的读数**") for text in (m.value for m in at.markdown))
+
+
+def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
+    """A 17-token sentence (issue #44): the chosen token's row at the chosen layer and head as one labelled bar a
+    token, the full heatmap one switch away (on by default, off on a phone, where its cells shrink to nothing);
+    the projector keeps the heatmap alone."""
+    if not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
+        pytest.skip("mini-bert-zh is not available here")
+    from core.registry import load_encoder
+    from ui import page
+
+    sentence = "小明把书给了小红，因为她想看。"
+    view = _view(load_encoder("mini-bert-zh"), sentence)
+    she = view.labels.index("她")
+    at = _app("mini-bert-zh", query={"sentence": sentence, "token": "她", "layer": "3", "head": "2"}).run()
+    assert_no_exception(at)
+    bars = chart(at, "att_token_bars")
+    assert len(view.labels) == 17 and bars["data"][0]["orientation"] == "h"
+    np.testing.assert_allclose(plotly_array(bars["data"][0]["x"]), view.att[2, 1, she], atol=1e-6)
+    assert bars["layout"]["yaxis"]["ticktext"] == [f"{i}: {label}" for i, label in enumerate(view.labels)]
+    assert "「她」看向哪里 · 第 3 层 · 头 2" in json.dumps(bars["layout"], ensure_ascii=False)
+    assert at.toggle(key="att_full_map").value and chart(at, "att_heatmap")
+    monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
+    phone = _app("mini-bert-zh", query={"sentence": sentence, "token": "她"}).run()
+    assert chart(phone, "att_token_bars") and chart(phone, "att_heatmap") is None
+    phone.toggle(key="att_full_map_narrow").set_value(True).run()
+    np.testing.assert_allclose(_heat(chart(phone, "att_heatmap")), view.att[0, 0], atol=1e-6)
+    at.session_state["present"] = True
+    at.run()
+    assert chart(at, "att_heatmap") and chart(at, "att_token_bars") is None

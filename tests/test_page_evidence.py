@@ -15,6 +15,7 @@ from core.errors import LabError
 from core.experiments import view
 from core.safe_text import md_escape
 from core.stats import Z_95, wilson_interval
+from ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "evidence" / "page.py")
@@ -332,5 +333,33 @@ def test_a_results_file_of_an_older_format_is_a_message_in_its_section(monkeypat
 
 
 def at_text(key: str, detail: str) -> str:
-    from ui.i18n import translate
     return translate("zh", key, detail=detail)
+
+def plain_answer_lines(at: AppTest) -> list[str]:
+    """The plain answer's lines: the markdown after the question, split at its list items."""
+    values = [str(m.value) for m in at.markdown]
+    question = next(i for i, text in enumerate(values) if text.startswith("**问题**"))
+    return values[question + 1].split("\n")
+
+
+def test_the_page_opens_with_its_plain_answer_computed_from_the_results(monkeypatch, tmp_path):
+    """A student at home reads which of the papers' findings our ELMo shows (issue #44), from the verdicts of the
+    sections; a synthetic ELMo whose layer 2 wins POS and whose vectors grow alike with depth flips two of them."""
+    model, findings = view.paper_findings(real_results())
+    lines = plain_answer_lines(page(monkeypatch, tmp_path))
+    assert lines[0] == (f"**答案（在我们的 {model} 上）**：论文的 3 条发现中，"
+                        f"有 {sum(v == 'same' for v in findings.values())} 条在这里方向相同：")
+    assert lines[1:] == [translate("zh", "evidence.qa.line", finding=translate("zh", f"evidence.qa.finding.{name}"),
+                                   outcome=translate("zh", f"evidence.qa.outcome.{findings[name]}"))
+                         for name in ("pos", "senses", "context")]
+    flipped = copy.deepcopy(real_results())
+    flipped["pos"]["models"][model]["fine"] = [0.5, 0.6, 0.9]  # layer 2 far ahead: the paper's opposite
+    flipped["context"]["models"][model]["change"]["self_similarity_adjusted"] = {"from": 1, "to": 2, "value": 0.3,
+                                                                                 "se": 0.01}
+    assert view.paper_findings(flipped)[1] == {**findings, "pos": "opposite", "context": "opposite"}
+    lines = plain_answer_lines(page(monkeypatch, tmp_path, flipped))
+    assert "**方向相反**" in lines[1] and "**方向相反**" in lines[3]
+    at = page(monkeypatch, tmp_path)
+    at.session_state["present"] = True  # on the projector the lecturer says it
+    at.run()
+    assert not any(str(m.value).startswith("**问题**") for m in at.markdown)

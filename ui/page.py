@@ -13,6 +13,7 @@ from core.figures.style import plot_config
 from core.figures.table import figure_table
 from core.safe_text import md_escape
 from ui import cache
+from ui.accessibility import NARROW_KEY
 from ui.i18n import error_text, t
 
 Result = TypeVar("Result")
@@ -93,10 +94,22 @@ def plain_answer(key: str, *texts: str):
 
 
 def phone() -> bool:
-    """Whether the browser is a phone's: its User-Agent says "Mobi", as phone browsers' do. The server never
-    learns the screen's width, so this is what decides to stack side-by-side subplots and drop chart toolbars
-    (on a phone they sit on the titles, and there is no hover to hide them)."""
-    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+    """Whether the page is read on a narrow screen: the window is at most 700 px wide, as the browser reports
+    (``ui/document.js``: a phone, a tablet in portrait, a narrow desktop window), or its User-Agent says "Mobi", as
+    phone browsers' do (known from the first run on, before the report). It decides to stack side-by-side subplots
+    and drop chart toolbars (on a phone they sit on the titles, and there is no hover to hide them)."""
+    return bool(st.session_state.get(NARROW_KEY)) or "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
+def unfolded(label: str, key: str) -> bool:
+    """Whether to draw a secondary part of a page (a diagram, a results section, a full heatmap): always on the
+    projector; elsewhere behind a switch, off on a narrow screen (:func:`phone`), so that a student on a phone
+    reaches the page's result within a few screens. One switch per kind of screen: the width is reported after the
+    first run, and a window that turns narrow folds them again."""
+    if presenting():
+        return True
+    narrow = phone()
+    return st.toggle(label, value=not narrow, key=f"{key}_narrow" if narrow else key)
 
 
 def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:

@@ -94,6 +94,7 @@ if qa is not None:
                                  share=f"{w:.0%}") for i, w in reading.top)
     with qa:
         st.markdown(t("att.qa.answer", token=md_escape(labels[token]), layer=reading.layer + 1, top=top,
+                      tab=t("att.tab.avg"),
                       special=f"{reading.special:.0%}" if any(view.special) else "—"))
         st.markdown(t("att.qa.expect", L=view.num_layers, H=view.num_heads))
 

@@ -12,14 +12,14 @@ import numpy as np
 import streamlit as st
 
 from app_pages.elmo_weights import mixer
-from app_pages.elmo_weights.learned_mix_section import concat_section, learned_section
+from app_pages.elmo_weights.learned_mix_section import concat_section, learned_answer, learned_section
 from core import registry
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from ui import cache, sentence_inputs
 from ui.i18n import layer_name, t
-from ui.page import attempt, chart, how_computed, load_model, plain_answer, presenting, shared_figure
+from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, unfolded
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed
 
@@ -36,7 +36,7 @@ seed(*sentence_inputs.fields(), Field("elmo_use_bert", "bert", False, bool),
 
 # ---- the formula ------------------------------------------------------------------------------------
 st.title(t("elmo.title"))
-plain_answer("elmo_qa", t("elmo.qa"))
+learned_answer()  # the question, and what the tasks learned here
 st.markdown(t("elmo.intro"))
 st.latex(r"\mathrm{ELMo}_k^{task} \;=\; \gamma^{task} \sum_{j=0}^{L} s_j^{task}\, \mathbf{h}_{k,j}^{LM}")
 col_text, col_diag = st.columns([2, 3], gap="large")
@@ -49,7 +49,8 @@ with col_diag:
     diagram = shared_figure(figs.elmo_diagram, top, middle, t("elmo.diag.sum"),
                             [f"s<sub>{j}</sub>" for j in range(L + 1)], title=t("elmo.diag.title"), large=large,
                             height=480 if large else 430)
-    chart(diagram, "elmo_diagram")
+    if unfolded(t("page.show", what=t("elmo.diag.title")), "elmo_show_diagram"):  # on a phone its labels crowd
+        chart(diagram, "elmo_diagram")
 
 # ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
 H = np.identity(3)
@@ -121,9 +122,11 @@ mixer.mixer(view, kind, layer_names, ctx_name or "", parsed.word if parsed else 
 # ---- s and γ as two tasks learned them -----------------------------------------------------------------
 st.divider()
 with st.container(key="elmo_learned"):  # the scene "learned" scrolls here
-    learned_section()
+    if unfolded(t("page.show", what=t("elmo.learned.title")), "elmo_show_learned"):
+        learned_section()
 
 # ---- the lecture's use of ELMo: [x; ELMo] feeding a task model ------------------------------------------
 st.divider()
 with st.container(key="elmo_concat"):
-    concat_section()
+    if unfolded(t("page.show", what=t("elmo.concat.title")), "elmo_show_concat"):
+        concat_section()

@@ -27,6 +27,9 @@ SECTIONS = sections.CHOICES
 
 # ---- header -----------------------------------------------------------------------------------
 st.title(t("evidence.title"))
+results = attempt(experiment_results)
+if results is not None:
+    sections.findings_answer(results)
 st.markdown(t("evidence.intro"))
 
 infos, problem = get_model_infos()
@@ -35,8 +38,6 @@ if problem:
 for info in infos or []:
     if info.name in (DEFAULT_ELMO, DEFAULT_BERT, DEFAULT_STATIC) and not info.available:
         st.warning(t("evidence.model_unavailable", reason=error_text(info.problem)))
-
-results = attempt(experiment_results)
 
 seed(Field("_ev_section", "section", "pos", one_of(*SECTIONS)))
 # labels computed now, in the current language (a format_func calling t() later could be

@@ -23,7 +23,7 @@ from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui import training_gate
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.i18n import current_lang, t
-from ui.page import chart, experiment, presenting, shared_figure
+from ui.page import chart, experiment, plain_answer, presenting, shared_figure
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed, sync_to_url
 
@@ -68,6 +68,24 @@ def other_result(key: str, r: dict, n: int, **extra) -> str:
     best, tied, margin = view.tied_with_best(v, n)
     return t(key, model=r["name"], first=pct(v[0]), best=best, acc=pct(v[best]), last=pct(v[-1]),
              tied=layer_list(tied), margin=pct(margin), **extra)
+
+
+def findings_answer(results: dict) -> None:
+    """The page's question and its answer for a student at home (issue #44): which of the papers' findings our
+    ELMo shows, from the verdicts the sections compute; the sections below hold the numbers."""
+    try:
+        model, findings = view.paper_findings(results)
+    except (KeyError, TypeError, IndexError):
+        return  # a results file from an older format: the chosen section below says so
+    box = plain_answer("evidence_qa", t("evidence.qa.question"))
+    if box is None or not findings:
+        return
+    lines = [t("evidence.qa.answer", model=model, n=len(findings),
+               same=sum(outcome == "same" for outcome in findings.values()))]
+    lines += [t("evidence.qa.line", finding=t(f"evidence.qa.finding.{name}"),
+                outcome=t(f"evidence.qa.outcome.{outcome}")) for name, outcome in findings.items()]
+    box.markdown("\n".join(lines))
+    box.caption(t("evidence.qa.details"))
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -147,7 +165,7 @@ def pos_section(results: dict) -> None:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3:
             change, margin = view.direction(v[1], v[2], cfg["n_test_words"])
-            verdict = {"lower": "same", "higher": "opposite", "tie": "tie"}[change]
+            verdict = view.POS_AGREEMENT[change]
             st.markdown(t("evidence.pos.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.pos_{verdict}", margin=pct(margin))))
         else:
@@ -205,7 +223,7 @@ def senses_section(results: dict) -> None:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
             change, margin = view.direction(v[1], v[2], n_scope)
-            verdict = {"higher": "same", "lower": "opposite", "tie": "tie"}[change]
+            verdict = view.SENSE_AGREEMENT[change]
             st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
         elif None not in v:
@@ -262,7 +280,7 @@ def context_section(results: dict) -> None:
         v, change = e["self_similarity_adjusted"], e["change"]
         if change["self_similarity_adjusted"] is not None:
             ours, margin = view.change_trend(change["self_similarity_adjusted"])
-            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[ours]
+            verdict = view.CONTEXT_AGREEMENT[ours]
             intra = e["intra_sentence_adjusted"]
             st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
                           intra_first=num(intra[1]), intra_last=num(intra[-1]),

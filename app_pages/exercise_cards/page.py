@@ -10,12 +10,12 @@ import streamlit as st
 from core import exercises as ex
 from core.mixing import format_vector
 from ui.i18n import t
-from ui.page import attempt, how_computed
+from ui.page import attempt, how_computed, plain_answer
 from ui.presentation import scene_link
 from ui.state import Field, one_of, seed, sync_to_url
 
 ss = st.session_state
-VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
+VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # ui.lecture_scenes ids
 
 
 def _vec(values) -> str:
@@ -23,7 +23,8 @@ def _vec(values) -> str:
 
 
 st.title(t("ex.title"))
-st.markdown(t("ex.intro"))
+if plain_answer("ex_qa", t("ex.qa")) is None:  # the box says what the intro says, for a student at home
+    st.markdown(t("ex.intro"))
 
 # ---- 1. concept: feature-based vs fine-tuning ---------------------------------------------------------
 strategy_labels = {s: t(f"ex.strategy.{s}") for s in ex.STRATEGIES}

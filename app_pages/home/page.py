@@ -11,7 +11,7 @@ from core import transfer
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
 from ui.lecture_scenes import SCENES
-from ui.page import presenting
+from ui.page import plain_answer, presenting
 from ui.presentation import scene_link
 from ui.sidebar import bert_model_name, get_model_infos
 
@@ -52,6 +52,7 @@ def _start_presentation() -> None:
 
 
 st.title(t("home.title"))
+plain_answer("home_qa", t("home.qa"))
 st.markdown(t("home.intro"))
 
 # ---- where to start -----------------------------------------------------------------------------
@@ -112,7 +113,7 @@ st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
 
 # ---- the lecture's comparison table, one demo per row ------------------------------------------
 st.subheader(t("home.table.title"))
-ROWS = (  # row id, the scene (core.presentation) that demonstrates it
+ROWS = (  # row id, the scene (ui.lecture_scenes) that demonstrates it
     ("contextual", "pair"), ("task", "bilm"), ("usage", "transfer"), ("arch", "attention"),
     ("contribution", "syntax"), ("limits", "oov"),
 )

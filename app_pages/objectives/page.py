@@ -18,7 +18,7 @@ import streamlit as st
 from app_pages.objectives import sections
 from core import objectives as obj
 from ui.i18n import t
-from ui.page import attempt, how_computed, plain_answer
+from ui.page import attempt, how_computed
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -41,7 +41,7 @@ bert_name = bert_model_name()
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.objectives"))
-plain_answer("obj_qa", t("obj.qa"))
+attempt(sections.deep_answer, bert_name, DEFAULT_PAIR)
 st.markdown(t("obj.intro"))
 
 # ---- ① ELMo's biLM ------------------------------------------------------------------------------

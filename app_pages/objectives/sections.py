@@ -22,7 +22,7 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, model_or_message, phone, presenting
+from ui.page import chart, experiment, load_model, model_or_message, phone, plain_answer, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -134,6 +134,26 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     }), hide_index=True, key="obj_table")
 
 
+def _movement(bert: ModelRef, text_a: str, text_b: str) -> obj.RightContextMovement:
+    """② on two checked sentences, each model's encodings cached."""
+    elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
+    return obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
+
+
+def deep_answer(bert_name: str | None, pair: tuple[str, str]) -> None:
+    """The page's question and answer for a student at home (issue #44), with ② measured on the lecture's ``pair``
+    (:func:`core.objectives.deep_reading`): the answer a student can repeat, whatever ② is set to below."""
+    box = plain_answer("obj_qa", t("obj.qa"))
+    bert, problem = load_model(bert_name, "", masked_lm=True)
+    if box is None or problem:
+        return  # on the projector; or no usable BERT, which ② says where it stands
+    moved = _movement(bert, *pair)
+    reading = obj.deep_reading(moved)
+    box.markdown(t(f"obj.qa.reading.{reading.verdict}", a=md_escape(pair[0]), b=md_escape(pair[1]),
+                   shared=md_escape(moved.shared), metric=t("obj.metric.cosine"), forward=f"{reading.forward:.3g}",
+                   backward=f"{reading.backward:.3f}", bert=f"{reading.bert:.3f}"))
+
+
 # ---- ② shallow concatenation vs deep bidirectionality -------------------------------------------------
 @experiment
 def deep_section(bert_name: str | None) -> None:
@@ -153,9 +173,7 @@ def deep_section(bert_name: str | None) -> None:
                 b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
 
     if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
-        text_a, text_b = obj.check_pair(typed_a, typed_b)
-        elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
-        moved = obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
+        moved = _movement(bert, *obj.check_pair(typed_a, typed_b))
         fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
         st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
         with st.container(key="obj_deep_result"):
@@ -187,9 +205,10 @@ def deep_section(bert_name: str | None) -> None:
                    + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
                    + [t("obj.heat.bert", j=j) for j in range(1, len(brt))])
         values = [[*fwd[1:, i], *bwd[1:, i], *brt[1:, i]] for i in range(len(moved.tokens))]
-        st.markdown(f"**{t('obj.heat.title')}**")
-        chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
-                           large=large), "obj_move_heatmap")
+        if unfolded(t("page.show", what=t("obj.heat.title")), "obj_show_heatmap"):  # cramped on a phone
+            st.markdown(f"**{t('obj.heat.title')}**")
+            chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
+                               large=large), "obj_move_heatmap")
 
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------
