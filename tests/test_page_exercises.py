@@ -160,7 +160,7 @@ def test_english():
     assert at.error[0].value.startswith("Cannot read")
 
 
-@pytest.mark.parametrize("path, key", [("exercise_cards.py", "ex.qa"), ("home.py", "home.qa")])
+@pytest.mark.parametrize("path, key", [("exercise_cards/page.py", "ex.qa"), ("home/page.py", "home.qa")])
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_page_opens_with_its_question_and_plain_answer(path, key, lang):
     """A student at home (issue #44): the question and its answer come right below the title; on the projector
@@ -176,5 +176,5 @@ def test_the_page_opens_with_its_question_and_plain_answer(path, key, lang):
     at.session_state["present"] = True
     at.run()
     assert translate(lang, key) not in [m.value for m in at.markdown]
-    if path == "exercise_cards.py":
+    if path == "exercise_cards/page.py":
         assert at.markdown[0].value == translate(lang, "ex.intro")
