@@ -21,11 +21,10 @@ import contextlib
 import ctypes
 import gc
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import torch
 
 
 def torch_threads() -> int:
@@ -38,8 +37,13 @@ def inference_slots() -> int:
 
 def configure_thread() -> None:
     """Give the calling thread the intra-op thread count (torch's setting is per thread: Streamlit starts a
-    new thread for each script run, so the app calls this on every run; it is cheap)."""
-    torch.set_num_threads(torch_threads())
+    new thread for each script run, so the app calls this on every run; it is cheap). Before torch is imported
+    (the app's first pages need no model) this does not import it, which takes seconds: it sets the count
+    torch starts with, in every thread, once a page imports it."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(torch_threads())
+    else:
+        os.environ["OMP_NUM_THREADS"] = str(torch_threads())
 
 
 class ModelGate:
