@@ -37,13 +37,11 @@ def inference_slots() -> int:
 
 def configure_thread() -> None:
     """Give the calling thread the intra-op thread count (torch's setting is per thread: Streamlit starts a
-    new thread for each script run, so the app calls this on every run; it is cheap). Before torch is imported
-    (the app's first pages need no model) this does not import it, which takes seconds: it sets the count
-    torch starts with, in every thread, once a page imports it."""
+    new thread for each script run, so the app calls this on every run; it is cheap). It does not import torch
+    (seconds): before torch is imported there is nothing to set, and the app imports it (``ui.cache``) before
+    calling this on a page with a model."""
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(torch_threads())
-    else:
-        os.environ["OMP_NUM_THREADS"] = str(torch_threads())
 
 
 class ModelGate:
