@@ -2,6 +2,7 @@
 
     python -m benchmarks.startup                       # base 7f0c227, 5 runs of each
     python -m benchmarks.startup --base <commit> --runs 7 --json out.json
+    python -m benchmarks.startup --only cli --runs 9      # or app (app.py and serve.py), cli
 
 The base commit is exported (``git archive``, models included) into a temporary directory, so both trees
 run from the same virtualenv on the same box; every repetition runs each measurement in both trees, the
@@ -64,18 +65,19 @@ def cli_seconds(root: Path, argv: list[str], env: dict) -> float:
     return seconds
 
 
-def measure(trees: dict[str, Path], runs: int, cfg: Config) -> dict[str, dict[str, list[float]]]:
-    """``{figure: {tree: [seconds per run]}}``, each repetition running every figure in every tree."""
+def measure(trees: dict[str, Path], runs: int, cfg: Config, only: set[str]) -> dict[str, dict[str, list[float]]]:
+    """``{figure: {tree: [seconds per run]}}``, each repetition running every figure in every tree
+    (``only``: "app" for the cold starts, "cli" for the commands)."""
     env = child_env(cfg)
     times: dict[str, dict[str, list[float]]] = {}
     names = list(trees)
     for rep in range(runs):
         order = names if rep % 2 == 0 else names[::-1]
-        for figure, script in SERVERS.items():
+        for figure, script in SERVERS.items() if "app" in only else ():
             for tree in order:
                 result = cold_start_once(cfg, "", False, root=trees[tree], script=script)
                 times.setdefault(figure, {}).setdefault(tree, []).append(result["rendered_s"])
-        for command, argv in CLI_COMMANDS.items():
+        for command, argv in CLI_COMMANDS.items() if "cli" in only else ():
             for tree in order:
                 seconds = cli_seconds(trees[tree], argv, env)
                 times.setdefault(f"cli_{command}", {}).setdefault(tree, []).append(seconds)
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", default=BASE_COMMIT, help="the commit to compare against (default %(default)s)")
     parser.add_argument("--runs", type=int, default=5, help="repetitions of each measurement in each tree")
+    parser.add_argument("--only", default="app,cli", help="app (cold starts), cli (commands) or both (default)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     cfg = Config()
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="startup-base-") as tmp:
         base = export_commit(args.base, Path(tmp))
         log(f"startup: base {args.base} in {base}; new = {ROOT}")
-        times = measure({"new": ROOT, "base": base}, args.runs, cfg)
+        times = measure({"new": ROOT, "base": base}, args.runs, cfg, set(args.only.split(",")))
     result = report(times, (round(load_start, 2), round(os.getloadavg()[0], 2)))
     result["base_commit"] = args.base
     text = json.dumps(result, indent=1, ensure_ascii=False)
