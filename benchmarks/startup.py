@@ -14,7 +14,9 @@ order alternating, so the background load hits both alike. Figures are ratios of
 - ``serve_cold_start``: the same with ``serve.py``, whose lifespan hook loads the embedded models in a
   background thread while the first page is served;
 - ``cli_<command>``: ``python -m core <command>`` from its start until it exits with its answer on stdout
-  (exit 0, non-empty output): ``fill-mask`` and ``embed`` on one sentence each, ``models`` and ``--help``.
+  (exit 0, non-empty output): ``fill-mask`` and ``embed`` on one sentence each, ``models`` and ``--help``;
+  ``cli_<command>_cpu`` is the CPU time (user + system) the command used, which a loaded box inflates far less
+  than the wall time.
 
 Target (issue #41): the app's cold start and the CLI's first answer each ≤ 0.6× of the base.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,13 +59,16 @@ def export_commit(commit: str, into: Path) -> Path:
     return tree
 
 
-def cli_seconds(root: Path, argv: list[str], env: dict) -> float:
+def cli_seconds(root: Path, argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``python -m core <argv>`` in ``root``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "core", *argv], cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or not done.stdout.strip():
         raise RuntimeError(f"python -m core {' '.join(argv)} in {root}: exit {done.returncode}: {done.stderr[-400:]}")
-    return seconds
+    return seconds, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def measure(trees: dict[str, Path], runs: int, cfg: Config, only: set[str]) -> dict[str, dict[str, list[float]]]:
@@ -79,8 +85,9 @@ def measure(trees: dict[str, Path], runs: int, cfg: Config, only: set[str]) -> d
                 times.setdefault(figure, {}).setdefault(tree, []).append(result["rendered_s"])
         for command, argv in CLI_COMMANDS.items() if "cli" in only else ():
             for tree in order:
-                seconds = cli_seconds(trees[tree], argv, env)
+                seconds, cpu = cli_seconds(trees[tree], argv, env)
                 times.setdefault(f"cli_{command}", {}).setdefault(tree, []).append(seconds)
+                times.setdefault(f"cli_{command}_cpu", {}).setdefault(tree, []).append(cpu)
         log(f"startup: repetition {rep + 1}/{runs}: " + "; ".join(
             f"{figure} " + " / ".join(f"{tree} {by_tree[tree][-1]:.2f} s" for tree in names)
             for figure, by_tree in times.items()))
