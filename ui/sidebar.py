@@ -60,7 +60,7 @@ def clean_model_id(value: object) -> str | None:
 
 
 def get_model_infos():
-    """``(models, problem)``: ``core.list_models()`` and ``None``, or ``None`` and a
+    """``(models, problem)``: ``core.catalogue.list_models()`` and ``None``, or ``None`` and a
     translated message when listing fails (an unreadable models folder, say). Never raises."""
     try:
         return list(list_models()), None
