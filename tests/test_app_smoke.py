@@ -76,6 +76,17 @@ def test_first_page_imports_no_model_library_and_torch_still_gets_the_thread_cou
     assert result["page_exceptions"] == 0 and result["threads"] == 3
 
 
+def test_serve_py_imports_no_model_library_before_the_server_listens():
+    """serve.py's module is run before the server listens; torch and transformers are imported by its warm-up
+    thread (tests/e2e/test_serve.py checks that the models are then loaded), so the home page is served meanwhile."""
+    script = ("import runpy, sys; runpy.run_path(sys.argv[1]); "
+              "print(sorted({'torch', 'transformers'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", script, str(ROOT / "serve.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
 def test_switch_to_english_changes_title():
     at = app()
     zh_title = at.title[0].value
