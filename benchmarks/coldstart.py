@@ -99,7 +99,10 @@ def _page_choice() -> tuple[str, bool, str | None]:
     return url_path, True, None
 
 
-def cold_start_once(cfg: Config, url_path: str, expect_plot: bool) -> dict:
+def cold_start_once(cfg: Config, url_path: str, expect_plot: bool, *, root: Path = ROOT, script: str = "app.py"
+                    ) -> dict:
+    """One cold start of ``streamlit run <script>`` in the checkout at ``root`` (``benchmarks/startup.py``
+    compares two checkouts)."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -110,10 +113,10 @@ def cold_start_once(cfg: Config, url_path: str, expect_plot: bool) -> dict:
         browser = pw.chromium.launch(executable_path=cfg.chromium, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                                  "--server.port", str(port), "--server.fileWatcherType", "none",
                                  "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=server_log, stderr=subprocess.STDOUT, start_new_session=True)
+                                cwd=root, env=env, stdout=server_log, stderr=subprocess.STDOUT, start_new_session=True)
         peak = {"rss": 0}
         stop = threading.Event()
 

@@ -2,7 +2,7 @@
 
 A lecturer with internet downloads a model once (``hf download bert-base-chinese``); afterwards, offline
 (``HF_HUB_OFFLINE=1``), the registry loads it from the cache like any hub id. This module only lists what is
-there (``huggingface_hub.scan_cache_dir``): BERT-family masked LMs (``core.registry.MASKED_LM_TYPES``) whose
+there (``huggingface_hub.scan_cache_dir``): BERT-family masked LMs (``core.model_names.MASKED_LM_TYPES``) whose
 ``main`` snapshot has a ``config.json`` and safetensors weights, under a well-formed hub id. Loading, and every
 check that comes with it, stays ``core.registry.load_encoder``'s.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from huggingface_hub import constants, scan_cache_dir
 from huggingface_hub.errors import CacheNotFound
 
-from .registry import _HUB_ID, FAILURE_TTL_S, MASKED_LM_TYPES, ModelInfo
+from .catalogue import ModelInfo
+from .model_names import _HUB_ID, FAILURE_TTL_S, MASKED_LM_TYPES
 from .safe_text import well_formed_model_name
 
 _scans: dict[str, tuple[float, list[ModelInfo]]] = {}  # cache dir -> (monotonic time, models): one scan a minute

@@ -28,7 +28,14 @@ from transformers.utils import logging as hf_logging
 from .catalogue import EMBEDDED, MODELS_DIR, ModelInfo, list_models  # noqa: F401 (re-exported)
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .errors import LabError
-from .model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC  # noqa: F401 (re-exported)
+from .model_names import (  # noqa: F401 (re-exported)
+    _HUB_ID,
+    DEFAULT_BERT,
+    DEFAULT_ELMO,
+    DEFAULT_STATIC,
+    FAILURE_TTL_S,
+    MASKED_LM_TYPES,
+)
 from .safe_text import well_formed_model_name
 
 # transformers logs a table of missing / unexpected weights ("LOAD REPORT") before any error; load_bert's own
@@ -37,11 +44,7 @@ from .safe_text import well_formed_model_name
 hf_logging.get_logger("transformers.modeling_utils").addFilter(lambda record: "LOAD REPORT" not in record.getMessage())
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-MASKED_LM_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "albert", "distilbert", "camembert", "ernie"}
-
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?")
 MAX_OTHER_MODELS = 2  # hub / directory models kept loaded (least recently used goes); embedded ones stay
-FAILURE_TTL_S = 60.0  # a failed hub / directory load is answered from memory this long, not retried per rerun
 
 MAX_FAILURES = 256  # failed loads remembered at once (a class typing many wrong names); the oldest go first
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .encoders import Encoder, Encoding
 from .errors import LabError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 POOLINGS = ("mean", "max", "cls")
 MAX_BATCH_SIZE = 1024
@@ -97,6 +100,8 @@ def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
 
 
 def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.DataFrame:
+    import pandas as pd  # only .to_frame() needs it: not imported with core.api (start-up)
+
     matrix = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((0, 0), np.float32)
     vectors = pd.DataFrame(matrix, columns=[f"d{d}" for d in range(matrix.shape[1])])
     return pd.concat([pd.DataFrame({"model": model, **meta}), vectors], axis=1)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,47 @@ def test_app_sets_torch_threads_at_startup(monkeypatch, setting, threads):
         monkeypatch.setenv("LAB_TORCH_THREADS", setting)
     app()
     assert calls == [threads]
+
+
+# The app in a fresh interpreter: which libraries its first page imported, then torch's thread count after a page
+# with a model.
+FIRST_PAGE = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=240)
+at.run()
+home = {"titles": [t.value for t in at.title], "exceptions": len(at.exception),
+        "heavy": sorted({"torch", "transformers", "sklearn"} & set(sys.modules))}
+at.switch_page(sys.argv[2]).run()
+import torch
+print(json.dumps({**home, "page_exceptions": len(at.exception), "threads": torch.get_num_threads()}))
+"""
+
+
+def test_first_page_imports_no_model_library_and_torch_still_gets_the_thread_count(monkeypatch):
+    """Start-up: the home page needs no model, so the app's cold start does not wait for torch, transformers or
+    scikit-learn (seconds of imports); the first page with a model imports them and computes on
+    LAB_TORCH_THREADS."""
+    monkeypatch.setenv("LAB_TORCH_THREADS", "3")
+    fill_mask = next(spec.path for spec in PAGES if spec.url_path == "fill-mask")
+    done = subprocess.run([sys.executable, "-c", FIRST_PAGE, str(ROOT / "app.py"), fill_mask], cwd=ROOT,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["titles"] == ["从静态词向量到 ELMo 再到 BERT"] and result["exceptions"] == 0
+    assert result["heavy"] == []
+    assert result["page_exceptions"] == 0 and result["threads"] == 3
+
+
+def test_serve_py_imports_no_model_library_before_the_server_listens():
+    """serve.py's module is run before the server listens; torch and transformers are imported by its warm-up
+    thread (tests/e2e/test_serve.py checks that the models are then loaded), so the home page is served meanwhile."""
+    script = ("import runpy, sys; runpy.run_path(sys.argv[1]); "
+              "print(sorted({'torch', 'transformers'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", script, str(ROOT / "serve.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
 
 
 def test_switch_to_english_changes_title():

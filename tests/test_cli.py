@@ -27,15 +27,32 @@ def test_models_subprocess():
     assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
 
 
+def _imported(stderr: str) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time")}
+
+
 @pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
 def test_commands_that_need_no_model_import_no_torch(argv):
     """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    imported = _imported(done.stderr)
     assert "core.__main__" in imported or "argparse" in imported
     assert not {"torch", "transformers"} & imported
+
+
+@pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]果"], ["embed", "--word", "苹果", "我吃了一个苹果"]])
+def test_model_commands_import_no_scikit_learn_or_pandas(argv):
+    """Start-up: a fill-mask or an embedding needs torch and transformers' BERT, not scikit-learn's PCA (a second
+    of start-up) nor pandas (``to_frame`` only)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[0])  # the answer came
+    imported = _imported(done.stderr)
+    assert "torch" in imported
+    assert not {"sklearn", "pandas"} & imported
 
 
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):

@@ -10,9 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.style import plot_config
-from core.figures.table import figure_table
 from core.safe_text import md_escape
-from ui import cache
 from ui.accessibility import NARROW_KEY
 from ui.i18n import error_text, t
 
@@ -64,6 +62,8 @@ def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     The model comes as a ``core.registry.ModelRef``, which the cached computations of ``ui.cache`` take: a
     page keeps it in its globals, which its widget callbacks keep alive after the run, and a plain reference
     to the encoder there would keep every evicted model in memory once per open session."""
+    from ui import cache  # torch and transformers: imported on a page's first model, not at the app's start
+
     if not name:
         return None, missing
     try:
@@ -131,6 +131,8 @@ def chart_table(fig: go.Figure) -> None:
     (they hold the user's sentences)."""
     if presenting():
         return
+    from core.figures.table import figure_table  # pandas: imported with the first chart, not at the app's start
+
     table, total = figure_table(fig)
     if table.empty:
         return  # a diagram without data (the ELMo scalar-mix sketch)

@@ -7,7 +7,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core import status as lab_status
-from core import transfer
+from core.paths import TRANSFER_RESULTS
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
 from ui.lecture_scenes import SCENES
@@ -177,7 +177,7 @@ else:
         st.code(f"hf download {lab_status.SUGGESTED_HUB_MODEL} --include \"*.json\" \"*.txt\" \"*.safetensors\" "
                 f"--local-dir ./{lab_status.SUGGESTED_HUB_MODEL}", language="bash")
 
-summary = lab_status.transfer_results_summary(transfer.RESULTS_PATH)
+summary = lab_status.transfer_results_summary(TRANSFER_RESULTS)
 if summary:
     st.caption(t("home.models.transfer_ready", created=timestamp(summary["created"] or "?")))
 else:

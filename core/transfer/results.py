@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import results_store
-from ..paths import ASSETS
+from ..paths import TRANSFER_RESULTS
 from .features import POOLINGS
 
-RESULTS_PATH = ASSETS / "transfer_results.json"
+RESULTS_PATH = TRANSFER_RESULTS
 RESULTS_VERSION = 1
 
 
