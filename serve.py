@@ -17,7 +17,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from core.board import lecturer_secret
-from core.registry import warm_embedded
+from core.models.cache import warm_embedded
 from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text, read_row
-from core.registry import ModelRef
+from core.models.cache import ModelRef
 from core.safe_text import md_escape
 from core.validation import check_text
 from ui import attention_tabs, cache

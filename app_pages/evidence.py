@@ -13,7 +13,7 @@ import json
 import streamlit as st
 
 from core.experiments import run_all, stale_models, view
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui import training_gate
 from ui.budget_note import budget_note
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too

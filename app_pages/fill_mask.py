@@ -132,14 +132,14 @@ with st.container(key="fill_replay_result"):
     if view is None:
         st.info(t("fill.predict_waiting"))
     else:
-        sections.replay(view.masked, encoder.mask_token, view.steps)
+        sections.replay(view.masked, view.mask_token, view.steps)
 
 # ---- ③ corruption of a true sentence: the user's plain sentence, or the one the data knows -----------
 st.header(t("fill.sec.corrupt"))
 st.markdown(t("fill.corrupt_intro"))
 sections.whole_word_note(model_name)
 plain_now = (ss.get("fill_plain") or "").strip()
-if mode != "masked" or (masked and figs.masks_plain(masked, encoder.mask_token, plain_now)):
+if mode != "masked" or (view is not None and figs.masks_plain(view.masked, view.mask_token, plain_now)):
     source, origin = plain_now, "plain"  # in masked mode: this plain sentence, masked (examples)
 elif view is not None and view.known:
     source, origin = view.known.sentence, "answer"

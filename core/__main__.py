@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import safe_json
 from .errors import LabError
-from .model_names import DEFAULT_BERT
+from .models.catalogue import DEFAULT_BERT
 from .validation import BAD_SENTENCE_POLICIES
 
 LANG = os.environ.get("LAB_LANG", "en")
@@ -62,7 +62,7 @@ def _sentences(args):
     included in the count, so that a line's index is its line number - 1 after the command-line ones (blank
     lines are not yielded). A line that cannot be read (too long, not UTF-8 text) comes as ``(index, LabError)``,
     for ``--bad-lines`` to stop at or skip."""
-    from .encoders import MAX_SENTENCE_CHARS
+    from .models.encoders import MAX_SENTENCE_CHARS
 
     line_bytes = 4 * MAX_SENTENCE_CHARS + 2  # UTF-8 needs at most 4 bytes a character, plus CR LF
     count = 0
@@ -127,7 +127,7 @@ def _where(args, index: int) -> str:
 
 
 def cmd_models(args) -> None:
-    from .catalogue import list_models
+    from .models.catalogue import list_models
 
     _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
            for info in list_models()])
@@ -368,8 +368,8 @@ def cmd_mix(args) -> None:
 
 
 def cmd_attention(args) -> None:
-    from .encoders import BertEncoder
-    from .registry import load_encoder
+    from .models.cache import load_encoder
+    from .models.encoders import BertEncoder
 
     encoder = load_encoder(args.model)
     if not isinstance(encoder, BertEncoder):
@@ -407,8 +407,9 @@ def _prediction(prediction) -> dict:
 
 
 def cmd_bilm(args) -> None:
+    from .models.cache import load_encoder
+    from .models.catalogue import DEFAULT_ELMO
     from .objectives import bilm_reading, masked_reading
-    from .registry import DEFAULT_ELMO, load_encoder
 
     if not 1 <= args.top_k <= 50:
         raise LabError("out_of_range", name="--top-k", low=1, high=50)
@@ -428,8 +429,9 @@ def cmd_bilm(args) -> None:
 
 
 def cmd_right_context(args) -> None:
+    from .models.cache import load_encoder
+    from .models.catalogue import DEFAULT_ELMO
     from .objectives import METRICS, measure_right_context
-    from .registry import DEFAULT_ELMO, load_encoder
 
     moved = measure_right_context(load_encoder(DEFAULT_ELMO), _masked_lm(args.bert), args.first, args.second)
     parts = ("elmo_forward", "elmo_backward", "bert")

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
-from .encoders import Encoding
 from .errors import LabError
+from .models.encoders import Encoding
 from .validation import check_text
 
 MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway

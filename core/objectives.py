@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encoders import BertEncoder, ElmoEncoder, Encoding
 from .errors import LabError
 from .fillmask import Candidate, fill_masks, top_candidates
+from .models.encoders import BertEncoder, ElmoEncoder, Encoding
 from .validation import check_text
 
 MAX_CHARS = 60  # per sentence: one row per character in the page's tables

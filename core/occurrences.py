@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 from .errors import LabError
+from .models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 from .validation import check_length
 
 MAX_SENTENCES = 200

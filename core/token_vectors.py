@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .encoders import Encoder, Encoding
 from .errors import LabError
+from .models.encoders import Encoder, Encoding
 
 POOLINGS = ("mean", "max", "cls")
 MAX_BATCH_SIZE = 1024

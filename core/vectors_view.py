@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import geometry
-from .encoders import Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .mixing import layer_normalise, normalise_weights, scalar_mix
+from .models.encoders import Encoder, Encoding, StaticEncoder
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .safe_text import csv_safe
 from .stats import paired_difference_interval

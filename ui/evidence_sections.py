@@ -15,7 +15,7 @@ from core.experiments import probe_presets, view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
 from core.mixing import PRESETS
-from core.registry import DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_ELMO
 from ui.i18n import current_lang, t
 from ui.page import chart, presenting, shared_figure
 from ui.state import Field, one_of, seed, sync_to_url

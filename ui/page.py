@@ -60,7 +60,7 @@ def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
     and caches loads and failures, so a page asks nothing else before it uses the model.
 
-    The model comes as a ``core.registry.ModelRef``, which the cached computations of ``ui.cache`` take: a
+    The model comes as a ``core.models.cache.ModelRef``, which the cached computations of ``ui.cache`` take: a
     page keeps it in its globals, which its widget callbacks keep alive after the run, and a plain reference
     to the encoder there would keep every evicted model in memory once per open session."""
     if not name:

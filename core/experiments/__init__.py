@@ -31,8 +31,8 @@ import numpy as np
 
 from .. import results_store
 from ..concurrency import heavy
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from ..paths import ASSETS
-from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 

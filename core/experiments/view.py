@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..registry import DEFAULT_BERT, DEFAULT_ELMO
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..stats import Z_95, wilson_interval
 
 KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}

@@ -29,13 +29,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..encoders import BertEncoder, ElmoEncoder, Encoder
 from ..fill_examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
 from ..geometry import loo_nn_accuracy
+from ..models.cache import load_encoder
+from ..models.catalogue import MODELS_DIR
+from ..models.encoders import BertEncoder, ElmoEncoder, Encoder
 from ..occurrences import parse_labelled, word_vectors
-from ..registry import MODELS_DIR, load_encoder
 from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+from .data import PairSampler, collate_sentences, encode_sentences, tokenize_corpus
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
 DEMO_TOP = 3
@@ -85,8 +87,6 @@ def sense_accuracy(model: str | Encoder, sentences: list[str], labels: list[str]
 
 @torch.inference_mode()
 def evaluate_bert(corpus: str, examples: int, seed: int, encoder: BertEncoder | None = None) -> dict:
-    from .bert import PairSampler, tokenize_corpus
-
     encoder = encoder or load_encoder("mini-bert-zh")
     model, tokenizer = encoder.model, encoder.tokenizer
     paragraphs = tokenize_corpus(tokenizer, list(read_lines(corpus, "heldout")))
@@ -145,13 +145,11 @@ def evaluate_snapshot(encoder: BertEncoder, corpora: list[Path], pairs: int, see
 @torch.inference_mode()
 def elmo_perplexity(model, sequences: list[np.ndarray]) -> dict:
     """Forward and backward per-token perplexity of the biLM ``model`` on encoded ``sequences``."""
-    from .elmo import collate
-
     fwd_nll = bwd_nll = 0.0
     tokens = 0
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
     for start in range(0, len(order), 64):
-        ids, lengths = collate([sequences[i] for i in order[start:start + 64]])
+        ids, lengths = collate_sentences([sequences[i] for i in order[start:start + 64]])
         fwd, bwd, n = model.lm_losses(ids, lengths)
         fwd_nll += float(fwd) * n
         bwd_nll += float(bwd) * n
@@ -162,14 +160,10 @@ def elmo_perplexity(model, sequences: list[np.ndarray]) -> dict:
 
 def heldout_sentences(tokenizer, corpus: str | Path, max_sentences: int) -> list[np.ndarray]:
     """The first ``max_sentences`` encoded sentences of ``corpus``'s held-out split, as the biLM reads them."""
-    from .elmo import encode_sentences
-
     return encode_sentences(tokenizer, list(read_lines(corpus, "heldout")), 64)[:max_sentences]
 
 
 def evaluate_elmo(corpus: str, max_sentences: int, encoder: ElmoEncoder | None = None) -> dict:
-    from .elmo import encode_sentences
-
     encoder = encoder or load_encoder("mini-elmo-zh")
     tokenizer = encoder.tokenizer
     heldout = heldout_sentences(tokenizer, corpus, max_sentences)

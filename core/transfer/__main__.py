@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch threads (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from ..registry import load_encoder
+    from ..models.cache import load_encoder
 
     config = TransferConfig(n_train=args.train, n_test=args.test, steps=args.steps, lr=args.lr,
                             batch_size=args.batch_size, seed=args.seed, threads=args.threads)

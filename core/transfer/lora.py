@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import LabError
-from ..model_names import DEFAULT_BERT
+from ..models.catalogue import DEFAULT_BERT
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .finetune import fine_tune
 from .tuning import LORA_LRS, tune_lr
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=int, default=DEFAULT_LORA.alpha, help="alpha (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from ..registry import load_encoder
+    from ..models.cache import load_encoder
 
     started = time.perf_counter()
     try:

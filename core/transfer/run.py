@@ -15,7 +15,7 @@ import numpy as np
 
 from ..concurrency import heavy
 from ..errors import LabError
-from ..model_names import DEFAULT_BERT, DEFAULT_ELMO
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .features import POOLINGS, bert_features, fit_probe, standardised_mix
 from .finetune import count_params, fine_tune
@@ -190,7 +190,7 @@ def recompute(bert_name: str, elmo_name: str | None, config: TransferConfig = DE
     """The page's "Recompute": the experiment on these models, loaded afresh for this run (the shared ones serve
     every other session meanwhile), with the learning rates ``config`` gives. A BERT that cannot be loaded raises
     its LabError; an ELMo that cannot is a skipped row, as the registry's listing already tells the page."""
-    from ..registry import load_private  # here: the registry imports torch and transformers
+    from ..models.cache import load_private  # here: the registry imports torch and transformers
 
     elmo = None
     if elmo_name:

@@ -22,9 +22,9 @@ import torch
 # threads at once (a classroom's first visits), could fail with an ImportError
 from transformers import BertTokenizerFast
 
-from .concurrency import ModelGate
-from .errors import LabError
-from .validation import check_length
+from ..concurrency import ModelGate
+from ..errors import LabError
+from ..validation import check_length
 
 MAX_SENTENCE_CHARS = 2000
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -227,7 +227,7 @@ class ElmoEncoder(Encoder):
     kind = "elmo"
 
     def __init__(self, name: str, directory: Path):
-        from .elmo import BiLM
+        from ..elmo import BiLM
 
         self.name = name
         self.model = BiLM.load(directory)
@@ -299,7 +299,7 @@ class StaticEncoder(Encoder):
     def __init__(self, name: str, directory: Path):
         from safetensors.numpy import load_file
 
-        from .segmenter import segmenter
+        from ..segmenter import segmenter
 
         self.name = name
         self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
