@@ -14,13 +14,14 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads at once (a classroom's first visits), could fail with an ImportError
-from transformers import BertTokenizerFast
+from transformers import BertTokenizer  # the fast tokenizer: BertTokenizerFast is its alias in transformers 5
 
 from ..concurrency import ModelGate
 from ..errors import LabError
@@ -231,7 +232,7 @@ class ElmoEncoder(Encoder):
 
         self.name = name
         self.model = BiLM.load(directory)
-        self.tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
+        self.tokenizer = BertTokenizer(vocab=str(directory / "vocab.txt"), do_lower_case=True)
         self.max_tokens = 512
         self.layer_names = ["token layer"] + [f"biLSTM {j}" for j in range(1, self.model.config.num_layers + 1)]
         self.gate = ModelGate()
@@ -265,7 +266,7 @@ class ElmoEncoder(Encoder):
                 n = int(lengths[row])
                 results[index] = Encoding(
                     text=sentences[index],
-                    tokens=self.tokenizer.convert_ids_to_tokens(batch["input_ids"][row, :n].tolist()),
+                    tokens=cast(list[str], self.tokenizer.convert_ids_to_tokens(batch["input_ids"][row, :n].tolist())),
                     offsets=[tuple(o) for o in batch["offset_mapping"][row, :n].tolist()],
                     special=[bool(s) for s in batch["special_tokens_mask"][row, :n].tolist()],
                     layers=layers[:, row, :n].numpy(),

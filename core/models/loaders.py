@@ -4,9 +4,11 @@ code, a size limit, a tokenizer that fits the embeddings, weights that cover the
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
+from typing import Any, cast
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.models.encoders).
@@ -20,10 +22,16 @@ from . import catalogue
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from .hub import env_number, from_hub, hub_reachable
 
+
 # transformers logs a table of missing / unexpected weights ("LOAD REPORT") before any error; load_bert's own
 # check of the loading info says what matters, in one line. A filter, not a level: at level ERROR
 # transformers logs another table (its tensor-parallel plan check runs when the level is WARNING or above).
-hf_logging.get_logger("transformers.modeling_utils").addFilter(lambda record: "LOAD REPORT" not in record.getMessage())
+class _NoLoadReport(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "LOAD REPORT" not in record.getMessage()
+
+
+hf_logging.get_logger("transformers.modeling_utils").addFilter(_NoLoadReport())
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 
@@ -106,16 +114,21 @@ def _check_weights(info: dict, name: str) -> None:
         raise LabError("weights_incomplete", name=name, count=len(bad), keys=", ".join(sorted(bad)[:3]))
 
 
+def _with_info(loaded: object) -> tuple[Any, dict]:
+    """``from_pretrained(..., output_loading_info=True)``'s ``(model, info)`` (annotated as the model alone)."""
+    return cast(tuple[Any, dict], loaded)
+
+
 def _masked_lm(source: str, kwargs: dict, name: str, *, bert: bool):
     """``(model, NSP head or None)``: BERT with its next-sentence head when the weights have it, else the
     checkpoint's masked LM; refused unless the weights cover the model."""
     kwargs = {**kwargs, "output_loading_info": True, "ignore_mismatched_sizes": True}  # reported, then refused
     if bert:
-        model, info = BertForPreTraining.from_pretrained(source, **kwargs)
+        model, info = _with_info(BertForPreTraining.from_pretrained(source, **kwargs))
         if not any(OPTIONAL_HEADS.search(key) for key in info["missing_keys"]):
             _check_weights(info, name)
             return model, model.cls.seq_relationship
-    model, info = AutoModelForMaskedLM.from_pretrained(source, **kwargs)
+    model, info = _with_info(AutoModelForMaskedLM.from_pretrained(source, **kwargs))
     _check_weights(info, name)
     return model, None
 

@@ -237,7 +237,7 @@ def export(model: BertForPreTraining, tokenizer, out: Path) -> None:
     """fp16 safetensors via save_pretrained, plus the tokenizer files, loadable with from_pretrained(out)."""
     out.mkdir(parents=True, exist_ok=True)
     # A copy: the model may still be training (--export-every), and fp16 must not touch its weights.
-    copy.deepcopy(model).to("cpu").half().save_pretrained(out, safe_serialization=True)
+    copy.deepcopy(model).cpu().half().save_pretrained(out, safe_serialization=True)
     declare_float32(out / "config.json")
     tokenizer.save_pretrained(out)
     # transformers 5 writes only tokenizer.json; ship BERT's classic vocab.txt too.
