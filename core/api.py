@@ -292,6 +292,7 @@ def bertviz_attention(model: Model, sentence: str, pair: str | None = None
     one float32 tensor per layer of shape ``(batch=1, num_heads, n, n)``, and the n tokens. For a pair,
     pass ``sentence_b_start=tokens.index("[SEP]") + 1`` to bertviz as well."""
     encoding = _attention_encoding(model, sentence, pair)
+    assert encoding.attentions is not None  # _attention_encoding asks a BERT for them
     return tuple(torch.from_numpy(np.ascontiguousarray(layer[None], dtype=np.float32))
                  for layer in encoding.attentions), list(encoding.tokens)
 

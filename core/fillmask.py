@@ -342,7 +342,7 @@ def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vul
                    characters_only: bool = False) -> list[FillStep]:
     """Fill the most confident mask, re-run the model, repeat until no mask is left. A step keeps the
     top-k candidates of its open masks, not their distributions over the whole vocabulary."""
-    steps = []
+    steps: list[FillStep] = []
     text = check_masked_sentence(sentence, encoder.mask_token)
     for _ in range(text.count(encoder.mask_token)):  # each step fills exactly one mask
         result = fill_mask(encoder, text, top_k, hide_vulgar, characters_only)
@@ -401,9 +401,8 @@ def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0,
     tokens, normal_ids = _corruption_input(encoder, sentence)
     out = []
     for token, (action, pick) in zip(tokens, _corruption_plan(len(tokens), random.Random(seed), rate, len(normal_ids))):
-        shown = {"keep": token, "unchanged": token, "mask": encoder.mask_token}.get(action)
-        if action == "random":
-            shown = encoder.tokenizer.convert_ids_to_tokens(normal_ids[pick])
+        shown = (encoder.tokenizer.convert_ids_to_tokens([normal_ids[pick]])[0] if action == "random"
+                 else {"keep": token, "unchanged": token, "mask": encoder.mask_token}[action])
         out.append(CorruptedToken(token, action != "keep", action, shown))
     return out
 

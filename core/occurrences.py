@@ -66,7 +66,8 @@ def covering_tokens(encoding: Encoding, start: int, end: int) -> list[int]:
 
 def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
     """``label|sentence`` lines → sentences and labels (None when unlabelled); blank lines dropped."""
-    sentences, labels = [], []
+    sentences: list[str] = []
+    labels: list[str | None] = []
     for line in lines:
         line = line.strip()
         if not line:

@@ -267,7 +267,9 @@ def encode_sentences(tokenizer, lines, max_len: int) -> list[np.ndarray]:
 def sentence_batches(sequences: list[np.ndarray], max_tokens: int, rng: random.Random):
     """Endless stream of (ids, lengths) batches of similar-length sentences, about max_tokens each."""
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    groups, current, width = [], [], 0
+    groups: list[list[int]] = []
+    current: list[int] = []
+    width = 0
     for index in order:
         width = max(width, len(sequences[index]))
         if current and width * (len(current) + 1) > max_tokens:
