@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from .. import transfer  # its docstring's first line is the CLI's description
 from ..errors import LabError
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     config = TransferConfig(n_train=args.train, n_test=args.test, steps=args.steps, lr=args.lr,
                             batch_size=args.batch_size, seed=args.seed, threads=args.threads)
     started = time.perf_counter()
-    last = {"stage": None, "pct": -10}
+    last: dict[str, Any] = {"stage": None, "pct": -10}
 
     def progress(fraction, stage):
         pct = int(100 * fraction)

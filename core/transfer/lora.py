@@ -59,9 +59,9 @@ class AddLora:
     def __call__(self, model):
         from peft import get_peft_model
 
-        self.model = get_peft_model(model, self.settings.peft_config())
-        self.adapter_params = int(sum(p.numel() for n, p in self.model.named_parameters() if "lora_" in n))
-        return self.model
+        self.model = adapted = get_peft_model(model, self.settings.peft_config())
+        self.adapter_params = int(sum(p.numel() for n, p in adapted.named_parameters() if "lora_" in n))
+        return adapted
 
 
 def lora_fine_tune(encoder, data: Dataset, config: TransferConfig, settings: LoraSettings = DEFAULT_LORA,

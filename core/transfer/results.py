@@ -39,7 +39,7 @@ def stale_models(results: dict, models: dict[str, str | None]) -> list[str]:
     for key, name in models.items():
         saved = (results.get(key) or {}).get("fingerprint")
         now = model_fingerprint(MODELS_DIR / name) if name else None  # an absolute directory stays itself
-        if saved and now and saved != now:
+        if name and saved and now and saved != now:
             stale.append(name)
     return stale
 

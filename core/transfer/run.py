@@ -85,6 +85,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
         log(f"{stage}: {timings[stage]:.1f} s wall, {cpu_timings[stage]:.1f} s CPU")
 
     def probe(train_x, test_x) -> dict:
+        assert data is not None  # sampled in the "data" stage, before any probe
         return fit_probe(train_x, data.train_labels, test_x, data.test_labels, C_grid=config.C_grid,
                          val_share=config.val_share, seed=config.seed)
 
@@ -92,6 +93,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
         if not lrs:
             return None
         t0 = start(stage)
+        assert data is not None  # sampled in the "data" stage, before any tuning
         choice = tune_lr(train, data, lrs, config.val_share, progress=stage_progress(stage),
                          log=lambda m: log(f"{stage} {m}"))
         finish(stage, t0)
