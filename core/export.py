@@ -28,7 +28,7 @@ import secrets
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -204,10 +204,16 @@ def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> 
     return columns
 
 
+class TextOut(Protocol):
+    """Where CSV text goes: an open text file, or anything with its ``write`` (the CLI's stdout)."""
+
+    def write(self, text: str, /) -> int | None: ...
+
+
 class TableWriter:
     """Appends batches to one CSV (an open text handle) or Parquet file (a path; one row group per batch)."""
 
-    def __init__(self, fmt: str, target: IO[str] | str | Path, *, layers: Sequence[int] | None = None):
+    def __init__(self, fmt: str, target: TextOut | str | Path, *, layers: Sequence[int] | None = None):
         if fmt not in TABLE_FORMATS:
             raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
         self.fmt, self.target, self.layers = fmt, target, layers

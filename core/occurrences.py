@@ -7,7 +7,7 @@ for every occurrence, which is exactly the limitation the lecture starts from.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,7 +84,7 @@ def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
 
 
 def word_vectors(encoder: Encoder, sentences: list[str], word: str,
-                 labels: list[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None
+                 labels: Sequence[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None
                  ) -> WordVectors:
     """Every occurrence of ``word`` in ``sentences`` with its per-layer vectors; ``encodings``: those of the
     sentences that hold the word, by sentence index, when the caller has them already."""

@@ -8,12 +8,14 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from typing import TypeVar
 
 from ..errors import LabError
 from . import catalogue, loaders
 from .encoders import Encoder
 from .hub import FAILURE_TTL_S
 
+Kind = TypeVar("Kind", bound=Encoder)
 MAX_OTHER_MODELS = 2  # hub / directory models kept loaded (least recently used goes); embedded ones stay
 MAX_FAILURES = 256  # failed loads remembered at once (a class typing many wrong names); the oldest go first
 
@@ -33,6 +35,16 @@ def clear() -> None:
 def load_encoder(name: str) -> Encoder:
     """Load a model by embedded name, local directory or hub id; cached for the whole process."""
     return load_by_key(catalogue.model_key(name))
+
+
+def load_typed(name: str, kind: type[Kind]) -> Kind:
+    """:func:`load_encoder` for a caller that needs one kind of encoder (an embedded model it names):
+    a ``TypeError`` if ``name`` is another kind. User-given names go through ``api.load_masked_lm`` instead,
+    whose refusal is a message."""
+    encoder = load_encoder(name)
+    if not isinstance(encoder, kind):
+        raise TypeError(f"{name} is a {type(encoder).__name__}, not a {kind.__name__}")
+    return encoder
 
 
 def load_by_key(key: str) -> Encoder:
