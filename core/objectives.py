@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -207,7 +208,7 @@ def movement(u: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
             "l2": np.linalg.norm(u - v, axis=-1) / np.where(nu[..., 0] == 0, 1, nu[..., 0])}
 
 
-def right_context_movement(elmo_pair: tuple[Encoding, Encoding], bert_pair: tuple[Encoding, Encoding]
+def right_context_movement(elmo_pair: Sequence[Encoding], bert_pair: Sequence[Encoding]
                            ) -> RightContextMovement:
     """The movement of every shared token, per layer, between the two encodings of each model.
 

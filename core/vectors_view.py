@@ -350,7 +350,7 @@ def weights_verdict(mix: MixView) -> WeightsVerdict | None:
     return WeightsVerdict(verdict, best[0], worst[0], diff, low, high, len(best[1]))
 
 
-def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
+def normalised_s(weights: Sequence[float] | np.ndarray, pre_softmax: bool) -> np.ndarray:
     """s from slider values: softmax(w) when ``pre_softmax``, else the values divided by their sum.
 
     Raises LabError("bad_weights") for non-finite values, and for negative values or a zero sum in
@@ -368,7 +368,7 @@ def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
 
 def mix_view(
     layer_stack: np.ndarray,
-    weights: Sequence[float],
+    weights: Sequence[float] | np.ndarray,
     gamma: float,
     pre_softmax: bool,
     labels: Sequence[str | None],

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from core import api, experiments
 from core import vectors_view as vv
 from core.models.cache import ModelRef, load_ref
-from core.models.encoders import Encoding
+from core.models.encoders import Encoding, StaticEncoder
 
 Result = TypeVar("Result")
 
 
 # Cached functions take a model as its handle and key on the handle's cache key: one entry for every
 # spelling of one model, and nothing about the model is pickled or hashed but its key.
-BY_KEY = {ModelRef: lambda ref: ref.key}
+BY_KEY: dict[str | type[Any], Callable[[Any], Any]] = {ModelRef: lambda ref: ref.key}
 
 
 def model(name: str, *, masked_lm: bool = False) -> ModelRef:
@@ -62,9 +62,12 @@ def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tu
     all at once, or ``one_by_one`` (the class board, which grows by a sentence at a time: only the new one is
     encoded)."""
     def run(texts: list[str]) -> list[Encoding]:
+        assert ctx is not None  # called only to encode for the contextual model
         return [encode(ctx, (text,))[0] for text in texts] if one_by_one else encode(ctx, tuple(texts))
 
-    return vv.occurrence_layers(ctx.encoder() if ctx else None, static.encoder() if static else None,
+    static_encoder = static.encoder() if static else None
+    assert static_encoder is None or isinstance(static_encoder, StaticEncoder)  # the pages pass word2vec-zh
+    return vv.occurrence_layers(ctx.encoder() if ctx else None, static_encoder,
                                 list(sentences), word, list(labels), encode=run)
 
 

@@ -185,9 +185,9 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
         st.info(t("fill.cands_empty"))
         return
     scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
-    fitting = [s for s in scored if s.score is not None]
+    fitting = [(s.word, s.score) for s in scored if s.score is not None]
     if fitting:
-        chart(figs.candidate_bars([s.word for s in fitting], [s.score for s in fitting],
+        chart(figs.candidate_bars([word for word, _ in fitting], [score for _, score in fitting],
                                   xaxis_title=t("fill.cand_axis"), large=presenting()), "fill_cand_chart")
     table = pd.DataFrame({
         t("fill.col.word"): [s.word for s in scored],

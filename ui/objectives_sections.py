@@ -175,7 +175,7 @@ def deep_section(bert_name: str | None) -> None:
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
                              bwd[:, token].tolist(), "elmo"),
-                      Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
+                      Series(bert.name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
             chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
                                xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
                                percent=False, large=large, height=430 if large else 520), "obj_move_chart")

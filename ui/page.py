@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -99,7 +99,7 @@ def phone() -> bool:
     return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
-def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
+def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
     ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers

@@ -262,7 +262,7 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
     return fig
 
 
-def weights_bar(layer_names: Sequence[str], s: Sequence[float], title: str | None, *, large: bool = False,
+def weights_bar(layer_names: Sequence[str], s: Sequence[float] | np.ndarray, title: str | None, *, large: bool = False,
                 height: int = 320) -> go.Figure:
     """The layer weights s_j as bars labelled with their values, each named "s_j" over its layer name.
     The names stay horizontal (rotated ones are unreadable on a projector): a long name breaks before
