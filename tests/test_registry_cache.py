@@ -236,3 +236,18 @@ def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silen
         cache.load_encoder("silent-org/silent-model")
     assert info.value.code == "hub_timeout" and len(hub_calls) == 1
     assert "2" in info.value.message("zh") and cache._load_locks == {}
+
+
+def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry):
+    from core.models.encoders import ElmoEncoder, StaticEncoder
+
+    static = cache.load_typed(catalogue.DEFAULT_STATIC, StaticEncoder)
+    assert static is cache.load_encoder(catalogue.DEFAULT_STATIC)
+    with pytest.raises(TypeError, match="word2vec-zh is a StaticEncoder, not a ElmoEncoder"):
+        cache.load_typed(catalogue.DEFAULT_STATIC, ElmoEncoder)
+
+
+def test_clear_forgets_loaded_models(clean_registry, model_loads):
+    first = cache.load_encoder(catalogue.DEFAULT_STATIC)
+    cache.clear()
+    assert cache.load_encoder(catalogue.DEFAULT_STATIC) is not first and model_loads[catalogue.DEFAULT_STATIC] == 2
