@@ -27,7 +27,7 @@ def _warm() -> None:
     # needs neither) is served meanwhile; through ui.cache first, the pages' one import order (app.py says why)
     importlib.import_module("ui.cache")
     from core.board import lecturer_secret
-    from core.registry import warm_embedded
+    from core.models.cache import warm_embedded
 
     lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     start = time.monotonic()

@@ -1,4 +1,4 @@
-"""What the attention page shows, computed once from one :class:`~core.encoders.Encoding`.
+"""What the attention page shows, computed once from one :class:`~core.models.encoders.Encoding`.
 
 ``attention_view(encoding, hide_special, word_level)`` turns the raw attention of every layer and
 head into the matrices the page slices:
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
-from .encoders import Encoding
 from .errors import LabError
+from .models.encoders import Encoding
 from .validation import check_text
 
 MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway

@@ -32,7 +32,7 @@ import segno
 from . import vectors_view as vv
 from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Store, data_dir
 from .errors import LabError
-from .model_names import DEFAULT_BERT, DEFAULT_ELMO
+from .models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .occurrences import MAX_SENTENCES, find_spans
 from .safe_text import csv_safe
 from .validation import check_length, check_text

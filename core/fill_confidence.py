@@ -169,7 +169,8 @@ def load(path: Path | str = CONFIDENCE_FILE) -> Calibration | None:
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    from .registry import DEFAULT_BERT, load_encoder
+    from .models.cache import load_encoder
+    from .models.catalogue import DEFAULT_BERT
 
     name = argv[0] if argv else DEFAULT_BERT
     calibration = calibrate(load_encoder(name))

@@ -18,18 +18,18 @@ from . import fill_confidence
 from . import fill_examples as fx
 from . import fillmask as fm
 from .attention_view import TextNotes, inspect_text
-from .encoders import BertEncoder
+from .models.encoders import BertEncoder
 
 
 @dataclass(frozen=True)
 class FillView:
     masked: str  # the sentence BERT sees
+    mask_token: str  # the model's mask token in ``masked``
     result: fm.FillMaskResult
     runs: list[fm.MaskRun]  # whole-word candidates of every run of two or more masks
     steps: list[fm.FillStep]  # filling the most confident mask, one at a time
     known: fx.Known | None  # accepted answers and true sentence, when the app's data knows the sentence
     signals: list[fill_confidence.Signal]  # how sure the model is at each gap, from its distribution
-    mask_token: str  # the model's mask token, as it appears in ``masked``
 
     @property
     def proposals(self) -> list[str]:
@@ -42,11 +42,10 @@ def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str
     masked = fm.masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
     result = fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar, characters_only=True)
     runs = fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar)
-    return FillView(masked=masked, result=result, runs=runs,
+    return FillView(masked=masked, mask_token=encoder.mask_token, result=result, runs=runs,
                     steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
                                             characters_only=True),
-                    known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs),
-                    mask_token=encoder.mask_token)
+                    known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs))
 
 
 def masks_plain(masked: str, mask_token: str, plain: str) -> bool:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encoders import Encoder, Encoding
 from .errors import LabError
+from .models.encoders import Encoder, Encoding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +80,7 @@ class SentenceVectors:
         """One row per sentence and layer: ``model, pooling, layer_index, layer, sentence_index, sentence, d0 …``."""
         chosen = layer_indices(layers, len(self.layer_names))
         count = len(self.sentences)
-        meta = {"pooling": [self.pooling] * count * len(chosen),
+        meta: dict[str, list[Any]] = {"pooling": [self.pooling] * count * len(chosen),
                 "layer_index": [j for j in chosen for _ in range(count)],
                 "layer": [self.layer_names[j] for j in chosen for _ in range(count)],
                 "sentence_index": list(range(count)) * len(chosen),
@@ -124,7 +124,7 @@ def token_vectors(encoder: Encoder, sentences: Sequence[str], *, batch_size: int
     """Every token of every sentence with every layer's vector (special tokens included and marked)."""
     encodings = _encode(encoder, sentences, batch_size)
     return TokenVectors(encoder.name, list(encoder.layer_names), [
-        SentenceTokens(i, e.text, list(e.tokens), [tuple(o) for o in e.offsets], list(e.special), e.layers)
+        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers)
         for i, e in enumerate(encodings)])
 
 

@@ -53,7 +53,7 @@ def tiny(tiny_bert_dir) -> str:
 
 @pytest.fixture(scope="session")
 def tiny_bert(tiny_bert_dir):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     return load_encoder(str(tiny_bert_dir))
 
@@ -73,7 +73,7 @@ def skip_component_discovery():
 @pytest.fixture(scope="module")
 def embedded_elmo_and_bert():
     """Skips the module when mini-elmo-zh or mini-bert-zh is not trained."""
-    from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, list_models
 
     missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
     if missing:
@@ -82,14 +82,16 @@ def embedded_elmo_and_bert():
 
 @pytest.fixture(scope="module")
 def elmo(embedded_elmo_and_bert):
-    from core.registry import DEFAULT_ELMO, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_ELMO
 
     return load_encoder(DEFAULT_ELMO)
 
 
 @pytest.fixture(scope="module")
 def bert(embedded_elmo_and_bert):
-    from core.registry import DEFAULT_BERT, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_BERT
 
     return load_encoder(DEFAULT_BERT)
 
@@ -99,10 +101,9 @@ def bert(embedded_elmo_and_bert):
 def reset_model_caches():
     import streamlit as st
 
-    from core import registry
+    from core.models import cache
 
-    for name in list(registry.EMBEDDED):
-        registry._cache.pop(name, None)
+    cache.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
 
@@ -110,12 +111,11 @@ def reset_model_caches():
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
     """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    from core import catalogue, registry
+    from core.models import catalogue
 
     directory = tmp_path / "models"
     build_tiny_static(directory / "word2vec-zh")
-    for module in (catalogue, registry):  # the catalogue lists, the registry loads: both read the folder
-        monkeypatch.setattr(module, "MODELS_DIR", directory)
+    monkeypatch.setattr(catalogue, "MODELS_DIR", directory)  # what the catalogue lists and the loaders read
     reset_model_caches()
     yield directory
     reset_model_caches()
@@ -123,25 +123,26 @@ def models_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def clean_registry(monkeypatch):
-    """The registry's caches emptied for the test and restored afterwards."""
-    from core import registry
+    """The model cache emptied for the test and restored afterwards (the models loaded before stay loaded for
+    the tests after it)."""
+    from core.models import cache
 
     for name in ("_cache", "_failures", "_load_locks"):
-        monkeypatch.setattr(registry, name, type(getattr(registry, name))())
+        monkeypatch.setattr(cache, name, type(getattr(cache, name))())
 
 
 @pytest.fixture
 def model_loads(monkeypatch):
     """How often each model key is really loaded during the test (a Counter; ``registry_support.count_loads``)."""
-    from core import registry
+    from core.models import loaders
 
-    return count_loads(registry, monkeypatch.setattr)
+    return count_loads(loaders, monkeypatch.setattr)
 
 
 @pytest.fixture
 def encode_calls(monkeypatch):
     """How many times a contextual model really runs (BERT or ELMo forward passes)."""
-    from core.encoders import BertEncoder, ElmoEncoder
+    from core.models.encoders import BertEncoder, ElmoEncoder
 
     calls = []
     for cls in (BertEncoder, ElmoEncoder):
@@ -166,7 +167,7 @@ def silent_hub(monkeypatch):
 
     import huggingface_hub.constants
 
-    from core import registry
+    from core.models import hub
 
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.2)
@@ -189,7 +190,7 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(registry, "_hub_probe", [])
+    monkeypatch.setattr(hub, "_hub_probe", [])
     yield url, accepted
     stop.set()
     thread.join(5)

@@ -49,7 +49,7 @@ def build_tiny_static(directory: Path, seed: int = 0) -> Path:
 
 def link_real_elmo(models_dir: Path) -> None:
     """Add the real mini-elmo-zh to a ``models_dir`` (skips the test when it is not trained yet)."""
-    from core.catalogue import embedded_files
+    from core.models.catalogue import embedded_files
 
     if not all((REAL_ELMO / f).exists() for f in embedded_files("elmo")):
         pytest.skip("mini-elmo-zh is not trained yet (assets/models/mini-elmo-zh incomplete)")

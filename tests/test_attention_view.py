@@ -17,7 +17,8 @@ from core.attention_view import (
     inspect_text,
 )
 from core.errors import LabError
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
 OPTIONS = list(itertools.product([False, True], [False, True]))  # (hide_special, word_level)
 

@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_support import page_files
 from core import scenes
 from core.errors import MESSAGES, LabError
-from core.registry import list_models
+from core.models.catalogue import list_models
 from core.safe_text import well_formed_model_name
 from ui.i18n import translate
 from ui.sidebar import MAX_MODEL_ID_LEN

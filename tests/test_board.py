@@ -9,7 +9,7 @@ from core import board
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, WITHDRAWN, Store
 from core.errors import LabError
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 
 SECRET = "test-lecturer-secret"
 

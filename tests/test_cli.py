@@ -219,7 +219,7 @@ def test_input_without_newlines_is_refused_in_bounded_memory(capsys, tiny_bert, 
     the line."""
     import tracemalloc
 
-    from core.encoders import MAX_SENTENCE_CHARS
+    from core.models.encoders import MAX_SENTENCE_CHARS
 
     endless = tmp_path / "one-line.txt"
     endless.write_bytes(b"a" * (8 << 20))
@@ -258,11 +258,11 @@ def test_many_sentences_without_the_word_are_summarised(capsys, tiny_bert_dir, t
 
 def test_unreachable_hub_is_one_line_after_the_probe(capsys, clean_registry, monkeypatch):
     """No network and no HF_HUB_OFFLINE: the probe's one clear line, not half a minute of retries."""
-    from core import registry
+    from core.models import hub
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
-    monkeypatch.setattr(registry, "_hub_probe", [])
+    monkeypatch.setattr(hub, "_hub_probe", [])
     line = one_error_line(capsys, "fill-mask", "--model", "some-org/not-cached-model", "我[MASK]")
     assert "Hugging Face is not reachable" in line
 
@@ -379,12 +379,12 @@ def test_bad_lines_can_be_skipped_and_are_listed(capsys, tiny_bert_dir, tmp_path
 
 def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tmp_path, monkeypatch):
     """On main the limit was found after embedding that many sentences, and the partial output stayed."""
-    from core import registry
+    from core.models import cache
 
     source = tmp_path / "many.txt"
     source.write_text("我吃了一个苹果\n\n" * 300, encoding="utf-8")
     out = tmp_path / "proj"
-    monkeypatch.setattr(registry, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(cache, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
     line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
                           "--max-sentences", "250", "--format", "projector", "--out", str(out))
     assert "More than 250 sentences" in line and not out.exists()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.concurrency import ModelGate, inference_slots
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 
 
 def test_forward_passes_of_one_model_overlap_up_to_its_slots():

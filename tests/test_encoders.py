@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from core.errors import LabError
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
 SENTENCES = ["我吃了一个苹果", "苹果昨天发布了新手机 iPhone"]
 
@@ -134,7 +135,7 @@ def test_elmo_loads_in_fp32_while_another_thread_changed_the_default_dtype():
     """transformers switches torch's process-wide default dtype to a checkpoint's fp16 while it builds a
     model; an ELMo loaded in another thread meanwhile came out half fp16 and failed on its first sentence."""
     from core.elmo import BiLM
-    from core.registry import MODELS_DIR
+    from core.models.catalogue import MODELS_DIR
 
     if not (MODELS_DIR / "mini-elmo-zh" / "model.safetensors").exists():
         pytest.skip("mini-elmo-zh not trained")

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import build_tiny_bert
-from core import hub_cache
+from core.models import hub_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "0" * 40

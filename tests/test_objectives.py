@@ -15,7 +15,7 @@ from core import objectives as obj
 from core.__main__ import main
 from core.errors import LabError
 from core.fillmask import fill_mask
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 
 SENTENCE = "我吃了一个苹果"
 pytestmark = pytest.mark.usefixtures("embedded_elmo_and_bert")

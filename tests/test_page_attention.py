@@ -24,7 +24,7 @@ from apptest_support import (
     zh_message,
 )
 from core.attention_view import MAX_CHARS, attention_view, encode_pair, read_row
-from core.registry import list_models
+from core.models.catalogue import list_models
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention" / "page.py")
 SENTENCE = "苹果昨天发布了新手机。"
@@ -326,7 +326,7 @@ def test_odd_but_valid_inputs(tiny, tiny_bert, text, unknown, control):
 
 # ---- caching: selectors only slice -------------------------------------------------------------------
 def test_selectors_do_not_rerun_the_model(tiny, monkeypatch):
-    from core.encoders import BertEncoder
+    from core.models.encoders import BertEncoder
 
     at = _app(tiny).run()
 
@@ -372,7 +372,7 @@ def test_the_chosen_token_is_read_out_in_words_first():
     texts = [m.value for m in at.markdown]
     answer = next(i for i, text in enumerate(texts) if text.startswith("**本句的读数**"))
     assert texts[answer - 1].startswith("**问题**") and "别期待太多" in texts[answer + 1]
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     view = _view(load_encoder("mini-bert-zh"), "小明把书给了小红，因为她想看。", words=True)
     she = view.labels.index("她")
@@ -394,7 +394,7 @@ def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
     the projector keeps the heatmap alone."""
     if not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
         pytest.skip("mini-bert-zh is not available here")
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
     from ui import page
 
     sentence = "小明把书给了小红，因为她想看。"

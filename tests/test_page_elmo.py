@@ -261,8 +261,9 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
 def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
     on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
-    from core import geometry, registry
+    from core import geometry
     from core import vectors_view as vv
+    from core.models import cache
 
     link_real_elmo(models_dir)
     lecture = scenes.SCENES["lecture_apple"]
@@ -270,7 +271,7 @@ def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     assert_no_exception(at)
     note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
     parsed = vv.parse_input(lecture.text, lecture.word)
-    stack = vv.occurrence_layers(registry.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    stack = vv.occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
     mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
     assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
 
@@ -297,7 +298,8 @@ def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir)
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
     from core import vectors_view as vv
     from core.mixing import layer_normalise, mean_norms
-    from core.registry import DEFAULT_ELMO, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_ELMO
     from ui.i18n import translate
 
     link_real_elmo(models_dir)

@@ -10,9 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
-import core.registry as registry
 from core.errors import LabError
 from core.experiments import view
+from core.models import catalogue
 from core.safe_text import md_escape
 from core.stats import Z_95, wilson_interval
 from ui.i18n import translate
@@ -220,9 +220,9 @@ def test_presets_missing_without_elmo(monkeypatch, tmp_path):
 
 def test_unavailable_model_reason_is_shown(monkeypatch, tmp_path):
     problem = LabError("model_not_trained", name="mini-elmo-zh", directory="/x/mini-elmo-zh", files="model.safetensors")
-    infos = [registry.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
-             registry.ModelInfo("mini-elmo-zh", "elmo", False, problem, None, "")]
-    monkeypatch.setattr(registry, "list_models", lambda: infos)
+    infos = [catalogue.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
+             catalogue.ModelInfo("mini-elmo-zh", "elmo", False, problem, None, "")]
+    monkeypatch.setattr(catalogue, "list_models", lambda: infos)
     at = page(monkeypatch, tmp_path)
     shown = problem.message("zh", markdown=False)  # in the UI language; the page's copy is escaped Markdown
     assert any(shown in w.value.replace("\\", "") for w in at.warning)
@@ -296,8 +296,8 @@ def test_training_budgets_of_the_compared_models_are_shown(monkeypatch, tmp_path
     from ui.i18n import translate
 
     at = page(monkeypatch, tmp_path)
-    ratio = token_ratio(load_budgets(), registry.DEFAULT_BERT, registry.DEFAULT_ELMO)
-    expected = translate("zh", "budget.ratio", larger=registry.DEFAULT_BERT, smaller=registry.DEFAULT_ELMO,
+    ratio = token_ratio(load_budgets(), catalogue.DEFAULT_BERT, catalogue.DEFAULT_ELMO)
+    expected = translate("zh", "budget.ratio", larger=catalogue.DEFAULT_BERT, smaller=catalogue.DEFAULT_ELMO,
                          ratio=f"{ratio:.0f}")
     assert sum(expected in c.value for c in at.caption) == 1
     assert "2–4" not in texts(at)  # the old, wrong "2–4 hours each on 2 CPU cores"

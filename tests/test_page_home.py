@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core import registry
+from core.models import catalogue
 from core.status import SUGGESTED_HUB_MODEL, model_rows
 from ui.i18n import translate
 
@@ -16,19 +16,19 @@ HUB_ID = "some-org/some-bert"  # a well-formed hub id that is in no cache
 
 
 def test_rows_are_the_registry_then_the_hub_models():
-    models = list(registry.list_models())
+    models = list(catalogue.list_models())
     rows = model_rows(models, HUB_ID)
     assert [r.name for r in rows] == [m.name for m in models] + [SUGGESTED_HUB_MODEL, HUB_ID]
     assert all(r.ready == m.available and r.kind == m.kind and r.info is m for r, m in zip(rows, models))
-    assert {r.name for r in rows if r.kind == "bert"} >= {registry.DEFAULT_BERT}
+    assert {r.name for r in rows if r.kind == "bert"} >= {catalogue.DEFAULT_BERT}
     assert rows[-1].kind == "hub" and rows[-1].ready is False and rows[-1].num_layers is None
 
 
 def test_a_chosen_model_that_has_a_row_or_is_no_hub_id_adds_none():
-    models = list(registry.list_models())
+    models = list(catalogue.list_models())
     plain = [r.name for r in model_rows(models, None)]
     assert plain == [m.name for m in models] + [SUGGESTED_HUB_MODEL]
-    for chosen in (registry.DEFAULT_BERT, SUGGESTED_HUB_MODEL, str(ROOT), "./my-bert", "a/b/c"):
+    for chosen in (catalogue.DEFAULT_BERT, SUGGESTED_HUB_MODEL, str(ROOT), "./my-bert", "a/b/c"):
         assert [r.name for r in model_rows(models, chosen)] == plain, chosen
 
 

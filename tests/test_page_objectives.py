@@ -12,7 +12,7 @@ import pytest
 from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 from core import objectives as obj
 from core.budgets import load_budgets, token_ratio
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ui.i18n import translate
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives" / "page.py")

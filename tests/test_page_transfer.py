@@ -26,7 +26,7 @@ TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, bat
 def tiny_elmo(tiny_bert_dir, tmp_path_factory):
     """A randomly initialised 2-layer biLM in the embedded format, loaded like mini-elmo-zh."""
     from core.elmo import BiLM, BiLMConfig
-    from core.encoders import ElmoEncoder
+    from core.models.encoders import ElmoEncoder
 
     vocab = (tiny_bert_dir / "vocab.txt").read_text(encoding="utf-8").split()
     torch.manual_seed(0)
@@ -526,7 +526,7 @@ def test_figures_are_plain_data():
 
 def test_training_budgets_beside_the_comparison(page, monkeypatch):
     from core.budgets import load_budgets, token_ratio
-    from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
     from ui.i18n import translate
 
     monkeypatch.setattr(transfer, "BERT_MODEL", DEFAULT_BERT)  # the page's own models (the fixture's are tiny)

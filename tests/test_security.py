@@ -224,7 +224,7 @@ def _pickle_weights(directory: Path, marker: Path) -> None:
 
 
 def test_pickle_only_model_directory_is_refused(tmp_path):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "pickle-only")
     (directory / "model.safetensors").unlink()
@@ -238,7 +238,7 @@ def test_pickle_only_model_directory_is_refused(tmp_path):
 
 
 def test_safetensors_win_over_a_pickle_next_to_them(tmp_path):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "both")
     marker = tmp_path / "pickle-was-executed"
@@ -253,7 +253,7 @@ def test_real_pytorch_bin_is_refused_too(tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "bin")
     weights = load_file(directory / "model.safetensors")
@@ -283,8 +283,8 @@ def test_trust_remote_code_is_never_true():
                 if not (isinstance(value, ast.Constant) and value.value is False):
                     problems.append(f"{rel(path)}:{value.lineno}: trust_remote_code={ast.unparse(value)}")
     assert not problems, "\n".join(problems)
-    registry = (ROOT / "core" / "registry.py").read_text(encoding="utf-8")
-    assert '"trust_remote_code": False' in registry or "trust_remote_code=False" in registry
+    loaders = (ROOT / "core" / "models" / "loaders.py").read_text(encoding="utf-8")
+    assert '"trust_remote_code": False' in loaders or "trust_remote_code=False" in loaders
 
 
 # ---- (d) upload size and server settings ------------------------------------------------------------------
@@ -331,7 +331,7 @@ def test_lab_error_parameters_are_inert_markdown(payload):
 
 @pytest.mark.parametrize("payload", MD_PAYLOADS + ["a" * 201, "x\x00y", "m\nn", "/" + "目" * 90])
 def test_model_names_cannot_carry_markdown(payload):
-    from core.registry import model_key
+    from core.models.catalogue import model_key
     from ui.sidebar import clean_model_id
 
     assert clean_model_id(payload) is None
@@ -350,7 +350,7 @@ def test_ordinary_model_names_are_accepted(name):
 
 def test_server_paths_cannot_be_probed(tmp_path):
     """A missing path, a file, an empty and a non-model directory all give the very same message."""
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     (tmp_path / "empty").mkdir()
     (tmp_path / "other").mkdir()
@@ -615,7 +615,8 @@ def test_the_evidence_recompute_is_gated_too(monkeypatch, skip_component_discove
 
 
 def test_a_training_run_gets_its_own_copy_of_the_model(tiny_bert_dir):
-    from core.registry import load_encoder, load_private, model_key
+    from core.models.cache import load_encoder, load_private
+    from core.models.catalogue import model_key
 
     shared = load_encoder(str(tiny_bert_dir))
     own = load_private(str(tiny_bert_dir))
@@ -638,7 +639,8 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
     """vocab 200,000 x hidden 2,048 with a 10-byte weights file once took 58 s and 4 GB before it crashed."""
     import time
 
-    from core.registry import MAX_MODEL_PARAMS, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.loaders import MAX_MODEL_PARAMS
 
     directory = crafted(tmp_path, "huge", tiny_bert_dir, vocab_size=200_000, hidden_size=2048,
                         num_attention_heads=16, intermediate_size=8192)
@@ -653,7 +655,8 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
 
 
 def test_the_presenter_sets_the_size_limit(monkeypatch, tmp_path, tiny_bert_dir):
-    from core.registry import MAX_PARAMS_ENV, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.loaders import MAX_PARAMS_ENV
 
     directory = crafted(tmp_path, "same", tiny_bert_dir)
     monkeypatch.setenv(MAX_PARAMS_ENV, "1e4")  # below the tiny model's 44,000 parameters
@@ -671,7 +674,7 @@ def test_the_parameter_estimate_bounds_the_real_count(model_type, changes):
     """From the config alone: exact for BERT (with its NSP head), at most 10% above for the others."""
     from transformers import AutoConfig, AutoModelForMaskedLM, BertForPreTraining
 
-    from core.registry import estimated_parameters
+    from core.models.loaders import estimated_parameters
 
     sizes = {"vocab_size": 300, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
              "intermediate_size": 64, "max_position_embeddings": 64}
@@ -691,7 +694,7 @@ def test_a_tokenizer_that_does_not_fit_the_vocabulary_is_refused(tmp_path, tiny_
     pass; rows without a token made fill-mask fail with an AttributeError."""
     from transformers import BertConfig, BertForPreTraining
 
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = crafted(tmp_path, f"vocab{delta}", tiny_bert_dir)
     config = BertConfig.from_pretrained(str(directory))
@@ -714,7 +717,7 @@ def without_tensors(tmp_path, tiny_bert_dir, name, drop) -> Path:
 
 
 def test_weights_that_do_not_cover_the_model_are_refused(tmp_path, tiny_bert_dir):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     for name, drop in (("layer", lambda k: ".layer.1." in k), ("mlm-head", lambda k: k.startswith("cls.predictions"))):
         with pytest.raises(LabError) as info:
@@ -761,7 +764,7 @@ def test_escaped_user_text_makes_no_link(payload):
 @pytest.mark.parametrize("name", ["www.evil.example", "org/www.evil.example", "user@evil.example",
                                   "/models/a@evil.example"])
 def test_model_names_that_would_be_links_are_refused(name):
-    from core.registry import model_key
+    from core.models.catalogue import model_key
     from ui.sidebar import clean_model_id
 
     assert clean_model_id(name) is None

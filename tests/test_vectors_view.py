@@ -24,7 +24,7 @@ from model_support import build_tiny_static
 
 @pytest.fixture(scope="module")
 def tiny_static(tmp_path_factory):
-    from core.encoders import StaticEncoder
+    from core.models.encoders import StaticEncoder
 
     return StaticEncoder("tiny-w2v", build_tiny_static(tmp_path_factory.mktemp("tiny-w2v")))
 
@@ -340,7 +340,8 @@ def test_figures_escape_and_shape(tiny_bert, tiny_static):
 
 # ---- the embedded models (when trained) -------------------------------------------------------------------
 def _embedded(name):
-    from core.registry import list_models, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import list_models
 
     info = next(m for m in list_models() if m.name == name)
     if not info.available:

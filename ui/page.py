@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -59,7 +59,7 @@ def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
     and caches loads and failures, so a page asks nothing else before it uses the model.
 
-    The model comes as a ``core.registry.ModelRef``, which the cached computations of ``ui.cache`` take: a
+    The model comes as a ``core.models.cache.ModelRef``, which the cached computations of ``ui.cache`` take: a
     page keeps it in its globals, which its widget callbacks keep alive after the run, and a plain reference
     to the encoder there would keep every evicted model in memory once per open session."""
     from ui import cache  # torch and transformers: imported on a page's first model, not at the app's start
@@ -112,7 +112,7 @@ def unfolded(label: str, key: str) -> bool:
     return st.toggle(label, value=not narrow, key=f"{key}_narrow" if narrow else key)
 
 
-def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
+def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
     ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers

@@ -13,10 +13,10 @@ import streamlit as st
 
 from app_pages.elmo_weights import mixer
 from app_pages.elmo_weights.learned_mix_section import concat_section, learned_answer, learned_section
-from core import registry
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
+from core.models.catalogue import DEFAULT_ELMO
 from ui import cache, sentence_inputs
 from ui.i18n import layer_name, t
 from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, unfolded
@@ -93,13 +93,13 @@ sentence_inputs.render("elmo_upload", height=200)
 text, word_raw, scene = sentence_inputs.current(bert=True if use_bert else None)
 
 kind = "bert" if use_bert else "elmo"
-ctx_name = bert_name if use_bert else registry.DEFAULT_ELMO
+ctx_name = bert_name if use_bert else DEFAULT_ELMO
 encoder, problem = load_model(ctx_name, t("static.no_bert_model"))
 if problem:
     st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
 
 if encoder is not None:
-    layer_names = [layer_name(n) for n in encoder.layer_names]
+    layer_names = [layer_name(n) for n in encoder.encoder().layer_names]
 else:  # the lecture's L = 2: the sliders and the toy example still work without a model
     layer_names = [layer_name(n) for n in ("token layer", "biLSTM 1", "biLSTM 2")] if not use_bert else ["0", "1", "2"]
 n_layers = len(layer_names)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app_pages.evidence import sections
 from core.experiments import stale_models, view
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui.budget_note import budget_note
 from ui.cache import EXPERIMENT_RESULTS_KEY, experiment_results
 from ui.i18n import current_lang, error_text, t, timestamp

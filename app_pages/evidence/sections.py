@@ -19,7 +19,7 @@ from core.experiments import probe_presets, view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
 from core.mixing import PRESETS
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui import training_gate
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.i18n import current_lang, t

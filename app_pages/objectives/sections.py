@@ -10,13 +10,14 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from core import api
 from core import objectives as obj
-from core import registry
 from core.attention_view import inspect_text
 from core.figures import bert as bert_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
-from core.registry import ModelRef
+from core.models.cache import ModelRef
+from core.models.catalogue import DEFAULT_ELMO
 from core.safe_text import md_escape
 from ui import cache
 from ui.budget_note import budget_note
@@ -77,7 +78,7 @@ def reading_of(typed: str) -> obj.BiLMReading:
     """mini-elmo-zh's reading of the sentence ``typed`` (checked: a bad one raises a LabError saying why),
     after saying what the models cannot see in it."""
     text = obj.check_sentence(typed)
-    elmo = cache.model(registry.DEFAULT_ELMO)
+    elmo = cache.model(DEFAULT_ELMO)
     show_text_notes(elmo, text)
     return model_call(obj.bilm_reading, elmo, text)
 
@@ -136,7 +137,7 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
 
 def _movement(bert: ModelRef, text_a: str, text_b: str) -> obj.RightContextMovement:
     """② on two checked sentences, each model's encodings cached."""
-    elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
+    elmo_pair = cache.encode(cache.model(DEFAULT_ELMO), (text_a, text_b))
     return obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
 
 
@@ -188,11 +189,11 @@ def deep_section(bert_name: str | None) -> None:
                       help=t("obj.m.min_help"))
             m3.metric(t("obj.m.bert", token=char), f"{moved.smallest('bert', metric, token=token):.3f}",
                       help=t("obj.m.min_help"))
-            series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
+            series = [Series(t("obj.series.elmo_fwd", model=DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
-                      Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
+                      Series(t("obj.series.elmo_bwd", model=DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
                              bwd[:, token].tolist(), "elmo"),
-                      Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
+                      Series(bert.name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
             chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
                                xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
                                percent=False, large=large, height=430 if large else 520), "obj_move_chart")
@@ -238,7 +239,7 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
         before, after = reading.tokens[:position], reading.tokens[position + 1:]
         with st.container(key="obj_gpt_result"):
             chart(bert_figs.token_strip(
-                [before + ["？"] + after, before + [bert.mask_token] + after],
+                [before + ["？"] + after, before + [api.load_masked_lm(bert).mask_token] + after],
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
@@ -260,5 +261,5 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
             chars = md_escape(" ".join(reading.tokens[k] for k in others))
             count += "  \n" + t("obj.gpt.count_left", chars=chars)
         st.markdown(count)
-        budget_note(registry.DEFAULT_ELMO, bert_name)
+        budget_note(DEFAULT_ELMO, bert_name)
         st.markdown(t("obj.gpt.read"))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.static_vs_contextual import explorer as static_explorer
-from core import registry
 from core import vectors_view as vv
+from core.models.catalogue import DEFAULT_ELMO, DEFAULT_STATIC
 from core.safe_text import md_escape
 from ui import cache, sentence_inputs
 from ui.i18n import t
@@ -46,9 +46,9 @@ else:
 with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
-             format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
+             format_func=lambda c: (t("static.ctx_elmo", name=DEFAULT_ELMO) if c == "elmo"
                                     else t("static.ctx_bert", name=bert_name or "—")))
-    st.caption(t("static.static_always", name=registry.DEFAULT_STATIC))
+    st.caption(t("static.static_always", name=DEFAULT_STATIC))
 
 ctx = ss["static_ctx"]
 text, word_raw, scene = sentence_inputs.current(ctx=ctx)
@@ -61,8 +61,8 @@ if parsed.removed_controls:
     st.info(t("static.controls_removed", n=parsed.removed_controls))
 
 # ---- models ---------------------------------------------------------------------------------------
-ctx_name = registry.DEFAULT_ELMO if ctx == "elmo" else bert_name
-static_encoder, static_problem = load_model(registry.DEFAULT_STATIC, t("static.no_bert_model"))
+ctx_name = DEFAULT_ELMO if ctx == "elmo" else bert_name
+static_encoder, static_problem = load_model(DEFAULT_STATIC, t("static.no_bert_model"))
 ctx_encoder, ctx_problem = load_model(ctx_name, t("static.no_bert_model"))
 if static_problem:
     st.warning(t("static.static_missing", reason=static_problem))
@@ -77,10 +77,10 @@ if view is None:
 
 with result_area:
     if view.oov:
-        st.warning(t("static.oov", word=md_escape(word), name=registry.DEFAULT_STATIC)
+        st.warning(t("static.oov", word=md_escape(word), name=DEFAULT_STATIC)
                    + (" " + t("static.oov_contextual", name=ctx_name) if view.num_occurrences else ""))
     sentence_inputs.show_occurrence_notes(view, parsed, contextual=ctx_encoder is not None)
     if len(view.missing) == len(parsed.sentences) and not view.oov:
         st.stop()  # nothing to plot; the note above says why
-    static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None,
-                             static_dim=static_encoder.vectors.shape[1] if static_encoder is not None else None)
+    static_dim = static_encoder.encoder().vectors.shape[1] if static_encoder is not None else None
+    static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None, static_dim=static_dim)

@@ -9,10 +9,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import registry, transfer
+from core import transfer
 from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
+from core.models.catalogue import list_models
 from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
@@ -357,7 +358,7 @@ def recompute(from_session: bool) -> None:
     chosen = bert_model_name()
     if chosen and chosen != transfer.BERT_MODEL:
         st.caption(t("transfer.recompute.fixed_model", chosen=chosen, bert=transfer.BERT_MODEL))
-    infos = {m.name: m for m in registry.list_models()}
+    infos = {m.name: m for m in list_models()}
     bert_info = infos.get(transfer.BERT_MODEL)
     elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
     bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)

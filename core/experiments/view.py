@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..registry import DEFAULT_BERT, DEFAULT_ELMO
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..stats import Z_95, wilson_interval
 
 KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}
@@ -249,6 +249,8 @@ def tied_with_best(values, n: int) -> tuple[int, list[int], float]:
     layer that :func:`direction` cannot tell apart from it (the best included), and the largest
     margin of those comparisons (the margin of the best with itself when it stands alone)."""
     best = best_layer(values)
+    if best is None:
+        raise ValueError("no layer has an accuracy")
     tied, margin = [], direction(values[best], values[best], n)[1]
     for j, v in enumerate(values):
         change, m = direction(v, values[best], n)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -37,7 +38,7 @@ def style_layout(title: str | None = None, *, large: bool = False, height: int |
     if pio.templates.default != TEMPLATE:  # importing streamlit sets its own default; setting costs ~50 ms
         pio.templates.default = TEMPLATE
     size = 20 if large else 15
-    layout = {
+    layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": size + 4, "weight": "bold"}} if title else None,
         "font": {"family": FONT_FAMILY, "size": size},
         "hoverlabel": {"font": {"family": FONT_FAMILY, "size": size}},

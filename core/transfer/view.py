@@ -141,6 +141,7 @@ def read_view(results: dict) -> TransferView:
     n_test = int(results["config"]["n_test"])
     bert = results["feature_bert"]
     per_layer = _per_pooling(bert["accuracy"], float)
+    assert per_layer is not None  # every results file has the probes' accuracies
     top = len(bert["layers"]) - 1
 
     def top_cls(table: dict | None):  # the approach itself is the top layer's [CLS]: what fine-tuning classifies

@@ -80,14 +80,14 @@ def page_url(server, url_path: str, **query) -> str:
 # ---- the server ----------------------------------------------------------------------------------
 # ``streamlit run`` itself (streamlit.web.cli.main is what the ``streamlit`` command calls), plus a
 # daemon thread that publishes this process's model load counts for the tests. The counter wraps the
-# registry's loader before Streamlit starts, so that no load goes uncounted.
+# model loader before Streamlit starts, so that no load goes uncounted.
 SERVER_CODE = r"""
 import json, os, sys, threading, time
 sys.path.insert(0, os.getcwd())
 sys.path.append(os.path.join(os.getcwd(), "tests"))
-from core import registry
+from core.models import loaders
 from registry_support import count_loads
-load_counts = count_loads(registry)
+load_counts = count_loads(loaders)
 status = os.environ["LAB_E2E_STATUS"]
 
 def publish():

@@ -8,7 +8,7 @@ import pytest
 from core import fill_confidence as fc
 from core import fill_examples as fx
 from core.fill_view import fill_view
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 from tests.e2e.conftest import alerts, body_text, check_healthy, open_page, page_url, wait_for, wait_idle
 
 pytestmark = pytest.mark.browser
