@@ -188,7 +188,8 @@ def shown_results(session: dict | None, path: Path | str, *, bert: str, elmo: st
     if isinstance(session, dict):
         results, origin = session, "session"
     else:
-        results, origin = load(path), "file"  # None: no file yet
-        if results is None:
+        loaded = load(path)  # None: no file yet
+        if loaded is None:
             return NOTHING_SHOWN
+        results, origin = loaded, "file"
     return Shown(read_view(results), origin, stale_models(results, {"feature_bert": bert, "feature_elmo": elmo}))
