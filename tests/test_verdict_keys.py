@@ -110,8 +110,9 @@ def test_each_family_is_exactly_the_outcomes_of_its_function():
 
 
 def test_every_family_is_rendered_by_the_ui():
-    """Each family's key is built in a UI section (``f"{prefix}{result}"``), so a family the pages no longer
-    show does not linger here."""
-    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "ui").glob("*.py"))
+    """Each family's key is built in a UI section (``f"{prefix}{result}"``: a page's folder or ``ui/``), so a family
+    the pages no longer show does not linger here."""
+    sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("ui", "app_pages")
+                        for p in (ROOT / folder).rglob("*.py"))
     for prefix in PRODUCED:
         assert '"' + prefix.rstrip('._') in sources, prefix
