@@ -18,10 +18,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .grid import subplot_grid
-from .style import PALETTE, esc, style_layout
+from .style import PALETTE, esc, style_layout, titled_axis
 
 MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
 ROW_NAME_PX = 280  # a token strip's row name wider than this goes on two lines
+# a bar chart's axis title wider than this goes on more lines: beside the characters on the projector, the whole
+# words' chart has a narrow column, and plotly neither wraps a title nor keeps it inside the figure
+AXIS_TITLE_PX = 300
 HEATMAP_SCALE = "Blues"
 
 
@@ -101,6 +104,7 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
     cols = cols or min(len(slots), 4)
     rows = math.ceil(len(slots) / cols)
     k = max(len(tokens) for _, tokens, _ in slots)
+    axis_title = wrap_note(xaxis_title, font, AXIS_TITLE_PX)
     grid = subplot_grid(rows, cols, count=len(slots), titles=[esc(name) for name, _, _ in slots],
                         h_spacing=0.09, v_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1, title_size=font + 1)
     traces = []
@@ -117,9 +121,9 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
                                        tickfont={"size": font + 2})
         grid.layout[cell.xaxis].update(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%")
         if cell.row == rows:
-            grid.layout[cell.xaxis]["title"] = {"text": xaxis_title}
-    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=rows * (70 + (font + 16) * k) + 60),
-                                          **grid.layout})
+            grid.layout[cell.xaxis].update(titled_axis(axis_title))
+    height = rows * (70 + (font + 16) * k) + 60 + axis_title.count("<br>") * round(1.3 * font)  # the title's lines
+    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=height), **grid.layout})
 
 
 def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,

@@ -22,6 +22,17 @@ SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "pentagon
 STATIC_COLOUR = "#444444"
 
 
+# The room an axis title keeps from its tick labels. plotly.js does not apply the template's ``automargin`` in the
+# app (the evidence charts' y title sat on the tick labels inside a fixed 60-px margin), so a titled axis sets it
+# itself: the margin then grows to hold the tick labels and the title, this far apart.
+TITLE_STANDOFF = 12
+
+
+def titled_axis(text: str) -> dict:
+    """An axis's title and the margin that holds it clear of the tick labels (``update_xaxes(**titled_axis(..))``)."""
+    return {"title": {"text": text, "standoff": TITLE_STANDOFF}, "automargin": True}
+
+
 def esc(text: object) -> str:
     """User text made safe for plotly labels and hover (plotly shows &lt; &gt; &amp; as < > &)."""
     return html.escape(str(text), quote=False)
