@@ -262,7 +262,7 @@ def _within(seconds: float, call: Callable[[], Result]) -> tuple[bool, Result | 
     def run() -> None:
         try:
             outcome.append((True, call()))
-        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+        except BaseException as exc:  # handed to the caller's thread
             outcome.append((False, exc))
 
     thread = threading.Thread(target=run, daemon=True, name="hub-call")

@@ -49,9 +49,8 @@ def test_sources_found():
 
 
 # ---- (a) raw HTML --------------------------------------------------------------------------------------
-def module_string_constants(tree: ast.Module) -> set[str]:
-    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
-    never declared ``global`` in a function)."""
+def binding_counts(tree: ast.Module) -> dict[str, int]:
+    """How often each name is bound anywhere in the module (a ``global`` declaration counts as many)."""
     bindings: dict[str, int] = {}
     for node in ast.walk(tree):
         targets = []
@@ -70,6 +69,13 @@ def module_string_constants(tree: ast.Module) -> set[str]:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bindings[name.id] = bindings.get(name.id, 0) + 1
+    return bindings
+
+
+def module_string_constants(tree: ast.Module) -> set[str]:
+    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
+    never declared ``global`` in a function)."""
+    bindings = binding_counts(tree)
     constants = set()
     for node in tree.body:
         value, targets = None, []
