@@ -1,33 +1,71 @@
-"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network), a tiny models directory."""
+"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network), a tiny models directory;
+the test tiers (pytest.ini) and each tier's time at the end of a run."""
 from __future__ import annotations
 
 import string
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import torch
 
-from model_support import build_tiny_static
+from model_support import REAL_MODELS, build_tiny_static
 from registry_support import count_loads
+
+# ---- tiers ------------------------------------------------------------------------------------------------
+SLOW_TIERS = ("browser", "nginx", "notebook", "postgres", "realmodel")  # the first mark a test has is its tier
+_tier_of: dict[str, str] = {}
+_tier_seconds: dict[str, float] = defaultdict(float)
+_tier_tests: dict[str, set[str]] = defaultdict(set)
+
+
+def tier(item: pytest.Item) -> str:
+    return next((name for name in SLOW_TIERS if item.get_closest_marker(name)), "fast")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: `-m fast` sees the mark
+def pytest_collection_modifyitems(items):
+    for item in items:
+        _tier_of[item.nodeid] = tier(item)
+        if _tier_of[item.nodeid] == "fast":
+            item.add_marker(pytest.mark.fast)
+
+
+def pytest_runtest_logreport(report):
+    """Setup, call and teardown of each test, added to its tier (a module fixture's cost to its first test)."""
+    name = _tier_of.get(report.nodeid, "fast")
+    _tier_seconds[name] += report.duration
+    _tier_tests[name].add(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per tier that ran: the CI log says what each tier costs (collection and start-up not included)."""
+    if _tier_seconds:
+        terminalreporter.write_sep("-", "time per tier")
+        for name in ("fast", *SLOW_TIERS):
+            if name in _tier_seconds:
+                terminalreporter.write_line(f"tier {name}: {_tier_seconds[name]:.1f} s, {len(_tier_tests[name])} tests")
+
 
 TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京心里的放下说相声抖银行在那边走行不"
              "今天天气很好。，！？水果公司的是了人")
 
 
 def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2,
-                    extra_chars: str = "") -> Path:
-    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters)."""
+                    extra_chars: str = "", vocab: list[str] | None = None, positions: int = 64) -> Path:
+    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters; or ``vocab``)."""
     from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, BertTokenizerFast
 
     torch.manual_seed(seed)
-    pieces = list(string.ascii_lowercase + string.digits)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
-    vocab += [c for c in dict.fromkeys(TINY_TEXT + extra_chars) if c not in vocab]
+    if vocab is None:
+        pieces = list(string.ascii_lowercase + string.digits)
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
+        vocab += [c for c in dict.fromkeys(TINY_TEXT + extra_chars) if c not in vocab]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=heads,
-                        intermediate_size=64, max_position_embeddings=64)
+                        intermediate_size=64, max_position_embeddings=positions)
     model = (BertForPreTraining if with_nsp else BertForMaskedLM)(config)
     model.save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
@@ -95,7 +133,55 @@ def bert(embedded_elmo_and_bert):
 
 
 
+# ---- the embedded models' stand-ins: the fast tier's pages run on these ----------------------------------
+def build_tiny_embedded(directory: Path) -> Path:
+    """assets/models as the app reads it, with randomly initialised models of the embedded models' shapes where a
+    page's handling depends on them (vocabulary, layers, heads, 128 positions) and tiny sizes elsewhere: a page
+    run costs what the page costs, not what the model does."""
+    from core.elmo import BiLM, BiLMConfig
+    from core.model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+
+    vocab = (REAL_MODELS / DEFAULT_BERT / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    build_tiny_bert(directory / DEFAULT_BERT, vocab=vocab, layers=4, heads=4, positions=128)
+    torch.manual_seed(0)
+    BiLM(BiLMConfig(vocab_size=len(vocab), embed_dim=16, hidden_dim=16, num_layers=2, dropout=0.0)).save(
+        directory / DEFAULT_ELMO, vocab)
+    build_tiny_static(directory / DEFAULT_STATIC)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_embedded_dir(tmp_path_factory) -> Path:
+    return build_tiny_embedded(tmp_path_factory.mktemp("tiny-embedded"))
+
+
+@pytest.fixture(scope="module")
+def tiny_embedded(tiny_embedded_dir):
+    """The module's pages and core calls get the tiny stand-ins under the embedded models' names."""
+    with pytest.MonkeyPatch.context() as mp:
+        use_models_dir(tiny_embedded_dir, mp.setattr)
+        yield tiny_embedded_dir
+    reset_model_caches()
+
+
+@pytest.fixture
+def shipped_models(monkeypatch):
+    """The shipped models again, for one test of a module that runs on ``tiny_embedded``."""
+    use_models_dir(REAL_MODELS, monkeypatch.setattr)
+    yield REAL_MODELS
+    reset_model_caches()
+
+
 # ---- a models directory for the page tests ----------------------------------------------------------
+def use_models_dir(directory: Path, setattr) -> None:
+    """The catalogue lists and the registry loads the models in ``directory`` (both read the folder)."""
+    from core import catalogue, registry
+
+    for module in (catalogue, registry):
+        setattr(module, "MODELS_DIR", directory)
+    reset_model_caches()
+
+
 def reset_model_caches():
     import streamlit as st
 
@@ -110,13 +196,9 @@ def reset_model_caches():
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
     """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    from core import catalogue, registry
-
     directory = tmp_path / "models"
     build_tiny_static(directory / "word2vec-zh")
-    for module in (catalogue, registry):  # the catalogue lists, the registry loads: both read the folder
-        monkeypatch.setattr(module, "MODELS_DIR", directory)
-    reset_model_caches()
+    use_models_dir(directory, monkeypatch.setattr)
     yield directory
     reset_model_caches()
 
