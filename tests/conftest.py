@@ -13,22 +13,49 @@ from model_support import REAL_MODELS, build_tiny_static
 from registry_support import count_loads
 
 # ---- tiers ------------------------------------------------------------------------------------------------
-SLOW_TIERS = ("browser", "nginx", "notebook", "postgres", "realmodel")  # the first mark a test has is its tier
+# a test's tier is the first of these that it is marked with, or "fast"
+SLOW_TIERS = ("browser", "nginx", "notebook", "postgres", "subprocess", "realmodel")
 _tier_of: dict[str, str] = {}
 _tier_seconds: dict[str, float] = defaultdict(float)
 _tier_tests: dict[str, set[str]] = defaultdict(set)
+
+
+SHIPPED_MODEL_FIXTURES = {"embedded_elmo_and_bert", "elmo", "bert", "shipped_models"}
 
 
 def tier(item: pytest.Item) -> str:
     return next((name for name in SLOW_TIERS if item.get_closest_marker(name)), "fast")
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects: `-m fast` sees the mark
+@pytest.hookimpl(tryfirst=True)  # before -m selects: `-m fast` sees the marks
 def pytest_collection_modifyitems(items):
     for item in items:
+        if SHIPPED_MODEL_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.realmodel)
         _tier_of[item.nodeid] = tier(item)
         if _tier_of[item.nodeid] == "fast":
             item.add_marker(pytest.mark.fast)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_leaves_the_shipped_models_alone(request, monkeypatch):
+    """A fast-tier test that loads a shipped model fails (after its run: a page turns the failure into a line):
+    it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
+    if _tier_of.get(request.node.nodeid, "fast") != "fast":
+        yield
+        return
+    from core import registry
+
+    loaded, load = [], registry._load
+
+    def guarded(key: str):
+        if key in registry.EMBEDDED and (Path(registry.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
+            loaded.append(key)
+        return load(key)
+
+    monkeypatch.setattr(registry, "_load", guarded)
+    yield
+    assert not loaded, f"a fast-tier test loaded the shipped {loaded}: mark it realmodel or use tiny_embedded"
 
 
 def pytest_runtest_logreport(report):

@@ -143,6 +143,7 @@ def test_cli_projector_export_streams_a_file(capsys, tmp_path):
     assert "not found in 140 more sentences" in err and "%|" not in err  # no progress bar outside a terminal
 
 
+@pytest.mark.subprocess
 def test_cli_progress_bar_on_a_terminal(tmp_path):
     """On a terminal stderr gets tqdm's bar, counted against the file's lines; stdout keeps only the data."""
     source = tmp_path / "in.txt"
