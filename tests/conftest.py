@@ -39,23 +39,23 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(autouse=True)
 def _fast_tier_leaves_the_shipped_models_alone(request, monkeypatch):
-    """A fast-tier test that loads a shipped model fails (after its run: a page turns the failure into a line):
-    it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
+    """A fast-tier test that asks the registry for a shipped model fails (after its run: a page turns the failure
+    into a line): it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
     if _tier_of.get(request.node.nodeid, "fast") != "fast":
         yield
         return
     from core import registry
 
-    loaded, load = [], registry._load
+    used, load_by_key = [], registry.load_by_key
 
     def guarded(key: str):
         if key in registry.EMBEDDED and (Path(registry.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
-            loaded.append(key)
-        return load(key)
+            used.append(key)
+        return load_by_key(key)
 
-    monkeypatch.setattr(registry, "_load", guarded)
+    monkeypatch.setattr(registry, "load_by_key", guarded)
     yield
-    assert not loaded, f"a fast-tier test loaded the shipped {loaded}: mark it realmodel or use tiny_embedded"
+    assert not used, f"a fast-tier test used the shipped {sorted(set(used))}: mark it realmodel or use tiny_embedded"
 
 
 def pytest_runtest_logreport(report):
