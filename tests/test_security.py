@@ -401,6 +401,7 @@ def test_url_json_keeps_ordinary_values():
         assert decode(encode(value), type(value)) == value
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize("page, key", [("fill_mask.py", "chars"), ("elmo_weights.py", "w")])
 def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
     from apptest_support import page_app
@@ -776,6 +777,7 @@ def test_model_names_that_would_be_links_are_refused(name):
     assert info.value.code == "unknown_model"
 
 
+@pytest.mark.realmodel
 def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
     """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
     from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app
