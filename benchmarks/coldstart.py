@@ -212,7 +212,7 @@ def measure(cfg: Config) -> list[dict]:
         log(f"coldstart: run {i + 1}/{cfg.coldstart_runs} ({url_path})")
         try:
             runs.append(cold_start_once(cfg, url_path, expect_plot))
-        except Exception as exc:  # noqa: BLE001 - reported as the benchmark's failure
+        except Exception as exc:  # reported as the benchmark's failure
             errors.append(f"{type(exc).__name__}: {exc}")
     if not runs:
         return [error_result(n, l, "; ".join(errors), unit=u) for n, l, u in zip(names, limits, units)]

@@ -294,7 +294,7 @@ def main(argv=None) -> int:
     else:
         try:
             results = measure(args.reps, args.walk_only)
-        except Exception as exc:  # noqa: BLE001 - reported as the benchmark's failure
+        except Exception as exc:  # reported as the benchmark's failure
             results = [error_result(name, limit, f"{type(exc).__name__}: {exc}", unit="s")
                        for name, limit in targets.items()]
     text = json.dumps({"results": results}, ensure_ascii=False, indent=2)

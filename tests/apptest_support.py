@@ -109,6 +109,23 @@ def unexpected_errors(at: AppTest) -> list[str]:
     return [e.value for e in at.exception] + [e.value for e in at.error if e.value.startswith(tuple(generic))]
 
 
+def shows_message(text: str, key: str, lang: str = "zh") -> bool:
+    """Whether ``text`` holds the i18n message ``key`` with some values in its placeholders."""
+    from ui.i18n import table
+
+    parts = re.split(r"\{[^}]*\}", table(lang)[key])
+    return re.search(".*?".join(map(re.escape, parts)), text, re.S) is not None
+
+
+def unexpected_messages(at: AppTest, expected: tuple[str, ...] = ()) -> list[str]:
+    """Exceptions, and every st.error and st.warning that is none of the i18n messages ``expected``: what a page
+    run on good input must not show (``unexpected_errors`` sees only the crashes a page turned into a line)."""
+    lang = at.session_state["lang"] if "lang" in at.session_state else "zh"
+    shown = [e.value for e in at.error] + [w.value for w in at.warning]
+    return [e.value for e in at.exception] + [text for text in shown
+                                              if not any(shows_message(text, key, lang) for key in expected)]
+
+
 def assert_no_exception(at: AppTest) -> None:
     assert not unexpected_errors(at)
 

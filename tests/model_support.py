@@ -10,7 +10,8 @@ import pytest
 from core.experiments.corpus import TaggedSentence
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_ELMO = ROOT / "assets" / "models" / "mini-elmo-zh"
+REAL_MODELS = ROOT / "assets" / "models"
+REAL_ELMO = REAL_MODELS / "mini-elmo-zh"
 
 # words made of characters the tiny BERT vocabulary knows (tests/conftest.py TINY_TEXT)
 NOUNS = ["苹果", "手机", "北京", "银行", "水果", "公司", "天气", "包袱"]

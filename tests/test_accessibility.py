@@ -28,7 +28,8 @@ def chart_expanders(at: AppTest) -> list:
 
 
 @pytest.fixture(scope="module")
-def app() -> AppTest:
+def app(tiny_embedded) -> AppTest:
+    """The app on the embedded models' stand-ins: which charts get tables is the pages' handling."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
     return at

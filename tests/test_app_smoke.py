@@ -1,4 +1,6 @@
-"""Smoke tests: the app and every page run without an exception; the language switch works."""
+"""Smoke tests: the app and every page run without an exception and without an error or warning that a run on good
+input must not show; the language switch works. The pages run on the tiny stand-ins of the embedded models (the app's
+handling: fast tier); every page also runs on the shipped models (realmodel tier)."""
 from __future__ import annotations
 
 import json
@@ -9,17 +11,24 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import unexpected_errors
+from apptest_support import unexpected_messages
 from ui import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 240  # generous: CI machines have 2 cores and the first run loads three models
+pytestmark = pytest.mark.usefixtures("tiny_embedded")
+
+# the warnings a page's default run may show, as verdicts computed from the model's numbers: a random model answers
+# wrongly and unsurely, and the transfer page's results were computed on other weights than the stand-ins'
+RANDOM_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.answer_miss", "fill.nsp_wrong",
+                         "transfer.results.stale")
+SHIPPED_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess")  # mini-bert-zh is unsure of the first sentence
 
 
 def app() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    assert not unexpected_errors(at)
+    assert not unexpected_messages(at, RANDOM_MODEL_VERDICTS)
     return at
 
 
@@ -91,18 +100,21 @@ def test_switch_to_english_changes_title():
     at = app()
     zh_title = at.title[0].value
     at.sidebar.radio[0].set_value("en").run()
-    assert not at.exception
+    assert not unexpected_messages(at, RANDOM_MODEL_VERDICTS)
     assert at.session_state["lang"] == "en"
     assert at.title[0].value != zh_title
     assert at.title[0].value == "From static word vectors to ELMo to BERT"
     assert at.query_params["lang"] == "en"
 
 
+@pytest.mark.parametrize("models", ["tiny", pytest.param("shipped", marks=pytest.mark.realmodel)])
 @pytest.mark.parametrize("path", [spec.path for spec in PAGES])
-def test_each_page_through_app(path):
-    at = app()
+def test_each_page_through_app(path, models, request):
+    if models == "shipped":
+        request.getfixturevalue("shipped_models")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     at.switch_page(path).run()
-    assert not unexpected_errors(at)
+    assert not unexpected_messages(at, SHIPPED_MODEL_VERDICTS if models == "shipped" else RANDOM_MODEL_VERDICTS)
     assert at.title, f"{path} shows no title"
     for chart in at.get("plotly_chart"):  # every figure goes through ui.page.chart: as built, as downloaded
         assert chart.proto.theme == "", f"{path}: a chart in Streamlit's theme"
@@ -119,7 +131,7 @@ def test_a_page_opens_with_its_question_and_answer(path):
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
     at.session_state["lang"] = "zh"
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not unexpected_messages(at, RANDOM_MODEL_VERDICTS)
     first = at.main.children[1]  # after the title
     assert first.type == "flex_container" and "**问题**" in first.children[0].value, path
     at.session_state["present"] = True
@@ -131,7 +143,7 @@ def test_a_page_opens_with_its_question_and_answer(path):
 def test_each_page_file_alone(path):
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not unexpected_messages(at, RANDOM_MODEL_VERDICTS)
 
 
 def test_url_state_is_read_and_choices_survive_page_switch():
@@ -165,7 +177,7 @@ def test_what_a_student_typed_is_there_after_visiting_another_page(path, key, ty
     at.text_input(key=key).set_value(typed).run()
     at.switch_page(PAGES[0].path).run()
     at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not unexpected_messages(at, RANDOM_MODEL_VERDICTS)
     assert at.text_input(key=key).value == typed
 
 

@@ -55,6 +55,7 @@ def test_rows_sum_to_one_tiny(tiny_bert, hide, words):
         assert view.labels == [tok for tok, s in zip(encoding.tokens, encoding.special) if not (hide and s)]
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize(("hide", "words"), OPTIONS)
 def test_rows_sum_to_one_mini_bert(hide, words):
     encoder = _mini_bert()

@@ -146,6 +146,7 @@ def test_cli_report_on_tiny_bert(tiny_bert_dir, tmp_path, capsys):
     assert slider["stack_shape"] == [3, 20, 32] and slider["moves"] == 5  # 2 layers + embeddings, 20 sentences
 
 
+@pytest.mark.subprocess  # the benchmark times the CLI as processes
 def test_embed_on_tiny_bert(tiny_bert_dir):
     cfg = common.Config.for_mode(True, bert_model=str(tiny_bert_dir), embed_sentences=12, embed_reps=1,
                                  embed_warmup=False, only=("embed",))

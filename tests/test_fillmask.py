@@ -83,6 +83,7 @@ def test_fill_mask_too_many_tokens(tiny_bert):
     assert info.value.code == "too_many_tokens"
 
 
+@pytest.mark.realmodel
 def test_fill_mask_mini_bert_sums_to_one():
     encoder = _mini_bert()
     result = fm.fill_mask(encoder, "我吃了一个[MASK][MASK]。", top_k=5)
@@ -275,6 +276,7 @@ def test_proposals_are_whole_words_of_a_run_else_characters(tiny_bert):
     assert fm.proposals(result, fm.word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]
 
 
+@pytest.mark.realmodel
 def test_a_batch_of_sentences_fills_as_each_alone():
     """fill_masks pads the shorter sentences of one forward pass: each still gets its own masks' candidates."""
     bert = _mini_bert()

@@ -32,7 +32,8 @@ SENTENCE = "苹果昨天发布了新手机。"
 
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery")
+# the attention page on mini-bert-zh
+pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
 
 
 def _heat(spec: dict, index: int = 0) -> np.ndarray:

@@ -224,6 +224,7 @@ def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
     assert len(np.concatenate(mixed)) == 4
 
 
+@pytest.mark.realmodel
 def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
@@ -239,6 +240,7 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     assert at.metric[0].value.endswith("%")
 
 
+@pytest.mark.realmodel
 def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, tiny_bert_dir):
     """#38 item 2: on the 苹果 scene the two lecture presets give the same accuracy as the biLSTM layers alone;
     the caption says so (only the token layer alone falls behind) instead of "different weights give different
@@ -258,6 +260,7 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
     assert "**这里层的选择确有影响**" in "\n".join(c.value for c in at.caption)
 
 
+@pytest.mark.realmodel
 def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
     on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
@@ -293,6 +296,7 @@ def test_weights_verdict_on_synthetic_outcomes():
     assert weights_verdict(MixView(np.ones(3), np.zeros((2, 2)), np.zeros((2, 2)), None)) is None
 
 
+@pytest.mark.realmodel
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""

@@ -32,7 +32,8 @@ PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask" / 
 
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery")
+# the fill-mask page's answers on mini-bert-zh
+pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
 
 
 # ---- the default page ----------------------------------------------------------------------------

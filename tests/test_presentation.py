@@ -16,6 +16,7 @@ from ui import presentation as ui_pres
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 180  # scene pages load models (ELMo, BERT) on their first run
+pytestmark = pytest.mark.realmodel  # the scenes run their pages on the shipped models
 PATHS = {spec.url_path: spec.path for spec in PAGES}
 
 

@@ -38,6 +38,7 @@ def test_spellings_of_one_directory_share_one_entry(clean_registry, model_loads,
     assert list(cache._cache) == [str(tiny_bert_dir.resolve())]
 
 
+@pytest.mark.realmodel
 def test_embedded_model_by_path_is_the_embedded_model(clean_registry, model_loads):
     if not next(m for m in catalogue.list_models() if m.name == catalogue.DEFAULT_STATIC).available:
         pytest.skip("word2vec-zh is not trained here")

@@ -49,9 +49,8 @@ def test_sources_found():
 
 
 # ---- (a) raw HTML --------------------------------------------------------------------------------------
-def module_string_constants(tree: ast.Module) -> set[str]:
-    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
-    never declared ``global`` in a function)."""
+def binding_counts(tree: ast.Module) -> dict[str, int]:
+    """How often each name is bound anywhere in the module (a ``global`` declaration counts as many)."""
     bindings: dict[str, int] = {}
     for node in ast.walk(tree):
         targets = []
@@ -70,6 +69,13 @@ def module_string_constants(tree: ast.Module) -> set[str]:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bindings[name.id] = bindings.get(name.id, 0) + 1
+    return bindings
+
+
+def module_string_constants(tree: ast.Module) -> set[str]:
+    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
+    never declared ``global`` in a function)."""
+    bindings = binding_counts(tree)
     constants = set()
     for node in tree.body:
         value, targets = None, []
@@ -395,6 +401,7 @@ def test_url_json_keeps_ordinary_values():
         assert decode(encode(value), type(value)) == value
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize("page, key", [("fill_mask", "chars"), ("elmo_weights", "w")])
 def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
     from apptest_support import page_app
@@ -773,6 +780,7 @@ def test_model_names_that_would_be_links_are_refused(name):
     assert info.value.code == "unknown_model"
 
 
+@pytest.mark.realmodel
 def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
     """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
     from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app

@@ -349,6 +349,7 @@ def _embedded(name):
     return load_encoder(name)
 
 
+@pytest.mark.realmodel
 def test_embedded_elmo_and_word2vec_on_apple_scene():
     elmo = _embedded("mini-elmo-zh")
     scene = scenes.SCENES["apple"]
@@ -366,6 +367,7 @@ def test_embedded_elmo_and_word2vec_on_apple_scene():
     assert all(a is not None for a in view.accuracy[False][1:])
 
 
+@pytest.mark.realmodel
 def test_embedded_word2vec_one_vector_and_oov():
     w2v = _embedded("word2vec-zh")
     view = vv.occurrence_layers(None, w2v, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")

@@ -49,7 +49,7 @@ def model_call(func: Callable[..., Result], model: ModelRef, *args, **kwargs) ->
 
 
 @st.cache_data(show_spinner=False, max_entries=1024, hash_funcs=BY_KEY)
-def _model_call(_func: Callable, func_name: str, model: ModelRef, args: tuple,  # noqa: ARG001 (keys)
+def _model_call(_func: Callable, func_name: str, model: ModelRef, args: tuple,  # func_name: _func's key
                 kwargs: tuple):
     return _func(model.encoder(), *args, **dict(kwargs))
 
@@ -82,7 +82,7 @@ def file_result(load: Callable[[str], Result], path: str | Path) -> Result:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # noqa: ARG001 (keys)
+def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # load_name: _load's key
     return _load(path)
 
 

@@ -152,6 +152,6 @@ def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figu
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _shared_figure(_builder: Callable[..., go.Figure], builder_name: str, args: tuple,  # noqa: ARG001 (key)
+def _shared_figure(_builder: Callable[..., go.Figure], builder_name: str, args: tuple,  # builder_name: its key
                    kwargs: dict) -> go.Figure:
     return _builder(*args, **kwargs)

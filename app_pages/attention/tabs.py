@@ -95,14 +95,14 @@ def every_head(view: AttentionView, token: int) -> None:
 
 
 # ---- head average per layer ----------------------------------------------------------------------
-def head_average(view: AttentionView, token: int) -> None:  # noqa: ARG001 (every tab takes the token)
+def head_average(view: AttentionView, token: int) -> None:  # every tab takes the token
     st.markdown(t("att.avg_intro"))
     chart(figs.layer_maps(view.head_avg, view.labels, titles=_layer_names(view), large=presenting()), "att_avg",
           width="content")
 
 
 # ---- rollout -------------------------------------------------------------------------------------
-def rollout(view: AttentionView, token: int) -> None:  # noqa: ARG001 (every tab takes the token)
+def rollout(view: AttentionView, token: int) -> None:  # every tab takes the token
     st.markdown(t("att.rollout_intro"))
     chart(figs.layer_maps(view.rollout, view.labels, large=presenting(),
                           titles=[t("att.rollout_upto", l=l + 1) for l in range(view.num_layers)]), "att_rollout",

@@ -80,7 +80,7 @@ def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False)
 
 
 @st.cache_data(ttl=SNAPSHOT_S, show_spinner=False, max_entries=64, hash_funcs=cache.BY_KEY)
-def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # noqa: ARG001 (key)
+def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # newest: part of the cache key only
     """The board's shown contributions and their view, computed at most twice a second per process and shared by
     every session (the projector's refreshes; a class sending 60 sentences in 10 s would otherwise compute one
     view per send). ``newest``: a student's own last send, which their picture must hold."""

@@ -48,8 +48,10 @@ def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int,
                   else t("static.reading.same" if j > 0 else "static.reading.base")))
 
 
+# C901 (17 > 15, noqa below): one fragment, so that the layer slider reruns only this figure; its branches are
+# the projector, phone and pair layouts of the same controls
 @st.fragment
-def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
+def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,  # noqa: C901
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
     large, word_md, narrow = presenting(), md_escape(parsed.word), phone()

@@ -17,7 +17,7 @@ from ..models.encoders import Encoder
 Progress = Callable[[float, str], None]
 
 
-def no_progress(fraction: float, text: str) -> None:  # noqa: ARG001 - the default callback
+def no_progress(fraction: float, text: str) -> None:  # the default callback
     pass
 
 

@@ -45,7 +45,7 @@ def within(seconds: float, call: Callable[[], Result]) -> tuple[bool, Result | N
     def run() -> None:
         try:
             returned.append(call())
-        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+        except BaseException as exc:  # handed to the caller's thread
             raised.append(exc)
 
     thread = threading.Thread(target=run, daemon=True, name="hub-call")
