@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.figures.bert import AXIS_TITLE_PX, attention_heatmap, text_width, token_strip, topk_bars, wrap_note
+from core.figures.bert import (
+    AXIS_TITLE_PX,
+    attention_heatmap,
+    candidate_bars,
+    text_width,
+    token_strip,
+    topk_bars,
+    wrap_note,
+)
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels
 from ui.i18n import translate
 
@@ -110,3 +118,11 @@ def test_whole_word_axis_title_fits_its_narrow_column(lang):
     assert fig.layout.height - one_line.layout.height == (len(lines) - 1) * 26
     if lang == "en":
         assert len(lines) >= 2
+
+
+def test_candidate_scores_are_never_cut_at_the_plot_edge():
+    """On a phone the longest bar reached the plot's edge and its score, written outside, was cut ("1.14e-0"):
+    a score goes inside a bar long enough for it, and a score outside is not clipped by the axes."""
+    bar = candidate_bars(["苹果", "水果", "公司"], [1.14e-2, 1.55e-3, 3.95e-8]).data[0]
+    assert bar.textposition == "auto" and bar.cliponaxis is False
+    assert list(bar.text) == ["1.14e-02", "1.55e-03", "3.95e-08"]

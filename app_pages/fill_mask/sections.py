@@ -195,8 +195,8 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
         t("fill.col.per_token"): [" × ".join(_percent(p) for p in s.per_token) for s in scored],
         t("fill.col.fits"): [s.fits for s in scored],
     })
-    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),
-                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="percent")})
+    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),  # as on the chart:
+                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="scientific")})  # no "0%"
     if any(not s.fits for s in scored):
         st.caption(t("fill.cands_unfit", n=mask_count - first))
     st.caption(t("fill.cands_note"))

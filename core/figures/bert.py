@@ -137,7 +137,8 @@ def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str 
     return go.Figure(go.Bar(
         x=scores, y=list(range(len(words))), orientation="h",
         marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
-        text=[f"{s:.2e}" for s in scores], textposition="outside", customdata=labels,
+        text=[f"{s:.2e}" for s in scores], customdata=labels,
+        textposition="auto", cliponaxis=False,  # inside a long bar: outside, a phone's narrow plot cut it off
         hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
     ), layout={
         **style_layout(title, large=large, height=110 + (font + 26) * max(len(words), 1)),
