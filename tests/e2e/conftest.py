@@ -281,9 +281,12 @@ def plotly_data(page, key: str) -> str | None:
     }""", key)
 
 
-def plotly_layout_titles(page) -> list[str]:
-    return page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((p) =>
-      (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '')""")
+def plotly_layout_titles(page, key: str | None = None) -> list[str]:
+    """The titles of the page's charts, in page order; of the chart ``ui.page.chart`` showed under ``key`` only
+    when it is given."""
+    return page.evaluate("""(scope) => Array.from(document.querySelectorAll(`${scope} .js-plotly-plot`)).map((p) =>
+      (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '')""",
+                         f".st-key-{key}" if key else "")
 
 
 def screenshot(page, name: str) -> Path:

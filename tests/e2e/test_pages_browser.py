@@ -203,10 +203,10 @@ def check_attention(page) -> None:
     at_least(page, PLOTS, 1, "the attention heatmap")
     before = wait_for(page, lambda: plotly_data(page, "att_heatmap"), "the heatmap's data")
     assert '"heatmap"' in before
-    assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page)[0]
+    assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page, "att_heatmap")[0]
     box = widget(page, "stSlider", zh("att.layer"))
     press_slider(page, box, "ArrowRight")
-    wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page) or [""])[0],
+    wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page, "att_heatmap") or [""])[0],
              "the heatmap of layer 2")
     assert plotly_data(page, "att_heatmap") != before
 
