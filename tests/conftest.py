@@ -168,7 +168,7 @@ def build_tiny_embedded(directory: Path) -> Path:
     page's handling depends on them (vocabulary, layers, heads, 128 positions) and tiny sizes elsewhere: a page
     run costs what the page costs, not what the model does."""
     from core.elmo import BiLM, BiLMConfig
-    from core.model_names import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 
     vocab = (REAL_MODELS / DEFAULT_BERT / "vocab.txt").read_text(encoding="utf-8").splitlines()
     build_tiny_bert(directory / DEFAULT_BERT, vocab=vocab, layers=4, heads=4, positions=128)

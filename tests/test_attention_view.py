@@ -124,6 +124,7 @@ def test_pair_encoding(tiny_bert):
             assert view.labels.count("苹果") == 2 and view.labels.count("[SEP]") == 2
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize("hide, words", OPTIONS)
 def test_attention_result_is_the_page_s_one_call(hide, words):
     """The checked text, its notes and its view in one call, on mini-bert-zh: a pair is encoded in pair mode,
