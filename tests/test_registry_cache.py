@@ -239,7 +239,7 @@ def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silen
     assert "2" in info.value.message("zh") and cache._load_locks == {}
 
 
-def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry):
+def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry, models_dir):
     from core.models.encoders import ElmoEncoder, StaticEncoder
 
     static = cache.load_typed(catalogue.DEFAULT_STATIC, StaticEncoder)
@@ -248,7 +248,7 @@ def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry)
         cache.load_typed(catalogue.DEFAULT_STATIC, ElmoEncoder)
 
 
-def test_clear_forgets_loaded_models(clean_registry, model_loads):
+def test_clear_forgets_loaded_models(clean_registry, models_dir, model_loads):
     first = cache.load_encoder(catalogue.DEFAULT_STATIC)
     cache.clear()
     assert cache.load_encoder(catalogue.DEFAULT_STATIC) is not first and model_loads[catalogue.DEFAULT_STATIC] == 2
