@@ -1,6 +1,8 @@
 """ELMo→BERT Lab (语境词向量实验室): entry point.  Run with ``streamlit run app.py``."""
 from __future__ import annotations
 
+import importlib
+
 import streamlit as st
 
 from core.concurrency import configure_thread
@@ -10,10 +12,6 @@ from ui.page import presenting, show_error
 from ui.presentation import arrive, render_stepper
 from ui.sidebar import init_state, render_sidebar
 
-# Each run's thread gets the intra-op thread count before its first model call (core/concurrency.py says
-# why one thread per call; with torch's default, word candidates took 3.5 s instead of 0.36 s on the 2-core
-# machine with another job running).
-configure_thread()
 init_state()  # language first: the page title and the navigation labels are translated
 # An emoji favicon is drawn by the browser itself; a ":material/…:" one is fetched from fonts.gstatic.com
 st.set_page_config(page_title=t("app.title"), page_icon="🔤", layout="wide")
@@ -28,6 +26,16 @@ arrive(current)  # a scene link (?slide=...) starts its page from the scene's pa
 if presenting():
     render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome
 try:
+    if current != PAGES[0].url_path:
+        # The model libraries (torch, transformers: seconds) are imported on the first page that needs them, not
+        # for the home page; always through ui.cache, in one order under its import lock, whichever page each
+        # session opens first: transformers' lazy imports, made by two threads along different paths at once,
+        # can fail with ImportError.
+        importlib.import_module("ui.cache")
+    # Each run's thread gets the intra-op thread count before its first model call (core/concurrency.py says
+    # why one thread per call; with torch's default, word candidates took 3.5 s instead of 0.36 s on the 2-core
+    # machine with another job running).
+    configure_thread()
     pg.run()
 except Exception as err:  # the pages' one outer boundary: whatever a page did not catch is a message, not a traceback
     show_error(err)

@@ -8,6 +8,7 @@ per session and per client address (``deploy/upload_quota.py``).
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 import time
@@ -16,14 +17,19 @@ from contextlib import asynccontextmanager
 import streamlit as st
 from starlette.middleware import Middleware
 
-from core.board import lecturer_secret
-from core.registry import warm_embedded
 from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"
 
 
 def _warm() -> None:
+    # torch and transformers (seconds) are imported here, not before the server listens, so the home page (which
+    # needs neither) is served meanwhile; through ui.cache first, the pages' one import order (app.py says why)
+    importlib.import_module("ui.cache")
+    from core.board import lecturer_secret
+    from core.models.cache import warm_embedded
+
+    lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     start = time.monotonic()
     names = warm_embedded()
     print(f"{READY_LINE}: {', '.join(names)} ({time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
@@ -31,7 +37,6 @@ def _warm() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
-    lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log
     threading.Thread(target=_warm, name="warm-embedded-models", daemon=True).start()
     yield
 

@@ -30,7 +30,7 @@ from benchmarks.common import ROOT, Config, child_env, error_result, free_port, 
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-COLD_START_PAGE = ("static-vs-contextual", "app_pages/static_vs_contextual.py")
+COLD_START_PAGE = ("static-vs-contextual", "app_pages/static_vs_contextual/page.py")
 FALLBACK_PAGE = "home"
 # The page's state as the wait loop needs it: running or not, a plot, a title, an exception.
 _PAGE_STATE_JS = """() => {
@@ -99,7 +99,10 @@ def _page_choice() -> tuple[str, bool, str | None]:
     return url_path, True, None
 
 
-def cold_start_once(cfg: Config, url_path: str, expect_plot: bool) -> dict:
+def cold_start_once(cfg: Config, url_path: str, expect_plot: bool, *, root: Path = ROOT, script: str = "app.py"
+                    ) -> dict:
+    """One cold start of ``streamlit run <script>`` in the checkout at ``root`` (``benchmarks/startup.py``
+    compares two checkouts)."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -110,10 +113,10 @@ def cold_start_once(cfg: Config, url_path: str, expect_plot: bool) -> dict:
         browser = pw.chromium.launch(executable_path=cfg.chromium, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                                  "--server.port", str(port), "--server.fileWatcherType", "none",
                                  "--browser.gatherUsageStats", "false"],
-                                cwd=ROOT, env=env, stdout=server_log, stderr=subprocess.STDOUT, start_new_session=True)
+                                cwd=root, env=env, stdout=server_log, stderr=subprocess.STDOUT, start_new_session=True)
         peak = {"rss": 0}
         stop = threading.Event()
 
@@ -209,7 +212,7 @@ def measure(cfg: Config) -> list[dict]:
         log(f"coldstart: run {i + 1}/{cfg.coldstart_runs} ({url_path})")
         try:
             runs.append(cold_start_once(cfg, url_path, expect_plot))
-        except Exception as exc:  # noqa: BLE001 - reported as the benchmark's failure
+        except Exception as exc:  # reported as the benchmark's failure
             errors.append(f"{type(exc).__name__}: {exc}")
     if not runs:
         return [error_result(n, l, "; ".join(errors), unit=u) for n, l, u in zip(names, limits, units)]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
-from core.model_names import DEFAULT_BERT, DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 
 ROOT = Path(__file__).resolve().parent.parent
 WORD = "苹果"
@@ -226,15 +226,15 @@ def free_port() -> int:
 def load_encoder(name: str, kind: str):
     """(encoder, None) or (None, reason to skip). ``kind`` "bert" needs a masked LM, "layers" more
     than one layer."""
-    from core import registry
     from core.errors import LabError
+    from core.models import cache, catalogue
 
-    if name in registry.EMBEDDED:
-        info = next(i for i in registry.list_models() if i.name == name)
+    if name in catalogue.EMBEDDED:
+        info = next(i for i in catalogue.list_models() if i.name == name)
         if not info.available:
             return None, f"model {name} unavailable: {info.reason}"
     try:
-        encoder = registry.load_encoder(name)
+        encoder = cache.load_encoder(name)
     except LabError as err:
         return None, f"model {name} cannot be loaded: {err.message('en')}"
     if kind == "bert" and getattr(encoder, "kind", None) != "bert":

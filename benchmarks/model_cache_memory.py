@@ -5,12 +5,12 @@
 
 Each directory is a randomly initialised BERT built from mini-bert-zh's config (4 layers, hidden 256, its
 6,765-character vocabulary and tokenizer; about 20 MB of float32 weights): one is built, the others are
-copies, so every directory is a different model to the registry. For each directory one session (a
+copies, so every directory is a different model to the model cache. For each directory one session (a
 Streamlit ``AppTest`` of the fill-mask page, kept open like a student's tab) runs the page with that
 directory as its model; sessions are never closed. After every page run the resident memory of this
 process (``VmRSS``) is read, and at the end the live encoder objects are counted (``gc``).
 
-The registry keeps ``core.registry.MAX_OTHER_MODELS`` directory models; the embedded models stay. A
+The model cache keeps ``core.models.cache.MAX_OTHER_MODELS`` directory models; the embedded models stay. A
 session that keeps the encoder of its last run (the page's globals, reachable from its widget callbacks)
 keeps evicted models alive: live encoders then grow with the sessions, and RSS with them.
 Figures: ``model_cache_live_encoders`` (target ≤ MAX_OTHER_MODELS) and ``model_cache_rss_growth_mb``
@@ -30,7 +30,7 @@ from pathlib import Path
 from benchmarks.common import ROOT, log, make_result
 
 TEMPLATE = ROOT / "assets" / "models" / "mini-bert-zh"
-PAGE = ROOT / "app_pages" / "fill_mask.py"
+PAGE = ROOT / "app_pages" / "fill_mask" / "page.py"
 
 
 def rss_mb() -> float:
@@ -58,8 +58,8 @@ def measure(count: int) -> list[dict]:
     from streamlit.testing.v1 import AppTest
     from transformers import AutoConfig
 
-    from core import registry
-    from core.encoders import Encoder
+    from core.models import cache, catalogue, loaders
+    from core.models.encoders import Encoder
 
     with tempfile.TemporaryDirectory(prefix="lab-cache-bench-") as tmp:
         directories = build_models(Path(tmp), count)
@@ -75,12 +75,12 @@ def measure(count: int) -> list[dict]:
             rss.append(round(rss_mb(), 1))
             log(f"{i + 1}/{count} {directory.name}: RSS {rss[-1]:.0f} MB")
         gc.collect()
-        live = [o.name for o in gc.get_objects() if issubclass(type(o), Encoder) and o.name not in registry.EMBEDDED]
-        model_mb = 4 * registry.estimated_parameters(AutoConfig.from_pretrained(str(directories[0]))) / 2**20
+        live = [o.name for o in gc.get_objects() if issubclass(type(o), Encoder) and o.name not in catalogue.EMBEDDED]
+        model_mb = 4 * loaders.estimated_parameters(AutoConfig.from_pretrained(str(directories[0]))) / 2**20
         details = {"directories": count, "sessions_open": len(sessions), "rss_mb_after_each": rss,
-                   "cached_directory_models": len([k for k in registry._cache if k not in registry.EMBEDDED]),
-                   "max_other_models": registry.MAX_OTHER_MODELS, "float32_weights_mb_per_model": round(model_mb, 1)}
-        return [make_result("model_cache_live_encoders", len(live), registry.MAX_OTHER_MODELS, unit="encoders",
+                   "cached_directory_models": len([k for k in cache._cache if k not in catalogue.EMBEDDED]),
+                   "max_other_models": cache.MAX_OTHER_MODELS, "float32_weights_mb_per_model": round(model_mb, 1)}
+        return [make_result("model_cache_live_encoders", len(live), cache.MAX_OTHER_MODELS, unit="encoders",
                             details=details),
                 make_result("model_cache_rss_growth_mb", round(rss[-1] - rss[0], 1), round(3 * model_mb, 1), unit="MB",
                             details=details)]

@@ -60,13 +60,13 @@ def machine_info() -> dict:
     for module in ("torch", "transformers", "streamlit", "numpy"):
         try:
             info[f"{module}_version"] = __import__(module).__version__
-        except Exception:  # noqa: BLE001 - version info is best effort
+        except Exception:  # version info is best effort
             pass
     try:
         import torch
 
         info["torch_threads"] = torch.get_num_threads()
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     return info
 
@@ -85,7 +85,7 @@ def run_benchmarks(cfg: Config) -> dict:
         t0 = time.perf_counter()
         try:
             produced = BENCHMARKS[key](cfg)
-        except Exception as exc:  # noqa: BLE001 - a broken benchmark is a failed result, not a crash
+        except Exception as exc:  # a broken benchmark is a failed result, not a crash
             produced = [error_result(key, 0, f"{type(exc).__name__}: {exc}")]
         for result in produced:
             result["benchmark"] = key

@@ -1,6 +1,6 @@
 """ELMo weights page: one slider move re-mixes cached layers and runs no model.
 
-- ``elmo_slider_remix_ms``: what the ELMo page's mixer fragment (ui/elmo_mixer.py) computes when
+- ``elmo_slider_remix_ms``: what the ELMo page's mixer fragment (app_pages/elmo_weights/mixer.py) computes when
   a weight or γ slider moves: ``core.vectors_view.normalised_s(values, True)`` then
   ``core.vectors_view.mix_view(view.stacked(), s, γ, False, view.occurrence_labels, view.projection)``
   on the view the page caches, ``core.vectors_view.occurrence_layers`` of 20 labelled sentences.
@@ -26,8 +26,9 @@ from benchmarks.common import (
 )
 
 NAMES, LIMITS = ("elmo_slider_remix_ms", "elmo_slider_forward_passes"), (20.0, 0)
-# ui.elmo_mixer.W_RANGE, the page's weight slider in softmax mode (not imported: the ui modules' Streamlit
-# caches log a warning each outside a Streamlit server; tests/test_benchmarks_smoke.py keeps the two equal)
+# app_pages.elmo_weights.mixer.W_RANGE, the page's weight slider in softmax mode (not imported: the page
+# modules' Streamlit caches log a warning each outside a Streamlit server; tests/test_benchmarks_smoke.py keeps
+# the two equal)
 W_RANGE = (-3.0, 3.0)
 
 

@@ -21,10 +21,11 @@ import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from . import safe_json
 from .errors import LabError
-from .model_names import DEFAULT_BERT
+from .models.catalogue import DEFAULT_BERT
 from .validation import BAD_SENTENCE_POLICIES
 
 LANG = os.environ.get("LAB_LANG", "en")
@@ -46,7 +47,7 @@ def _write(text: str | None = None) -> None:
             sys.stdout.write(text)
     except OSError as exc:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise LabError("output_failed", error=errno.errorcode.get(exc.errno, "?")) from exc
+        raise LabError("output_failed", error=errno.errorcode.get(exc.errno or 0, "?")) from exc
 
 
 # --input is read as a stream with two caps (both overridable): a line longer than the longest
@@ -62,7 +63,7 @@ def _sentences(args):
     included in the count, so that a line's index is its line number - 1 after the command-line ones (blank
     lines are not yielded). A line that cannot be read (too long, not UTF-8 text) comes as ``(index, LabError)``,
     for ``--bad-lines`` to stop at or skip."""
-    from .encoders import MAX_SENTENCE_CHARS
+    from .models.encoders import MAX_SENTENCE_CHARS
 
     line_bytes = 4 * MAX_SENTENCE_CHARS + 2  # UTF-8 needs at most 4 bytes a character, plus CR LF
     count = 0
@@ -89,6 +90,7 @@ def _sentences(args):
                     yield counted((first + number - 1, LabError("sentence_too_long", length=f"> {MAX_SENTENCE_CHARS:,}",
                                                                  limit=f"{MAX_SENTENCE_CHARS:,}")))
                     continue
+                line: str | LabError
                 try:
                     line = raw.decode("utf-8").strip()
                 except UnicodeDecodeError:
@@ -127,7 +129,7 @@ def _where(args, index: int) -> str:
 
 
 def cmd_models(args) -> None:
-    from .catalogue import list_models
+    from .models.catalogue import list_models
 
     _emit([{**{k: v for k, v in asdict(info).items() if k != "problem"}, "reason": info.reason}
            for info in list_models()])
@@ -176,7 +178,8 @@ class _VectorSink:
     def __init__(self, args):
         from . import export
 
-        self.format, self.out, self._files, self._writer, self._outputs = args.format, args.out, [], None, None
+        self.format, self.out, self._files, self._outputs = args.format, args.out, [], None
+        self._writer: Any = None  # export's projector or table writer, or _JsonLines: each has write(vectors)
         needs = {"projector": "a directory", "parquet": "a .parquet file"}
         if self.format in needs and not self.out:
             raise LabError("export_needs_out", format=self.format, what=needs[self.format])
@@ -278,7 +281,9 @@ def cmd_embed(args) -> None:
     except LabError as err:
         if err.code != "bad_sentence":
             raise
-        reason = err.__cause__.message(LANG, markdown=False)  # the line's own LabError, in the CLI's language
+        cause = err.__cause__
+        assert isinstance(cause, LabError)  # stream_word_vectors raises bad_sentence from the line's own LabError
+        reason = cause.message(LANG, markdown=False)  # in the CLI's language
         raise LabError("bad_line", where=_where(args, err.params["index"]), reason=reason) from err
     finally:
         bar.close()
@@ -368,8 +373,8 @@ def cmd_mix(args) -> None:
 
 
 def cmd_attention(args) -> None:
-    from .encoders import BertEncoder
-    from .registry import load_encoder
+    from .models.cache import load_encoder
+    from .models.encoders import BertEncoder
 
     encoder = load_encoder(args.model)
     if not isinstance(encoder, BertEncoder):
@@ -407,13 +412,15 @@ def _prediction(prediction) -> dict:
 
 
 def cmd_bilm(args) -> None:
+    from .models.cache import load_typed
+    from .models.catalogue import DEFAULT_ELMO
+    from .models.encoders import ElmoEncoder
     from .objectives import bilm_reading, masked_reading
-    from .registry import DEFAULT_ELMO, load_encoder
 
     if not 1 <= args.top_k <= 50:
         raise LabError("out_of_range", name="--top-k", low=1, high=50)
     bert = _masked_lm(args.bert) if args.bert else None
-    reading = bilm_reading(load_encoder(DEFAULT_ELMO), " ".join(args.sentence), top_k=args.top_k)
+    reading = bilm_reading(load_typed(DEFAULT_ELMO, ElmoEncoder), " ".join(args.sentence), top_k=args.top_k)
     positions = []
     for k, token in enumerate(reading.tokens):
         row = {"position": k, "token": token, "span": list(reading.offsets[k]),
@@ -428,10 +435,12 @@ def cmd_bilm(args) -> None:
 
 
 def cmd_right_context(args) -> None:
+    from .models.cache import load_typed
+    from .models.catalogue import DEFAULT_ELMO
+    from .models.encoders import ElmoEncoder
     from .objectives import METRICS, measure_right_context
-    from .registry import DEFAULT_ELMO, load_encoder
 
-    moved = measure_right_context(load_encoder(DEFAULT_ELMO), _masked_lm(args.bert), args.first, args.second)
+    moved = measure_right_context(load_typed(DEFAULT_ELMO, ElmoEncoder), _masked_lm(args.bert), args.first, args.second)
     parts = ("elmo_forward", "elmo_backward", "bert")
     _emit({"first": moved.text_a, "second": moved.text_b, "shared": moved.shared, "tokens": moved.tokens,
            "models": {"elmo": DEFAULT_ELMO, "bert": args.bert},
@@ -527,7 +536,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # argparse has printed its usage message (or --help)
-        return stop.code
+        return int(stop.code or 0)  # argparse exits with 0 (--help) or 2
     try:
         args.func(args)
         _write()

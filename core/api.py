@@ -10,7 +10,7 @@ and ``python -m core`` call, behind one small interface.
     api.token_vectors(bert, ["我吃了一个苹果。"]).to_frame()     # every token, every layer, as a DataFrame
     api.sentence_vectors(bert, ["我吃了一个苹果。"], "mean").vectors.shape   # (num_layers, num_sentences, dim)
 
-Every function takes a model as a name (loaded once per process through ``core.registry``, with the
+Every function takes a model as a name (loaded once per process through ``core.models.cache``, with the
 same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
 ``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en", markdown=False)`` say why.
 Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
@@ -25,14 +25,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import registry
 from . import vectors_view as vv
-from .attention_view import AttentionView, attention_view, encode_pair
-from .encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
+from .attention_view import AttentionView, attention_view, encode_text
 from .errors import LabError
 from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
 from .fillmask import fill_mask as _fill_mask
 from .mixing import scalar_mix
+from .models.cache import ModelRef, load_encoder
+from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .scalar_mix import ScalarMix
 from .token_vectors import SentenceVectors, TokenVectors, check_batch_size
@@ -40,7 +40,7 @@ from .token_vectors import sentence_vectors as _sentence_vectors
 from .token_vectors import token_vectors as _token_vectors
 from .validation import BAD_SENTENCE_POLICIES
 
-Model = str | Encoder | registry.ModelRef
+Model = str | Encoder | ModelRef
 MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) before a batch goes out anyway
 MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
 
@@ -63,18 +63,18 @@ def _text(value, name: str) -> str:
 def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
     local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
-    handle ``registry.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
+    handle ``core.models.cache.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
     ``hub_offline``, ``unsafe_weights``, …).
 
     ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``: the GPU when torch sees one) and ``dtype``
     (``"float32"``, ``"bfloat16"``, ``"float16"``) other than the defaults give a copy computing there
     (``Encoder.to``); vectors still come back as float32 numpy."""
-    if isinstance(model, registry.ModelRef):
+    if isinstance(model, ModelRef):
         encoder = model.encoder()
     elif isinstance(model, Encoder):
         encoder = model
     else:
-        encoder = registry.load_encoder(_text(model, "model"))
+        encoder = load_encoder(_text(model, "model"))
     return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
 
 
@@ -271,9 +271,7 @@ def _attention_encoding(model: Model, sentence: str, pair: str | None) -> Encodi
         raise LabError("no_attention", name=encoder.name)
     sentence = _text(sentence, "sentence")
     pair = None if pair is None else _text(pair, "pair")
-    if pair:
-        return encode_pair(encoder, sentence, pair)
-    return encoder.encode([sentence.strip()], attentions=True)[0]  # empty, too long: LabError
+    return encode_text(encoder, sentence if pair else sentence.strip(), pair or "")  # empty, too long: LabError
 
 
 def attentions(model: Model, sentence: str, pair: str | None = None, *, hide_special: bool = False,
@@ -292,6 +290,7 @@ def bertviz_attention(model: Model, sentence: str, pair: str | None = None
     one float32 tensor per layer of shape ``(batch=1, num_heads, n, n)``, and the n tokens. For a pair,
     pass ``sentence_b_start=tokens.index("[SEP]") + 1`` to bertviz as well."""
     encoding = _attention_encoding(model, sentence, pair)
+    assert encoding.attentions is not None  # _attention_encoding asks a BERT for them
     return tuple(torch.from_numpy(np.ascontiguousarray(layer[None], dtype=np.float32))
                  for layer in encoding.attentions), list(encoding.tokens)
 

@@ -1,4 +1,4 @@
-"""What the attention page shows, computed once from one :class:`~core.encoders.Encoding`.
+"""What the attention page shows, computed once from one :class:`~core.models.encoders.Encoding`.
 
 ``attention_view(encoding, hide_special, word_level)`` turns the raw attention of every layer and
 head into the matrices the page slices:
@@ -12,6 +12,9 @@ The reductions are ``core.attention.drop_tokens`` (hide [CLS]/[SEP], rows renorm
 ``core.attention.aggregate_words`` over jieba words (Clark et al., 2019: from a word = mean of its
 tokens' rows, to a word = sum of its tokens' columns), so every row still sums to 1.
 
+``attention_result(encoder, sentence, pair, hide_special, word_level)`` is the attention page's one core call:
+the checked text, what the model cannot see in it, and its view.
+
 Also here, shared by both BERT pages: ``encode_pair`` (a sentence pair through the tokenizer's
 pair mode) and ``inspect_text`` (which characters the model does not know, control characters).
 """
@@ -23,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
-from .encoders import Encoding
 from .errors import LabError
+from .models.encoders import Encoding
 from .validation import check_text
 
 MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway
@@ -144,6 +147,29 @@ def encode_pair(encoder, first: str, second: str) -> Encoding:
         layers=hidden,
         attentions=atts,
     )
+
+
+def encode_text(encoder, first: str, second: str = "") -> Encoding:
+    """``first`` alone, or the pair ``first``/``second`` when ``second`` is not empty, with every layer's attention."""
+    return encode_pair(encoder, first, second) if second else encoder.encode([first], attentions=True)[0]
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """What the attention page shows of one sentence (pair) with the page's toggles."""
+    view: AttentionView
+    notes: TextNotes  # what the model cannot see in the text: [UNK] and control characters
+
+
+def attention_result(encoder, sentence: str, pair: str = "", hide_special: bool = False,
+                     word_level: bool = False) -> AttentionResult:
+    """The attention page's result: ``sentence`` and the optional ``pair`` checked (LabError for empty or too long
+    text), what the model cannot see in them, and their attention reduced as the toggles ask."""
+    first = check_text(sentence, MAX_CHARS)
+    second = check_text(pair, MAX_CHARS) if (pair or "").strip() else ""
+    notes = inspect_text(encoder, first + (PAIR_JOINER + second if second else ""))
+    return AttentionResult(attention_view(encode_text(encoder, first, second), hide_special=hide_special,
+                                          word_level=word_level), notes)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The class board's rules: every student sends a sentence with the board's word from a phone, and the projector
-shows where each sentence's word lands (``app_pages/class_board.py``). Pure Python, no Streamlit.
+shows where each sentence's word lands (``app_pages/class_board/``). Pure Python, no Streamlit.
 
 - :func:`open_board` / :func:`moderate`: the lecturer's actions, each checked against the lecturer secret
   (:func:`lecturer_secret`: ``LAB_BOARD_SECRET``, else generated once into the data folder and printed in the
@@ -32,7 +32,7 @@ import segno
 from . import vectors_view as vv
 from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Store, data_dir
 from .errors import LabError
-from .model_names import DEFAULT_BERT, DEFAULT_ELMO
+from .models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .occurrences import MAX_SENTENCES, find_spans
 from .safe_text import csv_safe
 from .validation import check_length, check_text

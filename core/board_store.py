@@ -148,7 +148,9 @@ class Store:
             result = conn.execute(contributions.insert().values(
                 board=board_id, client=client, origin=origin, sentence=sentence, sense=sense, status=SHOWN,
                 created=time.time()))
-            return int(result.inserted_primary_key[0])
+            key = result.inserted_primary_key
+            assert key is not None  # an insert into a table with a primary key
+            return int(key[0])
 
     def recent_sends(self, board_id: str, since: float, *, client: str | None = None,
                      origin: str | None = None) -> int:

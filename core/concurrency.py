@@ -21,11 +21,10 @@ import contextlib
 import ctypes
 import gc
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import torch
 
 
 def torch_threads() -> int:
@@ -38,8 +37,11 @@ def inference_slots() -> int:
 
 def configure_thread() -> None:
     """Give the calling thread the intra-op thread count (torch's setting is per thread: Streamlit starts a
-    new thread for each script run, so the app calls this on every run; it is cheap)."""
-    torch.set_num_threads(torch_threads())
+    new thread for each script run, so the app calls this on every run; it is cheap). It does not import torch
+    (seconds): before torch is imported there is nothing to set, and the app imports it (``ui.cache``) before
+    calling this on a page with a model."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(torch_threads())
 
 
 class ModelGate:

@@ -28,7 +28,7 @@ import secrets
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -166,7 +166,7 @@ def write_projector(vectors: WordVectors, directory: str | Path, *, layers: Sequ
     written."""
     _something(vectors)
     directory = output_path(directory)
-    paths = tuple(directory / name for name in PROJECTOR_FILES)
+    paths = (directory / PROJECTOR_FILES[0], directory / PROJECTOR_FILES[1])
     with AtomicOutputs(*paths) as temps:
         try:
             with open(temps[0], "x", encoding="utf-8", newline="\n") as vec, \
@@ -189,10 +189,10 @@ def projector_zip(vectors: WordVectors, *, layers: Sequence[int] | None = None) 
     return buffer.getvalue()
 
 
-def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> dict[str, list]:
+def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> dict[str, list | np.ndarray]:
     """The batch as columns: ``TABLE_COLUMNS`` then ``d0 … d{dim-1}`` (float32)."""
     rows = _rows(vectors, layers)
-    columns: dict[str, list] = {
+    columns: dict[str, list | np.ndarray] = {
         "model": [cell(vectors.model)] * len(rows), "layer_index": [j for _, j in rows],
         "layer": [vectors.layer_names[j] for _, j in rows],
         "sentence_index": [o.sentence_index for o, _ in rows], "sentence": [cell(o.sentence) for o, _ in rows],
@@ -204,15 +204,22 @@ def table_columns(vectors: WordVectors, layers: Sequence[int] | None = None) -> 
     return columns
 
 
+class TextOut(Protocol):
+    """Where CSV text goes: an open text file, or anything with its ``write`` (the CLI's stdout)."""
+
+    def write(self, text: str, /) -> int | None: ...
+
+
 class TableWriter:
     """Appends batches to one CSV (an open text handle) or Parquet file (a path; one row group per batch)."""
 
-    def __init__(self, fmt: str, target: IO[str] | str | Path, *, layers: Sequence[int] | None = None):
+    def __init__(self, fmt: str, target: TextOut | str | Path, *, layers: Sequence[int] | None = None):
         if fmt not in TABLE_FORMATS:
             raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
         self.fmt, self.target, self.layers = fmt, target, layers
         self.rows = 0
-        self._writer = None  # made on the first rows: the header / schema needs the vector size
+        # csv's writer or pyarrow's, made on the first rows: the header / schema needs the vector size
+        self._writer: Any = None
 
     def write(self, vectors: WordVectors) -> int:
         columns = table_columns(vectors, self.layers)
@@ -221,6 +228,7 @@ class TableWriter:
             return 0
         if self.fmt == "csv":
             if self._writer is None:
+                assert not isinstance(self.target, str | Path)  # CSV goes to an open handle
                 self._writer = csv.writer(self.target, lineterminator="\n")
                 self._writer.writerow(list(columns))
             values = list(columns.values())

@@ -3,12 +3,14 @@
 - :func:`fill_view`: the page's input (a sentence with [MASK]s, a word to mask or characters to mask) →
   :class:`FillView`: the sentence BERT sees, the top-k candidates of every mask, whole-word candidates of every
   run of masks, BERT filling the masks one at a time, and what the app's data knows about the sentence;
+- :func:`corruption_source`: the true sentence the corruption section starts from (never the model's guess);
 - :func:`corruption_view`: one sentence's pre-training corruption and its shares over many draws;
 - :func:`next_sentence_view`: P(IsNext) of a pair, its label when it is an example pair, and what the model
   cannot see in it.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,12 +18,13 @@ from . import fill_confidence
 from . import fill_examples as fx
 from . import fillmask as fm
 from .attention_view import TextNotes, inspect_text
-from .encoders import BertEncoder
+from .models.encoders import BertEncoder
 
 
 @dataclass(frozen=True)
 class FillView:
     masked: str  # the sentence BERT sees
+    mask_token: str  # the model's mask token in ``masked``
     result: fm.FillMaskResult
     runs: list[fm.MaskRun]  # whole-word candidates of every run of two or more masks
     steps: list[fm.FillStep]  # filling the most confident mask, one at a time
@@ -39,10 +42,32 @@ def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str
     masked = fm.masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
     result = fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar, characters_only=True)
     runs = fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar)
-    return FillView(masked=masked, result=result, runs=runs,
+    return FillView(masked=masked, mask_token=encoder.mask_token, result=result, runs=runs,
                     steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
                                             characters_only=True),
                     known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs))
+
+
+def masks_plain(masked: str, mask_token: str, plain: str) -> bool:
+    """Whether ``masked`` is ``plain`` with some single characters replaced by ``mask_token``."""
+    parts = masked.split(mask_token)
+    if len(parts) < 2 or len(masked) - (len(parts) - 1) * len(mask_token) + (len(parts) - 1) != len(plain):
+        return False
+    pattern = ".".join(re.escape(part) for part in parts)
+    return re.fullmatch(pattern, plain, flags=re.DOTALL) is not None
+
+
+def corruption_source(mode: str, plain: str, view: FillView | None) -> tuple[str | None, str | None]:
+    """The true sentence the corruption section starts from, and where it comes from: the ``plain`` sentence
+    (``"plain"``) in the modes that mask it, or in ``"masked"`` mode when ``view``'s sentence is ``plain`` masked (an
+    example's); else the data's answer to the masked sentence (``"answer"``); never the model's guess: a masked
+    sentence the data does not know gives ``(None, "unknown")``, and no masked sentence at all ``(None, None)``."""
+    plain = plain.strip()
+    if mode != "masked" or (view is not None and masks_plain(view.masked, view.mask_token, plain)):
+        return plain, "plain"
+    if view is not None and view.known:
+        return view.known.sentence, "answer"
+    return None, "unknown" if view is not None else None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .encoders import BertEncoder
 from .errors import LabError
+from .models.encoders import BertEncoder
 from .validation import check_length, check_text
 from .wordfilter import creates_vulgar
 
@@ -59,6 +59,18 @@ class MaskRun:
     length: int  # adjacent masks in the run (2 or more)
     words: list[WordCandidate]
     hidden: int = 0
+
+
+@dataclass(frozen=True)
+class CandidateScore:
+    """A word the user proposed, scored at the masks (:func:`candidate_scores`)."""
+    word: str
+    score: float | None  # the product of ``per_token``; None when the word does not fit the masks
+    per_token: tuple[float, ...]  # each token's probability at its mask; empty when it does not fit
+
+    @property
+    def fits(self) -> bool:
+        return self.score is not None
 
 
 @dataclass
@@ -260,7 +272,7 @@ def proposals(result: FillMaskResult, runs: list[MaskRun]) -> list[str]:
 
 
 def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str], first_mask: int = 0
-                     ) -> list[dict]:
+                     ) -> list[CandidateScore]:
     """Score user-given words at the masks starting at ``first_mask``.
 
     A candidate of n tokens occupies n consecutive masks; its score is the product of each
@@ -278,10 +290,10 @@ def candidate_scores(encoder: BertEncoder, sentence: str, candidates: list[str],
         slots = result.masks[first_mask:first_mask + len(pieces)]
         unknown = encoder.tokenizer.unk_token
         if len(slots) != len(pieces) or any(p not in vocab or p == unknown for p in pieces):
-            scored.append({"word": word, "score": None, "per_token": [], "fits": False})
+            scored.append(CandidateScore(word, None, ()))
             continue
-        per_token = [float(slot.probabilities[vocab[p]]) for slot, p in zip(slots, pieces)]
-        scored.append({"word": word, "score": float(np.prod(per_token)), "per_token": per_token, "fits": True})
+        per_token = tuple(float(slot.probabilities[vocab[p]]) for slot, p in zip(slots, pieces))
+        scored.append(CandidateScore(word, float(np.prod(per_token)), per_token))
     return scored
 
 
@@ -330,7 +342,7 @@ def iterative_fill(encoder: BertEncoder, sentence: str, top_k: int = 5, hide_vul
                    characters_only: bool = False) -> list[FillStep]:
     """Fill the most confident mask, re-run the model, repeat until no mask is left. A step keeps the
     top-k candidates of its open masks, not their distributions over the whole vocabulary."""
-    steps = []
+    steps: list[FillStep] = []
     text = check_masked_sentence(sentence, encoder.mask_token)
     for _ in range(text.count(encoder.mask_token)):  # each step fills exactly one mask
         result = fill_mask(encoder, text, top_k, hide_vulgar, characters_only)
@@ -389,9 +401,8 @@ def mlm_corruption(encoder: BertEncoder, sentence: str, seed: int | None = 0,
     tokens, normal_ids = _corruption_input(encoder, sentence)
     out = []
     for token, (action, pick) in zip(tokens, _corruption_plan(len(tokens), random.Random(seed), rate, len(normal_ids))):
-        shown = {"keep": token, "unchanged": token, "mask": encoder.mask_token}.get(action)
-        if action == "random":
-            shown = encoder.tokenizer.convert_ids_to_tokens(normal_ids[pick])
+        shown = (encoder.tokenizer.convert_ids_to_tokens([normal_ids[pick]])[0] if action == "random"
+                 else {"keep": token, "unchanged": token, "mask": encoder.mask_token}[action])
         out.append(CorruptedToken(token, action != "keep", action, shown))
     return out
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.decomposition import PCA
 
 # Vectors whose norm is below this fraction of the largest input norm count as zero: centring
 # identical vectors leaves float rounding dust (~1e-17) whose direction is meaningless.
@@ -61,6 +60,8 @@ def project(points: ArrayLike, n_components: int = 2, seed: int = 0) -> Projecti
     fitted = min(n_components, n, dim)
     # With zero total variance (n == 1 or identical points) PCA's ratios are 0/0; keep zeros.
     if np.any(x != x[0]):
+        from sklearn.decomposition import PCA  # a second of start-up, for the pages and commands that project
+
         pca = PCA(n_components=fitted, svd_solver="full", random_state=seed).fit(x)
         loadings = pca.components_
         largest = np.argmax(np.abs(loadings), axis=1)

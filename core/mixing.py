@@ -139,7 +139,7 @@ def pre_softmax_from_normalised(s: Sequence[float] | np.ndarray) -> np.ndarray:
     return w - w.max()
 
 
-def format_vector(values: Sequence[float], decimals: int = 1, *, trim: bool = False) -> str:
+def format_vector(values: Sequence[float] | np.ndarray, decimals: int = 1, *, trim: bool = False) -> str:
     """``[0.4, 0.6, 1.0]``, the lecture's way of writing a small vector. ``trim`` drops trailing zeros
     (keeping one decimal) for answers; live values keep all ``decimals`` so they do not jump in width."""
     parts = []

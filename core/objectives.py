@@ -13,20 +13,21 @@
   every BERT layer. The forward LSTM never reads to the right, so its half does not move at all; the
   backward half does, and so does every BERT layer above the embeddings (self-attention sees both sides).
 
-Pure: encoders (``core.encoders``) and encodings in, dataclasses and arrays out; no Streamlit.
+Pure: encoders (``core.models.encoders``) and encodings in, dataclasses and arrays out; no Streamlit.
 """
 from __future__ import annotations
 
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .encoders import BertEncoder, ElmoEncoder, Encoding
 from .errors import LabError
 from .fillmask import Candidate, fill_masks, top_candidates
+from .models.encoders import BertEncoder, ElmoEncoder, Encoding
 from .validation import check_text
 
 MAX_CHARS = 60  # per sentence: one row per character in the page's tables
@@ -99,7 +100,8 @@ def bilm_reading(encoder: ElmoEncoder, text: str, top_k: int = TOP_K, hide_vulga
     inner = range(1, len(ids) - 1)
     if not inner:
         raise LabError("empty_input")  # nothing but characters the tokenizer drops
-    forward, backward = [], []
+    forward: list[Prediction] = []
+    backward: list[Prediction] = []
     for k in inner:
         start, end = offsets[k]
         for out, distribution, before, after in ((forward, following[k - 1], text[:start], ""),
@@ -107,7 +109,8 @@ def bilm_reading(encoder: ElmoEncoder, text: str, top_k: int = TOP_K, hide_vulga
             distribution = distribution.astype(np.float64)
             chosen, hidden = top_candidates(encoder, distribution, top_k, before, after, hide_vulgar)
             out.append(_prediction(chosen, hidden, distribution, None if ids[k] == unknown else ids[k]))
-    return BiLMReading(text, [tokens[k] for k in inner], [tuple(offsets[k]) for k in inner], forward, backward)
+    spans = [(offsets[k][0], offsets[k][1]) for k in inner]
+    return BiLMReading(text, [tokens[k] for k in inner], spans, forward, backward)
 
 
 def masked_reading(encoder: BertEncoder, text: str, span: tuple[int, int], token: str, top_k: int = TOP_K,
@@ -137,9 +140,12 @@ def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[l
     """(the positions where the masked prediction gives the real token a higher probability than the
     left-to-right one, the other positions): a token outside either vocabulary has no probability and is
     in neither list."""
-    scored = [k for k, (a, b) in enumerate(zip(left, masked)) if a.actual is not None and b.actual is not None]
-    surer = [k for k in scored if masked[k].actual > left[k].actual]
-    return surer, [k for k in scored if k not in surer]
+    surer: list[int] = []
+    other: list[int] = []
+    for k, (a, b) in enumerate(zip(left, masked)):
+        if a.actual is not None and b.actual is not None:
+            (surer if b.actual > a.actual else other).append(k)
+    return surer, other
 
 
 # ---- shallow concatenation vs deep bidirectionality --------------------------------------------------
@@ -174,6 +180,28 @@ class RightContextMovement:
         return float(self._moves(part, metric, first_layer, token).min())
 
 
+@dataclass(frozen=True)
+class DeepReading:
+    """What two sentences with a shared beginning show, over every shared token and every layer from 1 up:
+    ``verdict`` "deep" when ELMo's forward half did not move (it never reads to the right) while every BERT vector
+    did (every layer reads both sides), the lecture's contrast; "other" when this measurement does not show it."""
+
+    forward: float  # the largest movement of ELMo's forward half
+    backward: float  # the smallest movement of ELMo's backward half
+    bert: float  # the smallest movement of BERT's vectors
+    verdict: str
+
+
+UNMOVED = 1e-6  # below this a movement is float noise: identical inputs give exactly 0 (:func:`movement`)
+
+
+def deep_reading(moved: RightContextMovement, metric: str = "cosine") -> DeepReading:
+    """The plain reading of :func:`right_context_movement`'s result (the objectives page's answer)."""
+    forward, bert = moved.largest("elmo_forward", metric), moved.smallest("bert", metric)
+    return DeepReading(forward, moved.smallest("elmo_backward", metric), bert,
+                       "deep" if forward <= UNMOVED < bert else "other")
+
+
 def check_pair(text_a: str | None, text_b: str | None) -> tuple[str, str]:
     """Both sentences checked; LabError same_text / no_shared_prefix when there is nothing to compare."""
     text_a, text_b = check_sentence(text_a), check_sentence(text_b)
@@ -186,7 +214,7 @@ def check_pair(text_a: str | None, text_b: str | None) -> tuple[str, str]:
 
 def _spans(encoding: Encoding, limit: int) -> dict[tuple[int, int], tuple[int, str]]:
     """(start, end) -> (index, token) of the non-special tokens that lie within the first ``limit`` characters."""
-    return {tuple(span): (i, token) for i, (token, span, special) in
+    return {(span[0], span[1]): (i, token) for i, (token, span, special) in
             enumerate(zip(encoding.tokens, encoding.offsets, encoding.special))
             if not special and span[1] > span[0] and span[1] <= limit}
 
@@ -202,7 +230,7 @@ def movement(u: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
             "l2": np.linalg.norm(u - v, axis=-1) / np.where(nu[..., 0] == 0, 1, nu[..., 0])}
 
 
-def right_context_movement(elmo_pair: tuple[Encoding, Encoding], bert_pair: tuple[Encoding, Encoding]
+def right_context_movement(elmo_pair: Sequence[Encoding], bert_pair: Sequence[Encoding]
                            ) -> RightContextMovement:
     """The movement of every shared token, per layer, between the two encodings of each model.
 

@@ -7,12 +7,13 @@ for every occurrence, which is exactly the limitation the lecture starts from.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 from .errors import LabError
+from .models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 from .validation import check_length
 
 MAX_SENTENCES = 200
@@ -66,7 +67,8 @@ def covering_tokens(encoding: Encoding, start: int, end: int) -> list[int]:
 
 def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
     """``label|sentence`` lines → sentences and labels (None when unlabelled); blank lines dropped."""
-    sentences, labels = [], []
+    sentences: list[str] = []
+    labels: list[str | None] = []
     for line in lines:
         line = line.strip()
         if not line:
@@ -82,8 +84,10 @@ def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
 
 
 def word_vectors(encoder: Encoder, sentences: list[str], word: str,
-                 labels: list[str | None] | None = None, encodings: list[Encoding] | None = None) -> WordVectors:
-    """Every occurrence of ``word`` in ``sentences`` with its per-layer vectors."""
+                 labels: Sequence[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None
+                 ) -> WordVectors:
+    """Every occurrence of ``word`` in ``sentences`` with its per-layer vectors; ``encodings``: those of the
+    sentences that hold the word, by sentence index, when the caller has them already."""
     word = (word or "").strip()
     if not word:
         raise LabError("empty_word")
@@ -113,12 +117,9 @@ def word_vectors(encoder: Encoder, sentences: list[str], word: str,
     if not present:
         return result
     if encodings is None:
-        encoded = encoder.encode([sentences[i] for i in present])
-        encodings_by_index = dict(zip(present, encoded))
-    else:
-        encodings_by_index = {i: encodings[i] for i in present}
+        encodings = dict(zip(present, encoder.encode([sentences[i] for i in present])))
     for i in present:
-        encoding = encodings_by_index[i]
+        encoding = encodings[i]
         for start, end in spans[i]:
             tokens = covering_tokens(encoding, start, end)
             if not tokens:  # e.g. the word fell on characters the tokenizer dropped

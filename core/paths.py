@@ -6,3 +6,4 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 ASSETS = _HERE / "assets" if (_HERE / "assets").is_dir() else _HERE.parent / "assets"
+TRANSFER_RESULTS = ASSETS / "transfer_results.json"  # core.transfer's; a path of its own for the home page (no torch)

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from .encoders import Encoder, Encoding
 from .errors import LabError
+from .models.encoders import Encoder, Encoding
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 POOLINGS = ("mean", "max", "cls")
 MAX_BATCH_SIZE = 1024
@@ -77,7 +80,7 @@ class SentenceVectors:
         """One row per sentence and layer: ``model, pooling, layer_index, layer, sentence_index, sentence, d0 …``."""
         chosen = layer_indices(layers, len(self.layer_names))
         count = len(self.sentences)
-        meta = {"pooling": [self.pooling] * count * len(chosen),
+        meta: dict[str, list[Any]] = {"pooling": [self.pooling] * count * len(chosen),
                 "layer_index": [j for j in chosen for _ in range(count)],
                 "layer": [self.layer_names[j] for j in chosen for _ in range(count)],
                 "sentence_index": list(range(count)) * len(chosen),
@@ -97,6 +100,8 @@ def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
 
 
 def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.DataFrame:
+    import pandas as pd  # only .to_frame() needs it: not imported with core.api (start-up)
+
     matrix = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((0, 0), np.float32)
     vectors = pd.DataFrame(matrix, columns=[f"d{d}" for d in range(matrix.shape[1])])
     return pd.concat([pd.DataFrame({"model": model, **meta}), vectors], axis=1)
@@ -119,7 +124,7 @@ def token_vectors(encoder: Encoder, sentences: Sequence[str], *, batch_size: int
     """Every token of every sentence with every layer's vector (special tokens included and marked)."""
     encodings = _encode(encoder, sentences, batch_size)
     return TokenVectors(encoder.name, list(encoder.layer_names), [
-        SentenceTokens(i, e.text, list(e.tokens), [tuple(o) for o in e.offsets], list(e.special), e.layers)
+        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers)
         for i, e in enumerate(encodings)])
 
 

@@ -17,15 +17,15 @@ import html
 import io
 import json
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import geometry
-from .encoders import Encoder, Encoding, StaticEncoder
 from .errors import LabError
 from .mixing import layer_normalise, normalise_weights, scalar_mix
+from .models.encoders import Encoder, Encoding, StaticEncoder
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
 from .safe_text import csv_safe
 from .stats import paired_difference_interval
@@ -159,6 +159,7 @@ class VectorsView:
 
     def stacked(self) -> np.ndarray:
         """(num_layers, n_occ, dim) contextual vectors."""
+        assert self.contextual is not None  # asked only of a view with a contextual model
         return self.contextual.stacked()
 
     def mean_cosine(self, centre: bool, layer: int) -> float:
@@ -169,13 +170,12 @@ class VectorsView:
         return float((matrix.sum() - np.trace(matrix)) / (n * (n - 1)))
 
 
-def _background(encodings: Sequence[Encoding | None], occurrences) -> tuple[np.ndarray | None, list[str]]:
-    """Every other token of the encoded sentences, (num_layers, m, dim) and its text: what a projection of a
-    few occurrences is drawn against (specials and the occurrences' own tokens left out)."""
+def _background(encodings: Mapping[int, Encoding], occurrences) -> tuple[np.ndarray | None, list[str]]:
+    """Every other token of the encoded sentences (by sentence index, in sentence order), (num_layers, m, dim)
+    and its text: what a projection of a few occurrences is drawn against (specials and the occurrences' own
+    tokens left out)."""
     layers, tokens = [], []
-    for i, encoding in enumerate(encodings):
-        if encoding is None:
-            continue
+    for i, encoding in encodings.items():
         own = {k for o in occurrences if o.sentence_index == i for k in o.token_indices}
         for k, (start, end) in enumerate(encoding.offsets):
             if not encoding.special[k] and k not in own:
@@ -201,7 +201,7 @@ def _static_map(static_encoder: StaticEncoder, word: str, vector: np.ndarray) ->
     neighbours = static_encoder.most_similar(word, STATIC_NEIGHBOURS_K)
     words = [word] + [w for w, _ in neighbours]
     sims = [1.0] + [s for _, s in neighbours]
-    points = np.stack([vector] + [static_encoder.word_vector(w) for w, _ in neighbours])
+    points = np.stack([vector, *static_encoder.vectors[[static_encoder.index[w] for w, _ in neighbours]]])
     projection = geometry.project(points)
     return StaticMap(words, sims, projection.coords, projection.explained_variance_ratio)
 
@@ -242,11 +242,10 @@ def occurrence_layers(
     view.layer_names = list(encoder.layer_names)
     # Find which sentences contain the word first, and encode only those (through the cache).
     present = [i for i, sentence in enumerate(sentences) if find_spans(sentence, word.strip())]
-    encodings: list[Encoding | None] = [None] * len(sentences)
+    encodings: dict[int, Encoding] = {}
     if present:
         run = encode or (lambda texts: encoder.encode(texts))
-        for i, encoding in zip(present, run([sentences[i] for i in present])):
-            encodings[i] = encoding
+        encodings = dict(zip(present, run([sentences[i] for i in present])))
     view.contextual = word_vectors(encoder, sentences, word, labels, encodings=encodings)
     occurrences = view.contextual.occurrences
     if not occurrences:
@@ -339,8 +338,8 @@ class WeightsVerdict:
 
 def weights_verdict(mix: MixView) -> WeightsVerdict | None:
     """:class:`WeightsVerdict` of a :func:`mix_view`; None without sense labels to score."""
-    settings = [(None, mix.hits)] + list(enumerate(mix.layer_hits or []))
-    settings = [(key, hits) for key, hits in settings if hits is not None]
+    candidates: list[tuple[int | None, np.ndarray | None]] = [(None, mix.hits), *enumerate(mix.layer_hits or [])]
+    settings = [(key, hits) for key, hits in candidates if hits is not None]
     if len(settings) < 2:
         return None
     best = max(settings, key=lambda item: item[1].mean())  # a tie: the mix, listed first
@@ -351,7 +350,7 @@ def weights_verdict(mix: MixView) -> WeightsVerdict | None:
     return WeightsVerdict(verdict, best[0], worst[0], diff, low, high, len(best[1]))
 
 
-def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
+def normalised_s(weights: Sequence[float] | np.ndarray, pre_softmax: bool) -> np.ndarray:
     """s from slider values: softmax(w) when ``pre_softmax``, else the values divided by their sum.
 
     Raises LabError("bad_weights") for non-finite values, and for negative values or a zero sum in
@@ -369,7 +368,7 @@ def normalised_s(weights: Sequence[float], pre_softmax: bool) -> np.ndarray:
 
 def mix_view(
     layer_stack: np.ndarray,
-    weights: Sequence[float],
+    weights: Sequence[float] | np.ndarray,
     gamma: float,
     pre_softmax: bool,
     labels: Sequence[str | None],

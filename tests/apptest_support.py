@@ -19,14 +19,17 @@ UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
 
 def page_files(page: Path) -> list[Path]:
-    """A page script and the ``ui`` modules it imports (its sections and shared inputs hold widgets too)."""
+    """A page script, the other modules of its folder (its sections) and the ``ui`` modules they import
+    (shared inputs hold widgets too)."""
+    own = [page] + sorted(p for p in page.parent.glob("*.py") if p != page)
     names = set()
-    for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module == "ui":
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ui."):
-            names.add(node.module.split(".")[1])
-    return [page] + [UI_DIR / f"{name}.py" for name in sorted(names) if (UI_DIR / f"{name}.py").is_file()]
+    for path in own:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "ui":
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ui."):
+                names.add(node.module.split(".")[1])
+    return own + [UI_DIR / f"{name}.py" for name in sorted(names) if (UI_DIR / f"{name}.py").is_file()]
 
 
 def page_app(page: str, model, lang: str = "zh", query: dict | None = None) -> AppTest:
@@ -104,6 +107,23 @@ def unexpected_errors(at: AppTest) -> list[str]:
 
     generic = [table(lang)["common.error_generic"].split("{kind}")[0] for lang in ("zh", "en")]
     return [e.value for e in at.exception] + [e.value for e in at.error if e.value.startswith(tuple(generic))]
+
+
+def shows_message(text: str, key: str, lang: str = "zh") -> bool:
+    """Whether ``text`` holds the i18n message ``key`` with some values in its placeholders."""
+    from ui.i18n import table
+
+    parts = re.split(r"\{[^}]*\}", table(lang)[key])
+    return re.search(".*?".join(map(re.escape, parts)), text, re.S) is not None
+
+
+def unexpected_messages(at: AppTest, expected: tuple[str, ...] = ()) -> list[str]:
+    """Exceptions, and every st.error and st.warning that is none of the i18n messages ``expected``: what a page
+    run on good input must not show (``unexpected_errors`` sees only the crashes a page turned into a line)."""
+    lang = at.session_state["lang"] if "lang" in at.session_state else "zh"
+    shown = [e.value for e in at.error] + [w.value for w in at.warning]
+    return [e.value for e in at.exception] + [text for text in shown
+                                              if not any(shows_message(text, key, lang) for key in expected)]
 
 
 def assert_no_exception(at: AppTest) -> None:

@@ -1,33 +1,98 @@
-"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network), a tiny models directory."""
+"""Shared fixtures: tiny randomly initialised BERT models built from a config (no network), a tiny models directory;
+the test tiers (pytest.ini) and each tier's time at the end of a run."""
 from __future__ import annotations
 
 import string
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import torch
 
-from model_support import build_tiny_static
+from model_support import REAL_MODELS, build_tiny_static
 from registry_support import count_loads
+
+# ---- tiers ------------------------------------------------------------------------------------------------
+# a test's tier is the first of these that it is marked with, or "fast"
+SLOW_TIERS = ("browser", "nginx", "notebook", "postgres", "subprocess", "realmodel")
+_tier_of: dict[str, str] = {}
+_tier_seconds: dict[str, float] = defaultdict(float)
+_tier_tests: dict[str, set[str]] = defaultdict(set)
+
+
+SHIPPED_MODEL_FIXTURES = {"embedded_elmo_and_bert", "elmo", "bert", "shipped_models"}
+
+
+def tier(item: pytest.Item) -> str:
+    return next((name for name in SLOW_TIERS if item.get_closest_marker(name)), "fast")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: `-m fast` sees the marks
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SHIPPED_MODEL_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.realmodel)
+        _tier_of[item.nodeid] = tier(item)
+        if _tier_of[item.nodeid] == "fast":
+            item.add_marker(pytest.mark.fast)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_leaves_the_shipped_models_alone(request, monkeypatch):
+    """A fast-tier test that asks the registry for a shipped model fails (after its run: a page turns the failure
+    into a line): it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
+    if _tier_of.get(request.node.nodeid, "fast") != "fast":
+        yield
+        return
+    from core.models import cache, catalogue
+
+    used, load_by_key = [], cache.load_by_key
+
+    def guarded(key: str):
+        if key in catalogue.EMBEDDED and (Path(catalogue.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
+            used.append(key)
+        return load_by_key(key)
+
+    monkeypatch.setattr(cache, "load_by_key", guarded)
+    yield
+    assert not used, f"a fast-tier test used the shipped {sorted(set(used))}: mark it realmodel or use tiny_embedded"
+
+
+def pytest_runtest_logreport(report):
+    """Setup, call and teardown of each test, added to its tier (a module fixture's cost to its first test)."""
+    name = _tier_of.get(report.nodeid, "fast")
+    _tier_seconds[name] += report.duration
+    _tier_tests[name].add(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per tier that ran: the CI log says what each tier costs (collection and start-up not included)."""
+    if _tier_seconds:
+        terminalreporter.write_sep("-", "time per tier")
+        for name in ("fast", *SLOW_TIERS):
+            if name in _tier_seconds:
+                terminalreporter.write_line(f"tier {name}: {_tier_seconds[name]:.1f} s, {len(_tier_tests[name])} tests")
+
 
 TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京心里的放下说相声抖银行在那边走行不"
              "今天天气很好。，！？水果公司的是了人")
 
 
 def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2,
-                    extra_chars: str = "") -> Path:
-    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters)."""
+                    extra_chars: str = "", vocab: list[str] | None = None, positions: int = 64) -> Path:
+    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters; or ``vocab``)."""
     from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, BertTokenizerFast
 
     torch.manual_seed(seed)
-    pieces = list(string.ascii_lowercase + string.digits)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
-    vocab += [c for c in dict.fromkeys(TINY_TEXT + extra_chars) if c not in vocab]
+    if vocab is None:
+        pieces = list(string.ascii_lowercase + string.digits)
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces + ["##" + p for p in pieces]
+        vocab += [c for c in dict.fromkeys(TINY_TEXT + extra_chars) if c not in vocab]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=heads,
-                        intermediate_size=64, max_position_embeddings=64)
+                        intermediate_size=64, max_position_embeddings=positions)
     model = (BertForPreTraining if with_nsp else BertForMaskedLM)(config)
     model.save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
@@ -53,7 +118,7 @@ def tiny(tiny_bert_dir) -> str:
 
 @pytest.fixture(scope="session")
 def tiny_bert(tiny_bert_dir):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     return load_encoder(str(tiny_bert_dir))
 
@@ -73,7 +138,7 @@ def skip_component_discovery():
 @pytest.fixture(scope="module")
 def embedded_elmo_and_bert():
     """Skips the module when mini-elmo-zh or mini-bert-zh is not trained."""
-    from core.registry import DEFAULT_BERT, DEFAULT_ELMO, list_models
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, list_models
 
     missing = [m.name for m in list_models() if m.name in (DEFAULT_ELMO, DEFAULT_BERT) and not m.available]
     if missing:
@@ -82,27 +147,75 @@ def embedded_elmo_and_bert():
 
 @pytest.fixture(scope="module")
 def elmo(embedded_elmo_and_bert):
-    from core.registry import DEFAULT_ELMO, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_ELMO
 
     return load_encoder(DEFAULT_ELMO)
 
 
 @pytest.fixture(scope="module")
 def bert(embedded_elmo_and_bert):
-    from core.registry import DEFAULT_BERT, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_BERT
 
     return load_encoder(DEFAULT_BERT)
 
 
 
+# ---- the embedded models' stand-ins: the fast tier's pages run on these ----------------------------------
+def build_tiny_embedded(directory: Path) -> Path:
+    """assets/models as the app reads it, with randomly initialised models of the embedded models' shapes where a
+    page's handling depends on them (vocabulary, layers, heads, 128 positions) and tiny sizes elsewhere: a page
+    run costs what the page costs, not what the model does."""
+    from core.elmo import BiLM, BiLMConfig
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+
+    vocab = (REAL_MODELS / DEFAULT_BERT / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    build_tiny_bert(directory / DEFAULT_BERT, vocab=vocab, layers=4, heads=4, positions=128)
+    torch.manual_seed(0)
+    BiLM(BiLMConfig(vocab_size=len(vocab), embed_dim=16, hidden_dim=16, num_layers=2, dropout=0.0)).save(
+        directory / DEFAULT_ELMO, vocab)
+    build_tiny_static(directory / DEFAULT_STATIC)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_embedded_dir(tmp_path_factory) -> Path:
+    return build_tiny_embedded(tmp_path_factory.mktemp("tiny-embedded"))
+
+
+@pytest.fixture(scope="module")
+def tiny_embedded(tiny_embedded_dir):
+    """The module's pages and core calls get the tiny stand-ins under the embedded models' names."""
+    with pytest.MonkeyPatch.context() as mp:
+        use_models_dir(tiny_embedded_dir, mp.setattr)
+        yield tiny_embedded_dir
+    reset_model_caches()
+
+
+@pytest.fixture
+def shipped_models(monkeypatch):
+    """The shipped models again, for one test of a module that runs on ``tiny_embedded``."""
+    use_models_dir(REAL_MODELS, monkeypatch.setattr)
+    yield REAL_MODELS
+    reset_model_caches()
+
+
 # ---- a models directory for the page tests ----------------------------------------------------------
+def use_models_dir(directory: Path, setattr) -> None:
+    """The catalogue lists and the loaders read the models in ``directory``."""
+    from core.models import catalogue
+
+    setattr(catalogue, "MODELS_DIR", directory)
+    reset_model_caches()
+
+
 def reset_model_caches():
     import streamlit as st
 
-    from core import registry
+    from core.models import cache
 
-    for name in list(registry.EMBEDDED):
-        registry._cache.pop(name, None)
+    cache.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
 
@@ -110,38 +223,35 @@ def reset_model_caches():
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
     """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    from core import catalogue, registry
-
     directory = tmp_path / "models"
     build_tiny_static(directory / "word2vec-zh")
-    for module in (catalogue, registry):  # the catalogue lists, the registry loads: both read the folder
-        monkeypatch.setattr(module, "MODELS_DIR", directory)
-    reset_model_caches()
+    use_models_dir(directory, monkeypatch.setattr)
     yield directory
     reset_model_caches()
 
 
 @pytest.fixture
 def clean_registry(monkeypatch):
-    """The registry's caches emptied for the test and restored afterwards."""
-    from core import registry
+    """The model cache emptied for the test and restored afterwards (the models loaded before stay loaded for
+    the tests after it)."""
+    from core.models import cache
 
     for name in ("_cache", "_failures", "_load_locks"):
-        monkeypatch.setattr(registry, name, type(getattr(registry, name))())
+        monkeypatch.setattr(cache, name, type(getattr(cache, name))())
 
 
 @pytest.fixture
 def model_loads(monkeypatch):
     """How often each model key is really loaded during the test (a Counter; ``registry_support.count_loads``)."""
-    from core import registry
+    from core.models import loaders
 
-    return count_loads(registry, monkeypatch.setattr)
+    return count_loads(loaders, monkeypatch.setattr)
 
 
 @pytest.fixture
 def encode_calls(monkeypatch):
     """How many times a contextual model really runs (BERT or ELMo forward passes)."""
-    from core.encoders import BertEncoder, ElmoEncoder
+    from core.models.encoders import BertEncoder, ElmoEncoder
 
     calls = []
     for cls in (BertEncoder, ElmoEncoder):
@@ -166,7 +276,7 @@ def silent_hub(monkeypatch):
 
     import huggingface_hub.constants
 
-    from core import registry
+    from core.models import hub
 
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.2)
@@ -189,7 +299,7 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(registry, "_hub_probe", [])
+    monkeypatch.setattr(hub, "_hub_probe", [])
     yield url, accepted
     stop.set()
     thread.join(5)

@@ -10,7 +10,8 @@ import pytest
 from core.experiments.corpus import TaggedSentence
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_ELMO = ROOT / "assets" / "models" / "mini-elmo-zh"
+REAL_MODELS = ROOT / "assets" / "models"
+REAL_ELMO = REAL_MODELS / "mini-elmo-zh"
 
 # words made of characters the tiny BERT vocabulary knows (tests/conftest.py TINY_TEXT)
 NOUNS = ["苹果", "手机", "北京", "银行", "水果", "公司", "天气", "包袱"]
@@ -49,7 +50,7 @@ def build_tiny_static(directory: Path, seed: int = 0) -> Path:
 
 def link_real_elmo(models_dir: Path) -> None:
     """Add the real mini-elmo-zh to a ``models_dir`` (skips the test when it is not trained yet)."""
-    from core.catalogue import embedded_files
+    from core.models.catalogue import embedded_files
 
     if not all((REAL_ELMO / f).exists() for f in embedded_files("elmo")):
         pytest.skip("mini-elmo-zh is not trained yet (assets/models/mini-elmo-zh incomplete)")

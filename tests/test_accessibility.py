@@ -28,7 +28,8 @@ def chart_expanders(at: AppTest) -> list:
 
 
 @pytest.fixture(scope="module")
-def app() -> AppTest:
+def app(tiny_embedded) -> AppTest:
+    """The app on the embedded models' stand-ins: which charts get tables is the pages' handling."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
     return at
@@ -50,7 +51,7 @@ def test_every_chart_with_data_has_a_table(app):
 def test_the_static_pages_table_holds_the_plotted_points(app):
     """The static-vs-contextual chart's table: one row per plotted point, at the chart's own coordinates,
     with the sentence each occurrence comes from."""
-    app.switch_page("app_pages/static_vs_contextual.py").run()
+    app.switch_page("app_pages/static_vs_contextual/page.py").run()
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
     table = chart_tables(app)[0].value
     points = [(float(x), float(y)) for trace in chart["data"]

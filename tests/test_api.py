@@ -7,16 +7,17 @@ import numpy as np
 import pytest
 import torch
 
-from core import api, registry
+from core import api
 from core import vectors_view as vv
 from core.errors import LabError
+from core.models import cache
 from core.occurrences import word_vectors
 
 APPLE = ["我吃了一个苹果。", "苹果昨天发布了新手机。", "今天天气很好。"]
 
 
 def test_load_goes_through_the_registry(bert):
-    assert api.load("mini-bert-zh") is bert is registry.load_encoder("mini-bert-zh")
+    assert api.load("mini-bert-zh") is bert is cache.load_encoder("mini-bert-zh")
     assert api.load(bert) is bert
     with pytest.raises(LabError) as err:
         api.load("./no/such/model")

@@ -8,14 +8,17 @@ import pytest
 
 from core.attention import drop_tokens, rollout
 from core.attention_view import (
+    MAX_CHARS,
     PAIR_JOINER,
     AttentionView,
+    attention_result,
     attention_view,
     encode_pair,
     inspect_text,
 )
 from core.errors import LabError
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
 OPTIONS = list(itertools.product([False, True], [False, True]))  # (hide_special, word_level)
 
@@ -52,6 +55,7 @@ def test_rows_sum_to_one_tiny(tiny_bert, hide, words):
         assert view.labels == [tok for tok, s in zip(encoding.tokens, encoding.special) if not (hide and s)]
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize(("hide", "words"), OPTIONS)
 def test_rows_sum_to_one_mini_bert(hide, words):
     encoder = _mini_bert()
@@ -118,6 +122,31 @@ def test_pair_encoding(tiny_bert):
         _assert_rows_sum_to_one(view)
         if words and not hide:
             assert view.labels.count("苹果") == 2 and view.labels.count("[SEP]") == 2
+
+
+@pytest.mark.realmodel
+@pytest.mark.parametrize("hide, words", OPTIONS)
+def test_attention_result_is_the_page_s_one_call(hide, words):
+    """The checked text, its notes and its view in one call, on mini-bert-zh: a pair is encoded in pair mode,
+    an empty pair box is no pair, and what the model cannot see is named."""
+    encoder = _mini_bert()
+    first, second = "苹果昨天发布了新手机。", "我吃了一个苹果🍎。"
+    result = attention_result(encoder, first, second, hide, words)
+    expected = attention_view(encode_pair(encoder, first, second), hide_special=hide, word_level=words)
+    assert result.view.labels == expected.labels
+    np.testing.assert_allclose(result.view.att, expected.att, atol=1e-6)
+    assert result.notes == inspect_text(encoder, first + PAIR_JOINER + second) and result.notes.unknown == ["🍎"]
+    alone = attention_result(encoder, f"  {first} ", "  ", hide, words)
+    assert alone.notes.empty and alone.view.labels == attention_view(
+        encoder.encode([first], attentions=True)[0], hide_special=hide, word_level=words).labels
+
+
+@pytest.mark.parametrize("sentence, pair, code", [("   ", "", "empty_input"), ("好" * (MAX_CHARS + 1), "", "too_long"),
+                                                  ("今天天气很好。", "好" * (MAX_CHARS + 1), "too_long")])
+def test_attention_result_refuses_bad_text(tiny_bert, sentence, pair, code):
+    with pytest.raises(LabError) as info:
+        attention_result(tiny_bert, sentence, pair)
+    assert info.value.code == code
 
 
 def test_pair_encoding_too_long(tiny_bert):

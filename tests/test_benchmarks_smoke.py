@@ -78,8 +78,8 @@ def test_sentences_are_deterministic_and_contain_the_word():
 
 
 def test_slider_positions_sweep_the_page_sliders():
+    from app_pages.elmo_weights.mixer import W_RANGE
     from core.vectors_view import normalised_s
-    from ui.elmo_mixer import W_RANGE
 
     assert slider.W_RANGE == W_RANGE
     positions = slider.slider_positions(3, 7)
@@ -146,6 +146,7 @@ def test_cli_report_on_tiny_bert(tiny_bert_dir, tmp_path, capsys):
     assert slider["stack_shape"] == [3, 20, 32] and slider["moves"] == 5  # 2 layers + embeddings, 20 sentences
 
 
+@pytest.mark.subprocess  # the benchmark times the CLI as processes
 def test_embed_on_tiny_bert(tiny_bert_dir):
     cfg = common.Config.for_mode(True, bert_model=str(tiny_bert_dir), embed_sentences=12, embed_reps=1,
                                  embed_warmup=False, only=("embed",))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from transformers import BertTokenizerFast
 
-from core.train.bert import NO_PAIR, PairSampler, cached_tokenize, collate, tokenize_corpus
+from core.train.data import NO_PAIR, PairSampler, cached_tokenize, collate_pairs, tokenize_corpus
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 TEXT = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。他每天早上都喝一杯牛奶。",
@@ -165,7 +165,7 @@ def test_batches_of_one_sentence_examples_train_without_the_nsp_term(tokenizer):
     only_single = _sampler(tokenizer, 0.3, seed=2, single=1.0)
     mixed = _sampler(tokenizer, 0.3, seed=2, single=0.5)
     for sampler in (only_single, mixed):
-        batch = collate([sampler.example() for _ in range(16)])
+        batch = collate_pairs([sampler.example() for _ in range(16)])
         loss, mlm_logits, _ = pretraining_loss(model, batch)
         mlm_only = torch.nn.functional.cross_entropy(mlm_logits, batch["mlm_targets"])
         assert torch.isfinite(loss)

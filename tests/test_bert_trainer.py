@@ -10,9 +10,10 @@ import pytest
 import torch
 from transformers import BertForPreTraining, BertTokenizerFast
 
-from core.train.bert import export, load_tokens, main, tokenize_corpus
+from core.train.bert import export, main
 from core.train.corpus import corpus_spec, join_lines, split_sentences
 from core.train.curve_report import curve_table, read_curve
+from core.train.data import load_tokens, tokenize_corpus
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"
 LINES = ["我吃了一个苹果。苹果昨天发布了新手机。北京是中国的首都。",
@@ -43,7 +44,7 @@ def test_saved_tokens_are_the_segmented_training_split(tmp_path):
 
 def test_a_token_file_trains_and_exports_without_the_corpus(tmp_path):
     tokens = tmp_path / "tokens.xz"
-    from core.train.bert import save_tokens
+    from core.train.data import save_tokens
 
     save_tokens(tokens, tokenize_corpus(_tokenizer(), LINES * 4, segment=True), segment=True)
     out = tmp_path / "model"

@@ -9,7 +9,7 @@ from core import board
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, WITHDRAWN, Store
 from core.errors import LabError
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 
 SECRET = "test-lecturer-secret"
 
@@ -147,6 +147,7 @@ CLASS = [("水果", "我吃了一个苹果。"), ("水果", "这个苹果又甜�
          ("公司", "他在苹果上班。"), ("公司", "苹果的新电脑很贵。")]
 
 
+@pytest.mark.realmodel
 def test_the_class_view_is_the_static_pages_projection_and_accuracy(store, apple):
     for i, (sense, sentence) in enumerate(CLASS):
         board.send(store, apple.id, f"p{i}", f"o{i}", sentence, sense)

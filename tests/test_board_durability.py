@@ -36,6 +36,7 @@ for i in range(100_000):
 """
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_a_burst_of_sends_loses_nothing_acknowledged(tmp_path, monkeypatch):
     monkeypatch.setenv(board.SECRET_ENV, SECRET)
     monkeypatch.setenv(board.ORIGIN_LIMIT_ENV, "0")  # one origin sends everything here

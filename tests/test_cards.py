@@ -100,7 +100,7 @@ def test_shipped_budget_record_agrees_with_the_training_notes_and_the_cards():
     import json
 
     from core.budgets import TRAINING_FILE, load_budgets
-    from core.registry import MODELS_DIR
+    from core.models.catalogue import MODELS_DIR
     from core.train.cards import _budget_section
 
     notes = json.loads(TRAINING_FILE.read_text(encoding="utf-8"))
@@ -123,7 +123,7 @@ def test_the_cards_plain_loading_example_gives_float32():
     from safetensors import safe_open
     from transformers import AutoModelForMaskedLM
 
-    from core.registry import MODELS_DIR
+    from core.models.catalogue import MODELS_DIR
 
     directory = MODELS_DIR / "mini-bert-zh"
     if not (directory / "model.safetensors").exists():

@@ -27,15 +27,32 @@ def test_models_subprocess():
     assert all({"name", "kind", "available", "reason", "num_layers"} <= set(m) for m in models.values())
 
 
+def _imported(stderr: str) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time")}
+
+
 @pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
 def test_commands_that_need_no_model_import_no_torch(argv):
     """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    imported = _imported(done.stderr)
     assert "core.__main__" in imported or "argparse" in imported
     assert not {"torch", "transformers"} & imported
+
+
+@pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]果"], ["embed", "--word", "苹果", "我吃了一个苹果"]])
+def test_model_commands_import_no_scikit_learn_or_pandas(argv):
+    """Start-up: a fill-mask or an embedding needs torch and transformers' BERT, not scikit-learn's PCA (a second
+    of start-up) nor pandas (``to_frame`` only)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[0])  # the answer came
+    imported = _imported(done.stderr)
+    assert "torch" in imported
+    assert not {"sklearn", "pandas"} & imported
 
 
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):
@@ -202,7 +219,7 @@ def test_input_without_newlines_is_refused_in_bounded_memory(capsys, tiny_bert, 
     the line."""
     import tracemalloc
 
-    from core.encoders import MAX_SENTENCE_CHARS
+    from core.models.encoders import MAX_SENTENCE_CHARS
 
     endless = tmp_path / "one-line.txt"
     endless.write_bytes(b"a" * (8 << 20))
@@ -241,11 +258,11 @@ def test_many_sentences_without_the_word_are_summarised(capsys, tiny_bert_dir, t
 
 def test_unreachable_hub_is_one_line_after_the_probe(capsys, clean_registry, monkeypatch):
     """No network and no HF_HUB_OFFLINE: the probe's one clear line, not half a minute of retries."""
-    from core import registry
+    from core.models import hub
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
-    monkeypatch.setattr(registry, "_hub_probe", [])
+    monkeypatch.setattr(hub, "_hub_probe", [])
     line = one_error_line(capsys, "fill-mask", "--model", "some-org/not-cached-model", "我[MASK]")
     assert "Hugging Face is not reachable" in line
 
@@ -362,12 +379,12 @@ def test_bad_lines_can_be_skipped_and_are_listed(capsys, tiny_bert_dir, tmp_path
 
 def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tmp_path, monkeypatch):
     """On main the limit was found after embedding that many sentences, and the partial output stayed."""
-    from core import registry
+    from core.models import cache
 
     source = tmp_path / "many.txt"
     source.write_text("我吃了一个苹果\n\n" * 300, encoding="utf-8")
     out = tmp_path / "proj"
-    monkeypatch.setattr(registry, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(cache, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
     line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
                           "--max-sentences", "250", "--format", "projector", "--out", str(out))
     assert "More than 250 sentences" in line and not out.exists()

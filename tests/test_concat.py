@@ -18,7 +18,8 @@ SMALL = {"n_train": 40, "n_test": 20, "n_dev": 10}
 
 @pytest.fixture(scope="module")
 def static_model(embedded_elmo_and_bert):
-    from core.registry import DEFAULT_STATIC, list_models, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_STATIC, list_models
 
     if not next(m for m in list_models() if m.name == DEFAULT_STATIC).available:
         pytest.skip("word2vec-zh is not available")
@@ -101,7 +102,7 @@ def test_a_c_at_the_top_of_the_grid_while_dev_still_rises_is_flagged():
 def test_the_training_data_disclosure_follows_the_model_cards():
     """word2vec-zh was trained on the People's Daily text the POS data comes from, mini-elmo-zh was not (their
     cards say so): the section discloses it for the shipped pair, and for no other pair."""
-    from core.registry import MODELS_DIR
+    from core.models.catalogue import MODELS_DIR
 
     for name, saw in concat.SAW_POS_TEXT.items():
         card = (MODELS_DIR / name / "README.md").read_text(encoding="utf-8")

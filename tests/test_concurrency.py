@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from core.registry import list_models
+from core.models.catalogue import list_models
 from e2e.conftest import (
     CHROMIUM,
     CHROMIUM_ARGS,

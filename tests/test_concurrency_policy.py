@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.concurrency import ModelGate, inference_slots
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 
 
 def test_forward_passes_of_one_model_overlap_up_to_its_slots():
@@ -40,6 +40,7 @@ def test_slots_follow_the_environment(monkeypatch):
     assert inference_slots() == 3 and ModelGate().slots == 3
 
 
+@pytest.mark.realmodel
 @pytest.mark.parametrize("name", ["mini-bert-zh", "mini-elmo-zh"])
 def test_concurrent_sessions_get_what_each_would_get_alone(name):
     encoder = load_encoder(name)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.encoders import ElmoEncoder
+from core.models.encoders import ElmoEncoder
 from core.train.elmo import main
 
 VOCAB = Path(__file__).resolve().parents[1] / "assets" / "models" / "mini-bert-zh" / "vocab.txt"

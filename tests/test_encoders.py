@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from core.errors import LabError
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
 SENTENCES = ["我吃了一个苹果", "苹果昨天发布了新手机 iPhone"]
 
@@ -120,6 +121,7 @@ def _embedded(name):
     return load_encoder(name)
 
 
+@pytest.mark.realmodel
 def test_embedded_elmo_layers():
     elmo = _embedded("mini-elmo-zh")
     enc = elmo.encode(["我吃了一个苹果"])[0]
@@ -134,7 +136,7 @@ def test_elmo_loads_in_fp32_while_another_thread_changed_the_default_dtype():
     """transformers switches torch's process-wide default dtype to a checkpoint's fp16 while it builds a
     model; an ELMo loaded in another thread meanwhile came out half fp16 and failed on its first sentence."""
     from core.elmo import BiLM
-    from core.registry import MODELS_DIR
+    from core.models.catalogue import MODELS_DIR
 
     if not (MODELS_DIR / "mini-elmo-zh" / "model.safetensors").exists():
         pytest.skip("mini-elmo-zh not trained")
@@ -149,6 +151,7 @@ def test_elmo_loads_in_fp32_while_another_thread_changed_the_default_dtype():
     assert model.layer_vectors(ids, torch.tensor([4])).dtype == torch.float32
 
 
+@pytest.mark.realmodel
 def test_embedded_word2vec_static_and_oov():
     w2v = _embedded("word2vec-zh")
     a, b = w2v.encode(["我吃了一个苹果", "苹果昨天发布了新手机"])
@@ -158,6 +161,7 @@ def test_embedded_word2vec_static_and_oov():
     assert w2v.word_vector("元宇宙量子煎饼") is None
 
 
+@pytest.mark.realmodel
 def test_embedded_bert_loads_with_both_heads():
     bert = _embedded("mini-bert-zh")
     assert bert.has_nsp and bert.num_layers == bert.model.config.num_hidden_layers + 1

@@ -27,6 +27,7 @@ def test_the_check_sets_are_new_whole_word_sentences(path):
     assert all(mask_runs(s, MASK) for s, _ in check)
 
 
+@pytest.mark.realmodel
 def test_the_check_set_is_scored_with_whole_words_of_the_embedded_model():
     report = evaluate_demo_set(path=WORDS_CHECK_FILE)
     assert report["sentences"] == len(demo_set(WORDS_CHECK_FILE))

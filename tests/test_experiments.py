@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.encoders import StaticEncoder
 from core.experiments import STAGES, pos_probe, probe_presets, sense_probe
 from core.experiments import context_specificity as cs
 from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
+from core.models.encoders import StaticEncoder
 from core.occurrences import find_spans
 from model_support import synthetic_sentences
 

@@ -129,6 +129,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.realmodel
 def test_cli_projector_export_streams_a_file(capsys, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("\n".join(["我吃了一个苹果。", "", "今天天气很好。"] * 150) + "\n", encoding="utf-8")
@@ -143,6 +144,7 @@ def test_cli_projector_export_streams_a_file(capsys, tmp_path):
     assert "not found in 140 more sentences" in err and "%|" not in err  # no progress bar outside a terminal
 
 
+@pytest.mark.subprocess
 def test_cli_progress_bar_on_a_terminal(tmp_path):
     """On a terminal stderr gets tqdm's bar, counted against the file's lines; stdout keeps only the data."""
     source = tmp_path / "in.txt"
@@ -167,6 +169,7 @@ def test_cli_progress_bar_on_a_terminal(tmp_path):
     assert b"450/450" in terminal and b"sentences" in terminal
 
 
+@pytest.mark.realmodel
 def test_cli_csv_to_stdout_and_jsonl_to_a_file(capsys, tmp_path):
     code, out, _ = run(capsys, "embed", "--model", "mini-elmo-zh", "--word", "苹果", "--format", "csv",
                        "我吃了一个苹果")
@@ -178,6 +181,7 @@ def test_cli_csv_to_stdout_and_jsonl_to_a_file(capsys, tmp_path):
     assert code == 0 and json.loads(out)["rows"] == 2 and [json.loads(x)["sentence_index"] for x in lines] == [0, 1]
 
 
+@pytest.mark.realmodel
 def test_cli_attention_for_bertviz(capsys, tmp_path):
     code, out, _ = run(capsys, "attention", "--model", "mini-bert-zh", "--format", "bertviz-json",
                        "--out", tmp_path / "a.json", "我吃了一个苹果")
@@ -194,6 +198,7 @@ def test_cli_attention_for_bertviz(capsys, tmp_path):
     (["attention", "--format", "bertviz-npz", "我吃了一个苹果"], "--out a file"),
     (["attention", "--format", "bertviz-npz", "--out", "{file}/a.npz", "我吃了一个苹果"], "Cannot write"),
 ])
+@pytest.mark.realmodel
 def test_cli_export_errors_are_one_line(capsys, tmp_path, argv, fragment):
     blocker = tmp_path / "a-file"
     blocker.write_text("x", encoding="utf-8")

@@ -77,3 +77,15 @@ def test_everyday_sentences_of_a_student(bert, stored):
     two = "我吃了一个[MASK][MASK]，他喝了一杯牛[MASK]。"
     gaps = fc.signals(fm.fill_mask(bert, two, characters_only=True), fm.word_candidates(bert, two))
     assert [(g.first, g.length) for g in gaps] == [(0, 2), (2, 1)]
+
+
+def test_thresholds_are_computed_once_per_calibration(stored, monkeypatch):
+    """The page asks every gap's level and its record (the level of every check row): the thresholds, each a
+    search over all rows, are computed once (recomputed per row they were 0.55 s of a 0.73-s fill-mask run)."""
+    calibration = fc.Calibration(stored.model, stored.parameters, stored.layers, stored.rows)
+    calls = []
+    youden = fc._youden
+    monkeypatch.setattr(fc, "_youden", lambda rows: calls.append(1) or youden(rows))
+    records = {level: calibration.record(level) for level in fc.LEVELS}
+    assert len(calls) == 1
+    assert records == {level: stored.record(level) for level in fc.LEVELS}  # the same records as before

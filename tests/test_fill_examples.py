@@ -6,8 +6,9 @@ import pytest
 
 from core import fill_examples as fx
 from core import fillmask as fm
-from core import presentation as pres
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
+from ui import lecture_scenes as pres
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +53,9 @@ def test_every_fill_mask_scene_teaches_its_point(mini_bert, scene):
 def test_default_candidates_prefer_an_accepted_answer(mini_bert):
     default = fx.EXAMPLES[0]
     scored = fm.candidate_scores(mini_bert, default.masked, list(fx.DEFAULT_CANDIDATES))
-    assert all(s["fits"] for s in scored)
-    best = max(scored, key=lambda s: s["score"])
-    assert best["word"] in default.accepted
+    assert all(s.score is not None for s in scored)
+    best = max(scored, key=lambda s: s.score or 0.0)
+    assert best.word in default.accepted
     assert any(word not in default.accepted for word in fx.DEFAULT_CANDIDATES)  # a wrong one to compare with
 
 

@@ -6,7 +6,7 @@ import pytest
 from core import fill_examples as fx
 from core import fillmask as fm
 from core.errors import LabError
-from core.fill_view import corruption_view, fill_view, next_sentence_view
+from core.fill_view import corruption_source, corruption_view, fill_view, next_sentence_view
 
 
 def test_a_known_example_in_every_input_mode_gives_one_view(bert):
@@ -32,6 +32,20 @@ def test_an_unknown_sentence_has_no_answers_and_bad_input_raises(bert):
         fill_view(bert, "masked", sentence="没有掩码的句子")
     with pytest.raises(LabError):
         fill_view(bert, "word", plain="我吃了一个苹果", word="香蕉")
+
+
+def test_the_corruption_starts_from_a_true_sentence_never_the_model_s_guess(bert):
+    example, other = fx.EXAMPLES[0], fx.EXAMPLES[1]
+    assert corruption_source("word", f" {example.plain} ", None) == (example.plain, "plain")  # the plain modes
+    mine = fill_view(bert, "masked", sentence=example.masked)
+    assert mine.mask_token == bert.mask_token
+    assert corruption_source("masked", example.plain, mine) == (example.plain, "plain")  # the example, masked
+    # a masked sentence the data knows, beside another plain sentence: its own true sentence
+    assert corruption_source("masked", other.plain, mine) == (mine.known.sentence, "answer")
+    assert mine.known.sentence == example.plain
+    unknown = fill_view(bert, "masked", sentence="我今天[MASK]了很久。")
+    assert corruption_source("masked", example.plain, unknown) == (None, "unknown")
+    assert corruption_source("masked", example.plain, None) == (None, None)  # nothing computed
 
 
 def test_corruption_view_counts_its_own_draw(bert):

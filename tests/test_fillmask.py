@@ -7,7 +7,8 @@ import torch
 
 from core import fillmask as fm
 from core.errors import LabError
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
 
 def _mini_bert():
@@ -82,6 +83,7 @@ def test_fill_mask_too_many_tokens(tiny_bert):
     assert info.value.code == "too_many_tokens"
 
 
+@pytest.mark.realmodel
 def test_fill_mask_mini_bert_sums_to_one():
     encoder = _mini_bert()
     result = fm.fill_mask(encoder, "我吃了一个[MASK][MASK]。", top_k=5)
@@ -97,15 +99,15 @@ def test_candidate_scores_product_and_fit(tiny_bert):
     result = fm.fill_mask(tiny_bert, sentence)
     vocab = tiny_bert.tokenizer.get_vocab()
     scored = fm.candidate_scores(tiny_bert, sentence, ["苹果", " 水果 ", "", "公司的", "好", "犇犇"])
-    by_word = {s["word"]: s for s in scored}
+    by_word = {s.word: s for s in scored}
     assert set(by_word) == {"苹果", "水果", "公司的", "好", "犇犇"}  # empty entries skipped, stripped
     apple = by_word["苹果"]
     expected = [result.masks[0].probabilities[vocab["苹"]], result.masks[1].probabilities[vocab["果"]]]
-    assert apple["fits"] and apple["per_token"] == pytest.approx(expected)
-    assert apple["score"] == pytest.approx(expected[0] * expected[1])
-    assert by_word["好"]["fits"] and len(by_word["好"]["per_token"]) == 1  # one character, first mask
-    assert not by_word["公司的"]["fits"] and by_word["公司的"]["score"] is None  # 3 tokens, 2 masks
-    assert not by_word["犇犇"]["fits"]  # unknown to the vocabulary: [UNK] is not a candidate
+    assert apple.fits and list(apple.per_token) == pytest.approx(expected)
+    assert apple.score == pytest.approx(expected[0] * expected[1])
+    assert by_word["好"].fits and len(by_word["好"].per_token) == 1  # one character, first mask
+    assert not by_word["公司的"].fits and by_word["公司的"].score is None  # 3 tokens, 2 masks
+    assert not by_word["犇犇"].fits  # unknown to the vocabulary: [UNK] is not a candidate
 
 
 def test_candidate_scores_first_mask(tiny_bert):
@@ -113,9 +115,9 @@ def test_candidate_scores_first_mask(tiny_bert):
     result = fm.fill_mask(tiny_bert, sentence)
     vocab = tiny_bert.tokenizer.get_vocab()
     (score,) = fm.candidate_scores(tiny_bert, sentence, ["果"], first_mask=1)
-    assert score["fits"] and score["score"] == pytest.approx(result.masks[1].probabilities[vocab["果"]])
+    assert score.fits and score.score == pytest.approx(result.masks[1].probabilities[vocab["果"]])
     (too_long,) = fm.candidate_scores(tiny_bert, sentence, ["苹果"], first_mask=1)
-    assert not too_long["fits"]
+    assert not too_long.fits
 
 
 # ---- whole_word_mask -----------------------------------------------------------------------------
@@ -274,6 +276,7 @@ def test_proposals_are_whole_words_of_a_run_else_characters(tiny_bert):
     assert fm.proposals(result, fm.word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]
 
 
+@pytest.mark.realmodel
 def test_a_batch_of_sentences_fills_as_each_alone():
     """fill_masks pads the shorter sentences of one forward pass: each still gets its own masks' candidates."""
     bert = _mini_bert()

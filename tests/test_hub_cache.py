@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import build_tiny_bert
-from core import hub_cache
+from core.models import hub_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "0" * 40
@@ -74,6 +74,7 @@ def test_the_sidebar_offers_cached_models(default_cache, skip_component_discover
     assert at.session_state["bert_model"] == "lab-test/tiny-bert" and not at.exception
 
 
+@pytest.mark.subprocess
 def test_a_cached_model_loads_offline(hub_cache_dir):
     env = {**os.environ, "HF_HUB_CACHE": str(hub_cache_dir), "HF_HUB_OFFLINE": "1", "LAB_LANG": "en"}
     done = subprocess.run([sys.executable, "-m", "core", "fill-mask", "--model", "lab-test/tiny-bert", "我[MASK]"],

@@ -33,6 +33,7 @@ def test_the_processes_listen_on_loopback_after_the_proxy_port():
     assert sum(float(share[:-1]) for share, _ in draws if share != "*") < 100
 
 
+@pytest.mark.nginx
 @needs_nginx
 def test_nginx_accepts_the_configuration(tmp_path):
     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
@@ -80,7 +81,7 @@ def _upload_flood(url: str, cookie: str, count: int) -> list[int]:
                                                                 for _ in range(count)], cookie=cookie))
 
 
-@pytest.mark.browser
+@pytest.mark.nginx
 @needs_nginx
 def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
     port = free_port()

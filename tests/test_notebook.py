@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
@@ -21,6 +22,7 @@ def test_notebook_is_stored_without_outputs():
     assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
 
 
+@pytest.mark.notebook
 def test_notebook_runs_the_lectures_experiments(embedded_elmo_and_bert):
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     started = time.monotonic()

@@ -3,6 +3,7 @@ and the right-context test (ELMo's forward half never moves, its backward half a
 plus the two CLI subcommands that reproduce the page's numbers."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -14,7 +15,7 @@ from core import objectives as obj
 from core.__main__ import main
 from core.errors import LabError
 from core.fillmask import fill_mask
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 
 SENTENCE = "我吃了一个苹果"
 pytestmark = pytest.mark.usefixtures("embedded_elmo_and_bert")
@@ -139,6 +140,24 @@ def test_the_forward_half_is_the_encoders_own_layers(elmo, bert):
     np.testing.assert_array_equal(a.layers[:, 1:5, :half], b.layers[:, 1:5, :half])
     expected = obj.movement(a.layers[:, 1:5, half:], b.layers[:, 1:5, half:])
     np.testing.assert_allclose(moved.elmo_backward["cosine"], expected["cosine"])
+
+
+def test_the_plain_reading_of_the_lecture_pair_is_computed(elmo, bert):
+    """The page's answer on the lecture's pair (issue #44): the shipped models show the lecture's contrast."""
+    moved = obj.measure_right_context(elmo, bert, *PAIRS[0])
+    reading = obj.deep_reading(moved)
+    assert reading.verdict == "deep"
+    assert reading.forward == moved.largest("elmo_forward") == 0.0
+    assert reading.bert == moved.smallest("bert") > 1e-4 and reading.backward == moved.smallest("elmo_backward")
+
+
+def test_the_plain_reading_flips_when_the_measurement_does_not_show_the_contrast(elmo, bert):
+    """A synthetic case: a forward half that moved, or a BERT that did not, is no evidence of the lecture's contrast."""
+    moved = obj.measure_right_context(elmo, bert, *PAIRS[0])
+    leaky = dataclasses.replace(moved, elmo_forward={m: a + 0.01 for m, a in moved.elmo_forward.items()})
+    assert obj.deep_reading(leaky).verdict == "other" and obj.deep_reading(leaky).forward == pytest.approx(0.01)
+    frozen = dataclasses.replace(moved, bert={m: np.zeros_like(a) for m, a in moved.bert.items()})
+    assert obj.deep_reading(frozen).verdict == "other"
 
 
 def test_movement_metrics():

@@ -1,4 +1,4 @@
-"""AppTest of app_pages/attention.py: every control, attention rows summing to 1, bad inputs.
+"""AppTest of app_pages/attention/page.py: every control, attention rows summing to 1, bad inputs.
 
 Most tests use the tiny random BERT fixture (2 layers × 2 heads, loaded from a local directory
 like a hub model); one test runs the embedded mini-bert-zh when it is available.
@@ -24,15 +24,16 @@ from apptest_support import (
     zh_message,
 )
 from core.attention_view import MAX_CHARS, attention_view, encode_pair, read_row
-from core.registry import list_models
+from core.models.catalogue import list_models
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention" / "page.py")
 SENTENCE = "苹果昨天发布了新手机。"
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery")
+# the attention page on mini-bert-zh
+pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
 
 
 def _heat(spec: dict, index: int = 0) -> np.ndarray:
@@ -326,7 +327,7 @@ def test_odd_but_valid_inputs(tiny, tiny_bert, text, unknown, control):
 
 # ---- caching: selectors only slice -------------------------------------------------------------------
 def test_selectors_do_not_rerun_the_model(tiny, monkeypatch):
-    from core.encoders import BertEncoder
+    from core.models.encoders import BertEncoder
 
     at = _app(tiny).run()
 
@@ -372,7 +373,7 @@ def test_the_chosen_token_is_read_out_in_words_first():
     texts = [m.value for m in at.markdown]
     answer = next(i for i, text in enumerate(texts) if text.startswith("**本句的读数**"))
     assert texts[answer - 1].startswith("**问题**") and "别期待太多" in texts[answer + 1]
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     view = _view(load_encoder("mini-bert-zh"), "小明把书给了小红，因为她想看。", words=True)
     she = view.labels.index("她")
@@ -386,3 +387,33 @@ def test_the_chosen_token_is_read_out_in_words_first():
     at.session_state["present"] = True
     at.run()
     assert not any(text.startswith("**本句的读数**") for text in (m.value for m in at.markdown))
+
+
+def test_the_chosen_tokens_row_comes_first_as_labelled_bars(monkeypatch):
+    """A 17-token sentence (issue #44): the chosen token's row at the chosen layer and head as one labelled bar a
+    token, the full heatmap one switch away (on by default, off on a phone, where its cells shrink to nothing);
+    the projector keeps the heatmap alone."""
+    if not next((m.available for m in list_models() if m.name == "mini-bert-zh"), False):
+        pytest.skip("mini-bert-zh is not available here")
+    from core.models.cache import load_encoder
+    from ui import page
+
+    sentence = "小明把书给了小红，因为她想看。"
+    view = _view(load_encoder("mini-bert-zh"), sentence)
+    she = view.labels.index("她")
+    at = _app("mini-bert-zh", query={"sentence": sentence, "token": "她", "layer": "3", "head": "2"}).run()
+    assert_no_exception(at)
+    bars = chart(at, "att_token_bars")
+    assert len(view.labels) == 17 and bars["data"][0]["orientation"] == "h"
+    np.testing.assert_allclose(plotly_array(bars["data"][0]["x"]), view.att[2, 1, she], atol=1e-6)
+    assert bars["layout"]["yaxis"]["ticktext"] == [f"{i}: {label}" for i, label in enumerate(view.labels)]
+    assert "「她」看向哪里 · 第 3 层 · 头 2" in json.dumps(bars["layout"], ensure_ascii=False)
+    assert at.toggle(key="att_full_map").value and chart(at, "att_heatmap")
+    monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
+    phone = _app("mini-bert-zh", query={"sentence": sentence, "token": "她"}).run()
+    assert chart(phone, "att_token_bars") and chart(phone, "att_heatmap") is None
+    phone.toggle(key="att_full_map_narrow").set_value(True).run()
+    np.testing.assert_allclose(_heat(chart(phone, "att_heatmap")), view.att[0, 0], atol=1e-6)
+    at.session_state["present"] = True
+    at.run()
+    assert chart(at, "att_heatmap") and chart(at, "att_token_bars") is None

@@ -13,9 +13,10 @@ from core import board
 from core.board_store import HIDDEN, SHOWN, Store
 from core.board_store import store as board_store
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "class_board.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "class_board" / "page.py")
 SECRET = "page-test-secret"
 MODERATION_KEYS = {"board_hide", "board_show", "board_lock", "board_clear", "board_close", "board_pick"}
+pytestmark = pytest.mark.usefixtures("tiny_embedded")  # the board's handling, on the embedded models' stand-ins
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from core.safe_text import md_escape
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "elmo_weights.py")
+PAGE = str(ROOT / "app_pages" / "elmo_weights" / "page.py")
 APPLE = scenes.SCENES["apple"].text
 
 
@@ -224,6 +224,7 @@ def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
     assert len(np.concatenate(mixed)) == 4
 
 
+@pytest.mark.realmodel
 def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
@@ -239,6 +240,7 @@ def test_real_elmo(models_dir, tiny_bert_dir, encode_calls):
     assert at.metric[0].value.endswith("%")
 
 
+@pytest.mark.realmodel
 def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, tiny_bert_dir):
     """#38 item 2: on the 苹果 scene the two lecture presets give the same accuracy as the biLSTM layers alone;
     the caption says so (only the token layer alone falls behind) instead of "different weights give different
@@ -258,11 +260,13 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
     assert "**这里层的选择确有影响**" in "\n".join(c.value for c in at.caption)
 
 
+@pytest.mark.realmodel
 def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
     on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
-    from core import geometry, registry
+    from core import geometry
     from core import vectors_view as vv
+    from core.models import cache
 
     link_real_elmo(models_dir)
     lecture = scenes.SCENES["lecture_apple"]
@@ -270,7 +274,7 @@ def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     assert_no_exception(at)
     note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
     parsed = vv.parse_input(lecture.text, lecture.word)
-    stack = vv.occurrence_layers(registry.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    stack = vv.occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
     mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
     assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
 
@@ -292,12 +296,14 @@ def test_weights_verdict_on_synthetic_outcomes():
     assert weights_verdict(MixView(np.ones(3), np.zeros((2, 2)), np.zeros((2, 2)), None)) is None
 
 
+@pytest.mark.realmodel
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
     from core import vectors_view as vv
     from core.mixing import layer_normalise, mean_norms
-    from core.registry import DEFAULT_ELMO, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import DEFAULT_ELMO
     from ui.i18n import translate
 
     link_real_elmo(models_dir)
@@ -526,3 +532,59 @@ def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_be
     assert chart(at, "elmo_learned_bars") is None
     assert "python -m core.experiments" in messages(at) and "⑤ 重新计算" in messages(at)
     assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page is there
+
+
+def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    """A student at home reads what the two tasks learned here, by the section's verdict (issue #44): on the shipped
+    results, and on session results whose seeds put POS high and sentiment low (the lecture's opposite)."""
+    from core.experiments import learned_mix
+    from core.mixing import format_vector
+    from ui.cache import EXPERIMENT_RESULTS_KEY
+    from ui.i18n import translate
+
+    def answer(at) -> str:
+        values = [m.value for m in at.markdown]
+        question = next(i for i, text in enumerate(values) if text.startswith("**问题**：ELMo 怎样"))
+        return values[question + 1]
+
+    results = committed_results()
+    with_results(monkeypatch, tmp_path, results)
+    tasks = results["learned_mix"]["tasks"]
+    text = answer(make_app(tiny_bert_dir))
+    headline = learned_mix.verdict(tasks).headline
+    assert translate("zh", f"elmo.qa.verdict.{headline}") in text
+    for task in ("pos", "sentiment"):
+        learned = tasks[task]["learned"]
+        assert f"s = {format_vector(learned['s'], 2)}（γ = {learned['gamma']:.1f}）" in text
+    flipped = json.loads(json.dumps(results))
+    for task, s in (("pos", [0.1, 0.1, 0.8]), ("sentiment", [0.8, 0.1, 0.1])):
+        for seed_run in flipped["learned_mix"]["tasks"][task]["seeds"]:
+            seed_run["s"] = s
+    assert learned_mix.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
+    text = answer(make_app(tiny_bert_dir, **{EXPERIMENT_RESULTS_KEY: flipped}))
+    assert translate("zh", "elmo.qa.verdict.opposite") in text
+    at = make_app(tiny_bert_dir, present=True)
+    assert not any(m.value.startswith("**问题**") for m in at.markdown)
+
+
+def test_a_phone_reaches_the_live_mix_with_the_secondary_sections_folded(models_dir, tiny_bert_dir, monkeypatch):
+    """On a narrow screen the diagram and the two results sections sit behind switches, off (issue #44: the page
+    was 13,500 px long on a phone); a switch draws its section; a wide screen and the projector show them all."""
+    from ui import page
+
+    wide = make_app(tiny_bert_dir)
+    assert_no_exception(wide)
+    assert chart(wide, "elmo_diagram") and chart(wide, "elmo_learned_bars") and chart(wide, "elmo_concat_accuracy")
+    monkeypatch.setattr(page, "phone", lambda: True)  # a narrow window, as ui/document.js reports it
+    at = make_app(tiny_bert_dir)
+    assert_no_exception(at)
+    assert chart(at, "elmo_bars") is not None  # the live mix, the page's result
+    assert not any(chart(at, key) for key in ("elmo_diagram", "elmo_learned_bars", "elmo_concat_accuracy"))
+    assert [toggle.label for toggle in at.toggle if toggle.key.startswith("elmo_show_")] == [
+        "显示：2L+1 = 5 个表示 → L+1 = 3 个加权项", "显示：学到的 s 和 γ（按任务）",
+        "显示：讲义里 ELMo 的用法：[x; ELMo] 拼接进任务模型"]
+    at.toggle(key="elmo_show_learned_narrow").set_value(True).run()
+    assert chart(at, "elmo_learned_bars") and chart(at, "elmo_concat_accuracy") is None
+    at.session_state["present"] = True
+    at.run()
+    assert chart(at, "elmo_diagram") and chart(at, "elmo_concat_accuracy")

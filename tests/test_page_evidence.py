@@ -1,4 +1,4 @@
-"""app_pages/evidence.py with AppTest: renders from assets/experiments.json, every control, recompute."""
+"""app_pages/evidence/page.py with AppTest: renders from assets/experiments.json, every control, recompute."""
 from __future__ import annotations
 
 import copy
@@ -10,14 +10,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
-import core.registry as registry
 from core.errors import LabError
 from core.experiments import view
+from core.models import catalogue
 from core.safe_text import md_escape
 from core.stats import Z_95, wilson_interval
+from ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "evidence.py")
+PAGE = str(ROOT / "app_pages" / "evidence" / "page.py")
 RESULTS = ROOT / "assets" / "experiments.json"
 TIMEOUT = 90
 
@@ -219,9 +220,9 @@ def test_presets_missing_without_elmo(monkeypatch, tmp_path):
 
 def test_unavailable_model_reason_is_shown(monkeypatch, tmp_path):
     problem = LabError("model_not_trained", name="mini-elmo-zh", directory="/x/mini-elmo-zh", files="model.safetensors")
-    infos = [registry.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
-             registry.ModelInfo("mini-elmo-zh", "elmo", False, problem, None, "")]
-    monkeypatch.setattr(registry, "list_models", lambda: infos)
+    infos = [catalogue.ModelInfo("mini-bert-zh", "bert", True, None, 5, ""),
+             catalogue.ModelInfo("mini-elmo-zh", "elmo", False, problem, None, "")]
+    monkeypatch.setattr(catalogue, "list_models", lambda: infos)
     at = page(monkeypatch, tmp_path)
     shown = problem.message("zh", markdown=False)  # in the UI language; the page's copy is escaped Markdown
     assert any(shown in w.value.replace("\\", "") for w in at.warning)
@@ -283,7 +284,7 @@ def test_english_section_labels(monkeypatch, tmp_path):
 def test_registered_in_the_app_navigation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    at.switch_page("app_pages/evidence.py").run()
+    at.switch_page("app_pages/evidence/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "证据：逐层实验"
     assert "97.3" in texts(at)
@@ -295,8 +296,8 @@ def test_training_budgets_of_the_compared_models_are_shown(monkeypatch, tmp_path
     from ui.i18n import translate
 
     at = page(monkeypatch, tmp_path)
-    ratio = token_ratio(load_budgets(), registry.DEFAULT_BERT, registry.DEFAULT_ELMO)
-    expected = translate("zh", "budget.ratio", larger=registry.DEFAULT_BERT, smaller=registry.DEFAULT_ELMO,
+    ratio = token_ratio(load_budgets(), catalogue.DEFAULT_BERT, catalogue.DEFAULT_ELMO)
+    expected = translate("zh", "budget.ratio", larger=catalogue.DEFAULT_BERT, smaller=catalogue.DEFAULT_ELMO,
                          ratio=f"{ratio:.0f}")
     assert sum(expected in c.value for c in at.caption) == 1
     assert "2–4" not in texts(at)  # the old, wrong "2–4 hours each on 2 CPU cores"
@@ -314,3 +315,51 @@ def test_senses_note_computes_its_sample_sizes(monkeypatch, tmp_path):
                      per_sense=f"{min(per_sense)}–{max(per_sense)}",
                      step=f"{100 / max(sizes):.0f}–{100 / min(sizes):.0f}")
     assert note in [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("section", ["pos", "senses", "context"])  # presets: probe_presets' own message
+def test_a_results_file_of_an_older_format_is_a_message_in_its_section(monkeypatch, tmp_path, section):
+    """A section that does not find what it reads says so where it stands and asks to recompute; the switch and the
+    recomputation stay. (The page's try/except around the sections did not see the fragments' errors: Streamlit's
+    redacted exception instead.)"""
+    data = real_results()
+    data[section] = {"older": True}
+    at = page(monkeypatch, tmp_path, results=data, query={"section": section})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.value == at_text("evidence.bad_results", "KeyError") for e in at.error), [e.value for e in at.error]
+    assert at.radio(key="_ev_section").value == section
+    at.radio(key="_ev_section").set_value("recompute").run()
+    assert not at.error and at.button(key="_ev_run")
+
+
+def at_text(key: str, detail: str) -> str:
+    return translate("zh", key, detail=detail)
+
+def plain_answer_lines(at: AppTest) -> list[str]:
+    """The plain answer's lines: the markdown after the question, split at its list items."""
+    values = [str(m.value) for m in at.markdown]
+    question = next(i for i, text in enumerate(values) if text.startswith("**问题**"))
+    return values[question + 1].split("\n")
+
+
+def test_the_page_opens_with_its_plain_answer_computed_from_the_results(monkeypatch, tmp_path):
+    """A student at home reads which of the papers' findings our ELMo shows (issue #44), from the verdicts of the
+    sections; a synthetic ELMo whose layer 2 wins POS and whose vectors grow alike with depth flips two of them."""
+    model, findings = view.paper_findings(real_results())
+    lines = plain_answer_lines(page(monkeypatch, tmp_path))
+    assert lines[0] == (f"**答案（在我们的 {model} 上）**：论文的 3 条发现中，"
+                        f"有 {sum(v == 'same' for v in findings.values())} 条在这里方向相同：")
+    assert lines[1:] == [translate("zh", "evidence.qa.line", finding=translate("zh", f"evidence.qa.finding.{name}"),
+                                   outcome=translate("zh", f"evidence.qa.outcome.{findings[name]}"))
+                         for name in ("pos", "senses", "context")]
+    flipped = copy.deepcopy(real_results())
+    flipped["pos"]["models"][model]["fine"] = [0.5, 0.6, 0.9]  # layer 2 far ahead: the paper's opposite
+    flipped["context"]["models"][model]["change"]["self_similarity_adjusted"] = {"from": 1, "to": 2, "value": 0.3,
+                                                                                 "se": 0.01}
+    assert view.paper_findings(flipped)[1] == {**findings, "pos": "opposite", "context": "opposite"}
+    lines = plain_answer_lines(page(monkeypatch, tmp_path, flipped))
+    assert "**方向相反**" in lines[1] and "**方向相反**" in lines[3]
+    at = page(monkeypatch, tmp_path)
+    at.session_state["present"] = True  # on the projector the lecturer says it
+    at.run()
+    assert not any(str(m.value).startswith("**问题**") for m in at.markdown)

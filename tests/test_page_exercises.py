@@ -13,7 +13,7 @@ from core.mixing import scalar_mix
 from core.safe_text import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "exercise_cards.py")
+PAGE = str(ROOT / "app_pages" / "exercise_cards" / "page.py")
 
 
 # ---- core ----------------------------------------------------------------------------------------------
@@ -158,3 +158,23 @@ def test_english():
     assert at.success[0].value.startswith("Correct!")
     at.text_input(key="ex_formula_answer").set_value("a b c").run()
     assert at.error[0].value.startswith("Cannot read")
+
+
+@pytest.mark.parametrize("path, key", [("exercise_cards/page.py", "ex.qa"), ("home/page.py", "home.qa")])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_page_opens_with_its_question_and_plain_answer(path, key, lang):
+    """A student at home (issue #44): the question and its answer come right below the title; on the projector
+    the lecturer says them (and the exercises keep their one-line intro there)."""
+    from ui.i18n import translate
+
+    at = AppTest.from_file(str(ROOT / "app_pages" / path), default_timeout=60)
+    at.session_state["lang"] = lang
+    at.run()
+    assert not at.exception
+    assert at.markdown[0].value == translate(lang, key)
+    assert at.markdown[0].value.startswith("**问题**" if lang == "zh" else "**Question**")
+    at.session_state["present"] = True
+    at.run()
+    assert translate(lang, key) not in [m.value for m in at.markdown]
+    if path == "exercise_cards/page.py":
+        assert at.markdown[0].value == translate(lang, "ex.intro")

@@ -1,4 +1,4 @@
-"""AppTest of app_pages/fill_mask.py: every control, real values, bad inputs.
+"""AppTest of app_pages/fill_mask/page.py: every control, real values, bad inputs.
 
 Most tests use the tiny random BERT fixture (fast, always available; passed as a local model
 directory, like a hub model); one test runs the embedded mini-bert-zh when it is available.
@@ -24,14 +24,16 @@ from apptest_support import (
 )
 from core import fill_examples as fx
 from core import fillmask as fm
-from core.registry import list_models, load_encoder
+from core.models.cache import load_encoder
+from core.models.catalogue import list_models
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask" / "page.py")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery")
+# the fill-mask page's answers on mini-bert-zh
+pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
 
 
 # ---- the default page ----------------------------------------------------------------------------
@@ -225,9 +227,9 @@ def test_candidate_comparison(tiny, tiny_bert):
     assert list(table.iloc[:, 3]) == [True, True, True, False]
     assert table.iloc[3, 1] is None or np.isnan(table.iloc[3, 1])  # no score for a word that does not fit ...
     assert at.dataframe[0].proto.placeholder == "填不进"  # ... and the cell says why instead of "None"
-    np.testing.assert_allclose(table.iloc[:3, 1].astype(float), [e["score"] for e in expected[:3]], rtol=1e-6)
+    np.testing.assert_allclose(table.iloc[:3, 1].astype(float), [e.score for e in expected[:3]], rtol=1e-6)
     spec = chart(at, "fill_cand_chart")
-    np.testing.assert_allclose(plotly_array(spec["data"][0]["x"]), [e["score"] for e in expected[:3]], rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(spec["data"][0]["x"]), [e.score for e in expected[:3]], rtol=1e-6)
     at.selectbox(key="fill_first").set_value(1).run()
     table = at.dataframe[0].value
     assert list(table.iloc[:, 3]) == [False, False, False, False]  # two-character words do not fit one mask
@@ -432,7 +434,7 @@ def test_odd_but_valid_inputs(tiny, text, unknown, control):
 
 # ---- caching: moving a slider never re-runs the model ----------------------------------------------
 def test_sliders_do_not_rerun_the_model(tiny, monkeypatch):
-    from core.encoders import BertEncoder
+    from core.models.encoders import BertEncoder
 
     at = _app(tiny).run()
     at.button(key="fill_next").click().run()  # every step's result is now cached

@@ -1,4 +1,4 @@
-"""AppTest of app_pages/objectives.py on the embedded models: the numbers shown are core.objectives',
+"""AppTest of app_pages/objectives/page.py on the embedded models: the numbers shown are core.objectives',
 ELMo's forward half stays at 0 while BERT moves, every control and URL parameter, bad input where it is
 typed, a hub-like BERT from the sidebar."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
 from core import objectives as obj
 from core.budgets import load_budgets, token_ratio
-from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ui.i18n import translate
 
-PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives" / "page.py")
 PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")
 _app = partial(page_app, PAGE)
 pytestmark = pytest.mark.usefixtures("skip_component_discovery", "embedded_elmo_and_bert")
@@ -186,3 +186,20 @@ def test_hub_like_bert_from_the_sidebar(tiny_bert_dir):
     assert any("ELMo's forward LM stands in for GPT" in i for i in texts(at, "info"))
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0) and len(deep) == 3 and np.all(deep[1:] > 0)
+
+
+def test_the_plain_answer_is_measured_on_the_lecture_pair_whatever_the_pair_below(elmo, bert):
+    """A student at home reads the answer with ②'s numbers on the lecture's pair (issue #44), computed by
+    core.objectives.deep_reading (its flip is tested in test_objectives), also after ② is given other sentences."""
+    reading = obj.deep_reading(obj.measure_right_context(elmo, bert, *PAIR))
+    expected = zh(f"obj.qa.reading.{reading.verdict}", a=PAIR[0], b=PAIR[1], shared="苹果昨天",
+                  metric=zh("obj.metric.cosine"), forward=f"{reading.forward:.3g}", backward=f"{reading.backward:.3f}",
+                  bert=f"{reading.bert:.3f}")
+    assert reading.verdict == "deep" and "一点没动" in expected
+    at = _app(DEFAULT_BERT, query={"a": "我吃了一个苹果", "b": "我吃了一个苹果派"}).run()
+    assert_no_exception(at)
+    values = [m.value for m in at.markdown]
+    assert values[values.index(zh("obj.qa")) + 1] == expected
+    at.session_state["present"] = True
+    at.run()
+    assert zh("obj.qa") not in [m.value for m in at.markdown]

@@ -21,7 +21,7 @@ from core.safe_text import md_escape
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "static_vs_contextual.py")
+PAGE = str(ROOT / "app_pages" / "static_vs_contextual" / "page.py")
 LECTURE_TEXT = scenes.SCENES["lecture_apple"].text
 
 
@@ -222,6 +222,7 @@ def test_static_model_unavailable(models_dir, tiny_bert_dir):
     assert len(contextual_points(charts(at)["static_scatter"])[0]) == 2
 
 
+@pytest.mark.realmodel
 def test_real_elmo(models_dir, tiny_bert_dir):
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, ctx="elmo", vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
@@ -312,6 +313,7 @@ def test_a_pair_is_drawn_among_the_other_characters(models_dir, tiny_bert_dir):
     assert len(xs) == 2 and (xs[0], ys[0]) != pytest.approx((-xs[1], -ys[1]))
     assert any("和句子里其余 13 个字一起" in c.value for c in at.caption)
 
+@pytest.mark.realmodel
 def test_layer_slider_follows_a_model_switch(models_dir, tiny_bert_dir):
     """Switching ELMo → BERT keeps the layer but renames every option: the browser, which keeps the option's
     label, must be sent the value again, or it shows 「0 · 嵌入层」 while the chart draws layer 2 (issue #44)."""

@@ -16,7 +16,7 @@ from core.errors import LabError
 from core.transfer.__main__ import main as transfer_main
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "transfer.py")
+PAGE = str(ROOT / "app_pages" / "transfer" / "page.py")
 TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
                                threads=1, seed=3)
 
@@ -26,7 +26,7 @@ TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, bat
 def tiny_elmo(tiny_bert_dir, tmp_path_factory):
     """A randomly initialised 2-layer biLM in the embedded format, loaded like mini-elmo-zh."""
     from core.elmo import BiLM, BiLMConfig
-    from core.encoders import ElmoEncoder
+    from core.models.encoders import ElmoEncoder
 
     vocab = (tiny_bert_dir / "vocab.txt").read_text(encoding="utf-8").split()
     torch.manual_seed(0)
@@ -434,6 +434,33 @@ def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
     assert list(page_tables(at)[0].value.iloc[:2, 2]) == ["—", "—"]
 
 
+def test_shown_results_are_the_session_s_then_the_file_s(results_file, tiny_bert_dir, tmp_path):
+    mine = {**json.loads(results_file.read_text(encoding="utf-8")), "created": "this session"}
+    models = {"bert": str(tiny_bert_dir), "elmo": None}
+    shown = transfer.shown_results(mine, results_file, **models)
+    assert (shown.origin, shown.view.created, shown.stale) == ("session", "this session", [])
+    shown = transfer.shown_results(None, results_file, **models)
+    assert shown.origin == "file" and shown.view.created == transfer.load_results(results_file)["created"]
+    assert shown.view.bert.per_layer == transfer.read_view(transfer.load_results(results_file)).bert.per_layer
+    assert transfer.shown_results(None, tmp_path / "none.json", **models) == transfer.NOTHING_SHOWN
+    stale = {**mine, "feature_bert": {**mine["feature_bert"], "fingerprint": "0000000000000000"}}
+    assert transfer.shown_results(None, transfer.save_results(stale, tmp_path / "stale.json"),
+                                  **models).stale == [str(tiny_bert_dir)]
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(LabError) as info:
+        transfer.shown_results(None, tmp_path / "broken.json", **models)
+    assert info.value.code == "results_unreadable"
+
+
+def test_an_unreadable_results_file_is_a_message_and_the_page_goes_on(page, monkeypatch, tmp_path):
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "broken.json")
+    at = page()
+    assert any("broken" in e.value for e in at.error)  # the file named (Markdown-escaped)
+    assert any("python -m core.transfer" in i.value for i in at.info)  # as without results: the recompute box open
+    assert at.button(key="transfer_run") and not at.metric
+
+
 def test_no_results_yet(page, monkeypatch, tmp_path):
     monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "none.json")
     at = page()
@@ -499,7 +526,7 @@ def test_figures_are_plain_data():
 
 def test_training_budgets_beside_the_comparison(page, monkeypatch):
     from core.budgets import load_budgets, token_ratio
-    from core.registry import DEFAULT_BERT, DEFAULT_ELMO
+    from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
     from ui.i18n import translate
 
     monkeypatch.setattr(transfer, "BERT_MODEL", DEFAULT_BERT)  # the page's own models (the fixture's are tiny)

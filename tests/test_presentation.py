@@ -10,12 +10,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import page_files
-from core import presentation as pres
 from ui import PAGES
+from ui import lecture_scenes as pres
 from ui import presentation as ui_pres
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 180  # scene pages load models (ELMo, BERT) on their first run
+pytestmark = pytest.mark.realmodel  # the scenes run their pages on the shipped models
 PATHS = {spec.url_path: spec.path for spec in PAGES}
 
 
@@ -236,14 +237,13 @@ def test_arrive_only_for_a_scene_of_this_page(slide, expected):
 
 
 def test_every_result_key_belongs_to_a_scene_and_only_title_pages_have_none():
-    """Which element a scene scrolls into view is the UI's business (ui.presentation), not core's."""
-    from core.presentation import BY_ID, SCENES
+    """Which element a scene scrolls into view is declared with the scene (ui.lecture_scenes: UI data, not core's)."""
+    from ui.lecture_scenes import BY_ID, SCENES
     from ui.presentation import SCENE_RESULTS, result_key
 
     assert set(SCENE_RESULTS) <= set(BY_ID)
     # pages that open at their top: the exercises, and the class board (its sign-in or the board itself is the top)
     assert [s.id for s in SCENES if result_key(s) is None] == ["board", "exercises"]
-    assert not hasattr(SCENES[0], "result")
 
 
 def test_a_scene_hides_the_exercise_answer_again():
@@ -263,7 +263,7 @@ def test_every_live_input_drives_a_result_its_page_draws():
     edit on the projector with its result out of view, silently."""
     root = Path(__file__).resolve().parent.parent
     source = "\n".join(path.read_text(encoding="utf-8") for folder in ("app_pages", "ui")
-                       for path in sorted((root / folder).glob("*.py")) if path.name != "presentation.py")
+                       for path in sorted((root / folder).rglob("*.py")) if path.name != "presentation.py")
     made = re.findall(r'key=f"([a-z_]+)\{', source)  # keys built from a name: key=f"elmo_preset_{name}"
     paths = {spec.url_path for spec in PAGES}
     for url_path, drives in ui_pres.INPUT_RESULTS.items():

@@ -1,11 +1,23 @@
 """Figures that must fit a 1280×720 projector below the scene bar (issue #27): the attention heatmap keeps
-every column's label within its height limit, the static figure's note stays inside the left subplot, and a
-token strip's long row names leave its cells room for "[MASK]" (issue #37: it spilled out of its cell in English)."""
+every column's label within its height limit, the static figure's note stays inside the left subplot, a
+token strip's long row names leave its cells room for "[MASK]" (issue #37: it spilled out of its cell in English),
+axis titles keep clear of the tick labels and inside the figure (issue #37)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from core.figures.bert import attention_heatmap, text_width, token_strip, wrap_note
+from core.figures.bert import (
+    AXIS_TITLE_PX,
+    attention_heatmap,
+    candidate_bars,
+    text_width,
+    token_strip,
+    topk_bars,
+    wrap_note,
+)
+from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels
+from ui.i18n import translate
 
 LABELS = ["[CLS]", *"苹果昨天发布了新手机", "[SEP]"]
 
@@ -60,3 +72,57 @@ def test_static_figure_stacks_for_a_phone():
     assert side.xaxis.domain[1] < side.xaxis2.domain[0] and side.yaxis.domain == side.yaxis2.domain
     assert stacked.xaxis.domain == stacked.xaxis2.domain and stacked.yaxis2.domain[1] < stacked.yaxis.domain[0]
     assert any(a.text == "mini-elmo-zh<br>第 2 层" for a in stacked.annotations)  # the long title in two lines
+
+
+def _titled_axes(layout) -> dict:
+    return {name: axis for name, axis in layout.to_plotly_json().items()
+            if name.startswith(("xaxis", "yaxis")) and axis.get("title", {}).get("text")}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_evidence_axis_titles_keep_clear_of_their_tick_labels(lang):
+    """The evidence scene on the projector (#37): the y-axis title 准确率 sat on the tick labels "80%": the margin
+    was a fixed 60 px and plotly.js did not apply the template's automargin. Every titled axis of the evidence
+    charts now grows the margin to hold its tick labels and its title, a standoff apart."""
+    series = [Series("mini-bert-zh", ["0", "1", "2"], [0.8, 0.83, 0.82]),
+              Series("mini-elmo-zh", ["0", "1"], [0.79, 0.84], kind="elmo")]
+    figures = [layer_curves(series, xaxis_title=translate(lang, "evidence.axis.layer"),
+                            yaxis_title=translate(lang, "evidence.axis.accuracy"), baselines=[("word2vec", 0.8)],
+                            large=True, height=420),
+               preset_bars(["s0", "s1", "s2"], [("POS", [0.0, 0.5, 0.5], "")], large=True),
+               specificity_panels([("self", series), ("intra", series)],
+                                  xaxis_title=translate(lang, "evidence.axis.layer"), large=True)]
+    for fig in figures:
+        axes = _titled_axes(fig.layout)
+        assert axes, "no titled axis"
+        for name, axis in axes.items():
+            assert axis.get("automargin") is True, name
+            assert axis["title"].get("standoff", 0) >= 8, name
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_whole_word_axis_title_fits_its_narrow_column(lang):
+    """The fill scene in English (#37): "Whole-word score (left-to-right character chain)" is wider than the
+    whole words' column beside the characters, and plotly clipped it at the figure's edges. It goes on as many
+    lines as keep each within AXIS_TITLE_PX (300 px: the column holds about 380 px of plot at 1280×720), the
+    figure grows by the added lines, and the axis's margin holds them."""
+    title = translate(lang, "fill.word_prob_axis")
+    slots = [("words", ["苹果", "鸡蛋", "橙子"], [0.07, 0.045, 0.012])]
+    fig = topk_bars(slots, xaxis_title=title, large=True)
+    one_line = topk_bars(slots, xaxis_title="P", large=True)
+    axis = fig.layout.xaxis
+    lines = axis.title.text.split("<br>")
+    assert all(text_width(line, 20) <= AXIS_TITLE_PX for line in lines)
+    assert " ".join(lines).split() == title.split() or "".join(lines) == title  # nothing lost
+    assert axis.automargin is True and axis.title.standoff >= 8
+    assert fig.layout.height - one_line.layout.height == (len(lines) - 1) * 26
+    if lang == "en":
+        assert len(lines) >= 2
+
+
+def test_candidate_scores_are_never_cut_at_the_plot_edge():
+    """On a phone the longest bar reached the plot's edge and its score, written outside, was cut ("1.14e-0"):
+    a score goes inside a bar long enough for it, and a score outside is not clipped by the axes."""
+    bar = candidate_bars(["苹果", "水果", "公司"], [1.14e-2, 1.55e-3, 3.95e-8]).data[0]
+    assert bar.textposition == "auto" and bar.cliponaxis is False
+    assert list(bar.text) == ["1.14e-02", "1.55e-03", "3.95e-08"]

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from core import registry
 from core.errors import LabError
+from core.models import cache, catalogue, hub, loaders
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,28 +33,29 @@ def test_spellings_of_one_directory_share_one_entry(clean_registry, model_loads,
     base = str(tiny_bert_dir)
     spellings = [base, base + "/", base + "//", base.replace("/", "//"), base + "/.",
                  base + "/../" + tiny_bert_dir.name]
-    encoders = {id(registry.load_encoder(name)) for name in spellings}
+    encoders = {id(cache.load_encoder(name)) for name in spellings}
     assert len(encoders) == 1 and model_loads == {str(tiny_bert_dir.resolve()): 1}
-    assert list(registry._cache) == [str(tiny_bert_dir.resolve())]
+    assert list(cache._cache) == [str(tiny_bert_dir.resolve())]
 
 
+@pytest.mark.realmodel
 def test_embedded_model_by_path_is_the_embedded_model(clean_registry, model_loads):
-    if not next(m for m in registry.list_models() if m.name == registry.DEFAULT_STATIC).available:
+    if not next(m for m in catalogue.list_models() if m.name == catalogue.DEFAULT_STATIC).available:
         pytest.skip("word2vec-zh is not trained here")
-    first = registry.load_encoder(registry.DEFAULT_STATIC)
-    assert registry.load_encoder(str(registry.MODELS_DIR / registry.DEFAULT_STATIC) + "/") is first
-    assert model_loads == {registry.DEFAULT_STATIC: 1}
+    first = cache.load_encoder(catalogue.DEFAULT_STATIC)
+    assert cache.load_encoder(str(catalogue.MODELS_DIR / catalogue.DEFAULT_STATIC) + "/") is first
+    assert model_loads == {catalogue.DEFAULT_STATIC: 1}
 
 
 def test_cache_keeps_a_bounded_number_of_other_models(clean_registry, model_loads, tiny_bert_dir, tmp_path):
-    copies = [shutil.copytree(tiny_bert_dir, tmp_path / f"copy{i}") for i in range(registry.MAX_OTHER_MODELS + 1)]
+    copies = [shutil.copytree(tiny_bert_dir, tmp_path / f"copy{i}") for i in range(cache.MAX_OTHER_MODELS + 1)]
     for directory in copies:
-        registry.load_encoder(str(directory))
+        cache.load_encoder(str(directory))
     kept = [str(d.resolve()) for d in copies[1:]]
-    assert list(registry._cache) == kept  # the least recently used one went
-    registry.load_encoder(str(copies[1]))  # a hit makes it the most recent
-    registry.load_encoder(str(copies[0]))  # loaded again: now copies[2] is the oldest
-    assert list(registry._cache) == [kept[0], str(copies[0].resolve())]
+    assert list(cache._cache) == kept  # the least recently used one went
+    cache.load_encoder(str(copies[1]))  # a hit makes it the most recent
+    cache.load_encoder(str(copies[0]))  # loaded again: now copies[2] is the oldest
+    assert list(cache._cache) == [kept[0], str(copies[0].resolve())]
     assert model_loads[str(copies[0].resolve())] == 2
 
 
@@ -72,7 +73,7 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
     def load_in_thread(name: str, errors: list) -> threading.Thread:
         def load():
             try:
-                registry.load_encoder(name)
+                cache.load_encoder(name)
             except LabError as err:
                 errors.append(err.code)
 
@@ -80,7 +81,7 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
         thread.start()
         return thread
 
-    monkeypatch.setattr(registry, "_load", fake_load)
+    monkeypatch.setattr(loaders, "load", fake_load)
     errors: list[str] = []
     slow = load_in_thread("slow-org/slow", errors)
     assert started.wait(30)
@@ -88,39 +89,39 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
     fast.join(30)
     assert not fast.is_alive() and not release.is_set() and calls == ["slow-org/slow", "fast-org/fast"]
     waiter = load_in_thread("slow-org/slow", errors)  # the same model: waits for the one load and gets its failure
-    assert wait_until(lambda: registry._load_locks["slow-org/slow"][1] == 2)  # queued on the slow load's lock
+    assert wait_until(lambda: cache._load_locks["slow-org/slow"][1] == 2)  # queued on the slow load's lock
     release.set()
     slow.join(30)
     waiter.join(30)
     assert errors == ["hub_offline", "hub_offline"] and calls.count("slow-org/slow") == 1  # no second attempt
 
     with pytest.raises(LabError) as info:  # the failure is remembered: no retry on the next rerun
-        registry.load_encoder("slow-org/slow")
+        cache.load_encoder("slow-org/slow")
     assert info.value.code == "hub_offline" and calls.count("slow-org/slow") == 1
 
-    monkeypatch.setattr(registry, "FAILURE_TTL_S", 0.0)  # … for FAILURE_TTL_S only
+    monkeypatch.setattr(cache, "FAILURE_TTL_S", 0.0)  # … for FAILURE_TTL_S only
     with pytest.raises(LabError):
-        registry.load_encoder("slow-org/slow")
+        cache.load_encoder("slow-org/slow")
     assert calls.count("slow-org/slow") == 2
 
 
 def test_hub_probe_answers_no_and_remembers_it(monkeypatch):
-    monkeypatch.setattr(registry, "_hub_probe", [])
+    monkeypatch.setattr(hub, "_hub_probe", [])
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
-    connect, attempts = registry.socket.create_connection, []
-    monkeypatch.setattr(registry.socket, "create_connection",
+    connect, attempts = hub.socket.create_connection, []
+    monkeypatch.setattr(hub.socket, "create_connection",
                         lambda address, **kwargs: attempts.append(address) or connect(address, **kwargs))
-    assert registry.hub_reachable(timeout_s=1.0) is False and attempts == [("127.0.0.1", 9)]
-    assert registry.hub_reachable(timeout_s=1.0) is False and len(attempts) == 1  # remembered: no second probe
+    assert hub.hub_reachable(timeout_s=1.0) is False and attempts == [("127.0.0.1", 9)]
+    assert hub.hub_reachable(timeout_s=1.0) is False and len(attempts) == 1  # remembered: no second probe
 
 
 def test_a_call_past_its_deadline_is_given_up():
     never = threading.Event()
-    assert registry._within(0.1, never.wait) == (False, None)  # the probe and hub calls go through this
+    assert hub.within(0.1, never.wait) == (False, None)  # the probe and hub calls go through this
     never.set()  # frees the abandoned thread
-    assert registry._within(30, lambda: 42) == (True, 42)
+    assert hub.within(30, lambda: 42) == (True, 42)
     with pytest.raises(ZeroDivisionError):  # the call's exception reaches the caller
-        registry._within(30, lambda: 1 / 0)
+        hub.within(30, lambda: 1 / 0)
 
 
 # ---- bounded memory, hub deadlines, bounded bookkeeping ------------------------------------------------------
@@ -129,11 +130,11 @@ def live_directory_encoders() -> list[str]:
     collection; names only: a list of the objects would keep them alive)."""
     import gc
 
-    from core.encoders import Encoder
+    from core.models.encoders import Encoder
 
     gc.collect()
     return sorted(o.name for o in gc.get_objects()
-                  if issubclass(type(o), Encoder) and o.name not in registry.EMBEDDED)
+                  if issubclass(type(o), Encoder) and o.name not in catalogue.EMBEDDED)
 
 
 def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_bert_dir, tmp_path,
@@ -142,42 +143,45 @@ def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_ber
     must not stay in memory once the cache has dropped it."""
     from apptest_support import assert_no_exception, page_app
 
-    directories = [shutil.copytree(tiny_bert_dir, tmp_path / f"m{i}") for i in range(registry.MAX_OTHER_MODELS + 3)]
+    directories = [shutil.copytree(tiny_bert_dir, tmp_path / f"m{i}") for i in range(cache.MAX_OTHER_MODELS + 3)]
     sessions = []
     for directory in directories:
-        at = page_app(str(ROOT / "app_pages" / "fill_mask.py"), str(directory))
+        at = page_app(str(ROOT / "app_pages" / "fill_mask" / "page.py"), str(directory))
         at.run()
         assert_no_exception(at)
         assert at.session_state["fill_sentence"]  # the page ran with its model
         sessions.append(at)  # the tab stays open
     mine = {str(d.resolve()) for d in directories}  # (a session-wide fixture may hold the tiny BERT itself)
     live = [name for name in live_directory_encoders() if name in mine]
-    assert len(live) <= registry.MAX_OTHER_MODELS, live
-    assert set(live) == set(registry._cache)
+    assert len(live) <= cache.MAX_OTHER_MODELS, live
+    assert set(live) == set(cache._cache)
     sessions[0].run()  # an old session runs again: its model is loaded again, nothing breaks
     assert_no_exception(sessions[0])
-    assert len([name for name in live_directory_encoders() if name in mine]) <= registry.MAX_OTHER_MODELS
+    assert len([name for name in live_directory_encoders() if name in mine]) <= cache.MAX_OTHER_MODELS
 
 
 def test_model_ref_follows_the_cache(clean_registry, model_loads, tiny_bert_dir, tmp_path):
     first, *others = [shutil.copytree(tiny_bert_dir, tmp_path / f"r{i}")
-                      for i in range(registry.MAX_OTHER_MODELS + 1)]
-    ref = registry.load_ref(str(first))
-    layers = ref.layer_names
+                      for i in range(cache.MAX_OTHER_MODELS + 1)]
+    ref = cache.load_ref(str(first))
+    layers = ref.encoder().layer_names
     for directory in others:  # first is evicted and, held by nobody but the ref, freed
-        registry.load_encoder(str(directory))
+        cache.load_encoder(str(directory))
     assert str(first.resolve()) not in live_directory_encoders()
-    assert ref.layer_names == layers and ref.encode(["我吃了一个苹果"])[0].layers.shape[0] == len(layers)
+    assert ref.encoder().layer_names == layers
+    assert ref.encoder().encode(["我吃了一个苹果"])[0].layers.shape[0] == len(layers)
     assert model_loads[str(first.resolve())] == 2  # loaded again on use
+    with pytest.raises(AttributeError):  # the handle is typed: the encoder's attributes are the encoder's
+        ref.layer_names  # noqa: B018
 
 
 def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_registry, model_loads,
                                                                           tiny_bert_dir):
     """Pages pass models, not names: the handle is normalised once by the registry, hashable, equal for two
     spellings of one directory, and ui.cache's computations key on it (one entry, one computation)."""
-    from ui import cache
+    from ui import cache as ui_cache
 
-    plain, slashed = registry.load_ref(str(tiny_bert_dir)), registry.load_ref(str(tiny_bert_dir) + "//")
+    plain, slashed = cache.load_ref(str(tiny_bert_dir)), cache.load_ref(str(tiny_bert_dir) + "//")
     assert plain == slashed and hash(plain) == hash(slashed) and plain.key == str(tiny_bert_dir.resolve())
     assert slashed.name == str(tiny_bert_dir) + "//"  # messages name the model as the user typed it
     calls = []
@@ -187,7 +191,7 @@ def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_
         return encoder.tokens(text)
 
     text = "我吃了一个苹果"
-    assert cache.model_call(tokens_of, plain, text) == cache.model_call(tokens_of, slashed, text)
+    assert ui_cache.model_call(tokens_of, plain, text) == ui_cache.model_call(tokens_of, slashed, text)
     assert calls == [text]
     assert model_loads[plain.key] == 1
 
@@ -196,30 +200,30 @@ def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):
     """A class typing one wrong name after another: the locks go when their load is over, the failures are
     bounded and expire."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # each load fails at once: not in the local cache
-    monkeypatch.setattr(registry, "MAX_FAILURES", 20)
+    monkeypatch.setattr(cache, "MAX_FAILURES", 20)
     clock = SimpleNamespace(now=1000.0)  # the registry's clock, moved by the test instead of waited for
-    monkeypatch.setattr(registry, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(cache, "time", SimpleNamespace(monotonic=lambda: clock.now))
     for i in range(60):
         with pytest.raises(LabError):
-            registry.load_encoder(f"no-org/no-model-{i}")
-    assert registry._load_locks == {}
-    assert list(registry._failures) == [f"no-org/no-model-{i}" for i in range(40, 60)]  # the newest 20
-    clock.now += registry.FAILURE_TTL_S
+            cache.load_encoder(f"no-org/no-model-{i}")
+    assert cache._load_locks == {}
+    assert list(cache._failures) == [f"no-org/no-model-{i}" for i in range(40, 60)]  # the newest 20
+    clock.now += hub.FAILURE_TTL_S
     with pytest.raises(LabError):
-        registry.load_encoder("no-org/one-more")
-    assert list(registry._failures) == ["no-org/one-more"]  # the expired ones went
+        cache.load_encoder("no-org/one-more")
+    assert list(cache._failures) == ["no-org/one-more"]  # the expired ones went
 
 
 def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silent_hub, monkeypatch):
     _, accepted = silent_hub
-    monkeypatch.setenv(registry.HUB_TIMEOUT_ENV, "2")
-    from_hub, hub_calls = registry._from_hub, []
-    monkeypatch.setattr(registry, "_from_hub", lambda name, call: hub_calls.append(name) or from_hub(name, call))
+    monkeypatch.setenv(hub.HUB_TIMEOUT_ENV, "2")
+    from_hub, hub_calls = loaders.from_hub, []
+    monkeypatch.setattr(loaders, "from_hub", lambda name, call: hub_calls.append(name) or from_hub(name, call))
     failures = []
 
     def visitor():
         with pytest.raises(LabError) as info:
-            registry.load_encoder("silent-org/silent-model")
+            cache.load_encoder("silent-org/silent-model")
         failures.append(info.value.code)
 
     visitors = [threading.Thread(target=visitor) for _ in range(3)]  # the first loads, the others wait on its lock
@@ -230,6 +234,21 @@ def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silen
     assert failures == ["hub_timeout"] * 3 and accepted, (failures, len(accepted))
     assert hub_calls == ["silent-org/silent-model"]  # one attempt: the waiting visitors got its failure
     with pytest.raises(LabError) as info:  # the failure is cached: no new attempt, no wait
-        registry.load_encoder("silent-org/silent-model")
+        cache.load_encoder("silent-org/silent-model")
     assert info.value.code == "hub_timeout" and len(hub_calls) == 1
-    assert "2" in info.value.message("zh") and registry._load_locks == {}
+    assert "2" in info.value.message("zh") and cache._load_locks == {}
+
+
+def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry, models_dir):
+    from core.models.encoders import ElmoEncoder, StaticEncoder
+
+    static = cache.load_typed(catalogue.DEFAULT_STATIC, StaticEncoder)
+    assert static is cache.load_encoder(catalogue.DEFAULT_STATIC)
+    with pytest.raises(TypeError, match="word2vec-zh is a StaticEncoder, not a ElmoEncoder"):
+        cache.load_typed(catalogue.DEFAULT_STATIC, ElmoEncoder)
+
+
+def test_clear_forgets_loaded_models(clean_registry, models_dir, model_loads):
+    first = cache.load_encoder(catalogue.DEFAULT_STATIC)
+    cache.clear()
+    assert cache.load_encoder(catalogue.DEFAULT_STATIC) is not first and model_loads[catalogue.DEFAULT_STATIC] == 2

@@ -29,7 +29,7 @@ from conftest import build_tiny_bert
 from core.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").rglob("*.py"), *(ROOT / "ui").rglob("*.py"),
                       *(ROOT / "core").rglob("*.py")])
 ALL_SOURCES = sorted(set(APP_SOURCES) | set((ROOT / "benchmarks").rglob("*.py")))
 TRAINING_CHECKPOINTS = ROOT / "core" / "train" / "common.py"
@@ -49,9 +49,8 @@ def test_sources_found():
 
 
 # ---- (a) raw HTML --------------------------------------------------------------------------------------
-def module_string_constants(tree: ast.Module) -> set[str]:
-    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
-    never declared ``global`` in a function)."""
+def binding_counts(tree: ast.Module) -> dict[str, int]:
+    """How often each name is bound anywhere in the module (a ``global`` declaration counts as many)."""
     bindings: dict[str, int] = {}
     for node in ast.walk(tree):
         targets = []
@@ -70,6 +69,13 @@ def module_string_constants(tree: ast.Module) -> set[str]:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bindings[name.id] = bindings.get(name.id, 0) + 1
+    return bindings
+
+
+def module_string_constants(tree: ast.Module) -> set[str]:
+    """Names bound exactly once in the module, at module level, to a string literal (never rebound,
+    never declared ``global`` in a function)."""
+    bindings = binding_counts(tree)
     constants = set()
     for node in tree.body:
         value, targets = None, []
@@ -224,7 +230,7 @@ def _pickle_weights(directory: Path, marker: Path) -> None:
 
 
 def test_pickle_only_model_directory_is_refused(tmp_path):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "pickle-only")
     (directory / "model.safetensors").unlink()
@@ -238,7 +244,7 @@ def test_pickle_only_model_directory_is_refused(tmp_path):
 
 
 def test_safetensors_win_over_a_pickle_next_to_them(tmp_path):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "both")
     marker = tmp_path / "pickle-was-executed"
@@ -253,7 +259,7 @@ def test_real_pytorch_bin_is_refused_too(tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = build_tiny_bert(tmp_path / "bin")
     weights = load_file(directory / "model.safetensors")
@@ -283,8 +289,8 @@ def test_trust_remote_code_is_never_true():
                 if not (isinstance(value, ast.Constant) and value.value is False):
                     problems.append(f"{rel(path)}:{value.lineno}: trust_remote_code={ast.unparse(value)}")
     assert not problems, "\n".join(problems)
-    registry = (ROOT / "core" / "registry.py").read_text(encoding="utf-8")
-    assert '"trust_remote_code": False' in registry or "trust_remote_code=False" in registry
+    loaders = (ROOT / "core" / "models" / "loaders.py").read_text(encoding="utf-8")
+    assert '"trust_remote_code": False' in loaders or "trust_remote_code=False" in loaders
 
 
 # ---- (d) upload size and server settings ------------------------------------------------------------------
@@ -331,7 +337,7 @@ def test_lab_error_parameters_are_inert_markdown(payload):
 
 @pytest.mark.parametrize("payload", MD_PAYLOADS + ["a" * 201, "x\x00y", "m\nn", "/" + "目" * 90])
 def test_model_names_cannot_carry_markdown(payload):
-    from core.registry import model_key
+    from core.models.catalogue import model_key
     from ui.sidebar import clean_model_id
 
     assert clean_model_id(payload) is None
@@ -350,7 +356,7 @@ def test_ordinary_model_names_are_accepted(name):
 
 def test_server_paths_cannot_be_probed(tmp_path):
     """A missing path, a file, an empty and a non-model directory all give the very same message."""
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     (tmp_path / "empty").mkdir()
     (tmp_path / "other").mkdir()
@@ -395,11 +401,12 @@ def test_url_json_keeps_ordinary_values():
         assert decode(encode(value), type(value)) == value
 
 
-@pytest.mark.parametrize("page, key", [("fill_mask.py", "chars"), ("elmo_weights.py", "w")])
+@pytest.mark.realmodel
+@pytest.mark.parametrize("page, key", [("fill_mask", "chars"), ("elmo_weights", "w")])
 def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
     from apptest_support import page_app
 
-    at = page_app(str(ROOT / "app_pages" / page), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
+    at = page_app(str(ROOT / "app_pages" / page / "page.py"), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title
@@ -441,7 +448,7 @@ def transfer_page(monkeypatch, tiny_bert_dir, tmp_path):
     monkeypatch.setattr(transfer, "RESULTS_PATH", tmp_path / "none.json")
     monkeypatch.setattr(transfer, "BERT_MODEL", str(tiny_bert_dir))
     monkeypatch.setattr(transfer, "ELMO_MODEL", None)
-    at = AppTest.from_file(str(ROOT / "app_pages" / "transfer.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "transfer" / "page.py"), default_timeout=300)
     at.session_state["lang"] = "en"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -581,7 +588,7 @@ def test_the_gate_refuses_an_unmarked_job(monkeypatch):
 def evidence_recompute_page(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app_pages" / "evidence.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "evidence" / "page.py"), default_timeout=300)
     at.session_state["lang"] = "en"
     at.query_params["section"] = "recompute"
     at.run()
@@ -615,7 +622,8 @@ def test_the_evidence_recompute_is_gated_too(monkeypatch, skip_component_discove
 
 
 def test_a_training_run_gets_its_own_copy_of_the_model(tiny_bert_dir):
-    from core.registry import load_encoder, load_private, model_key
+    from core.models.cache import load_encoder, load_private
+    from core.models.catalogue import model_key
 
     shared = load_encoder(str(tiny_bert_dir))
     own = load_private(str(tiny_bert_dir))
@@ -638,7 +646,8 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
     """vocab 200,000 x hidden 2,048 with a 10-byte weights file once took 58 s and 4 GB before it crashed."""
     import time
 
-    from core.registry import MAX_MODEL_PARAMS, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.loaders import MAX_MODEL_PARAMS
 
     directory = crafted(tmp_path, "huge", tiny_bert_dir, vocab_size=200_000, hidden_size=2048,
                         num_attention_heads=16, intermediate_size=8192)
@@ -653,7 +662,8 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
 
 
 def test_the_presenter_sets_the_size_limit(monkeypatch, tmp_path, tiny_bert_dir):
-    from core.registry import MAX_PARAMS_ENV, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.loaders import MAX_PARAMS_ENV
 
     directory = crafted(tmp_path, "same", tiny_bert_dir)
     monkeypatch.setenv(MAX_PARAMS_ENV, "1e4")  # below the tiny model's 44,000 parameters
@@ -671,7 +681,7 @@ def test_the_parameter_estimate_bounds_the_real_count(model_type, changes):
     """From the config alone: exact for BERT (with its NSP head), at most 10% above for the others."""
     from transformers import AutoConfig, AutoModelForMaskedLM, BertForPreTraining
 
-    from core.registry import estimated_parameters
+    from core.models.loaders import estimated_parameters
 
     sizes = {"vocab_size": 300, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
              "intermediate_size": 64, "max_position_embeddings": 64}
@@ -691,7 +701,7 @@ def test_a_tokenizer_that_does_not_fit_the_vocabulary_is_refused(tmp_path, tiny_
     pass; rows without a token made fill-mask fail with an AttributeError."""
     from transformers import BertConfig, BertForPreTraining
 
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     directory = crafted(tmp_path, f"vocab{delta}", tiny_bert_dir)
     config = BertConfig.from_pretrained(str(directory))
@@ -714,7 +724,7 @@ def without_tensors(tmp_path, tiny_bert_dir, name, drop) -> Path:
 
 
 def test_weights_that_do_not_cover_the_model_are_refused(tmp_path, tiny_bert_dir):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     for name, drop in (("layer", lambda k: ".layer.1." in k), ("mlm-head", lambda k: k.startswith("cls.predictions"))):
         with pytest.raises(LabError) as info:
@@ -761,7 +771,7 @@ def test_escaped_user_text_makes_no_link(payload):
 @pytest.mark.parametrize("name", ["www.evil.example", "org/www.evil.example", "user@evil.example",
                                   "/models/a@evil.example"])
 def test_model_names_that_would_be_links_are_refused(name):
-    from core.registry import model_key
+    from core.models.catalogue import model_key
     from ui.sidebar import clean_model_id
 
     assert clean_model_id(name) is None
@@ -770,13 +780,14 @@ def test_model_names_that_would_be_links_are_refused(name):
     assert info.value.code == "unknown_model"
 
 
+@pytest.mark.realmodel
 def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
     """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
     from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app
     from core.safe_text import WORD_JOINER
 
     text = "我在 www.evil.example 看到苹果。\n请写信给 user@evil.example 。"
-    at = page_app(str(ROOT / "app_pages" / "static_vs_contextual.py"), "mini-bert-zh",
+    at = page_app(str(ROOT / "app_pages" / "static_vs_contextual" / "page.py"), "mini-bert-zh",
                   query={"word": "www.evil.example", "text": text})
     at.run()
     assert_no_exception(at)

@@ -34,6 +34,7 @@ def reference_hidden():
     return model, out
 
 
+@pytest.mark.realmodel
 def test_shipped_bert_loads_in_float32_and_matches_the_lab(reference_hidden):
     model, hidden = reference_hidden
     assert model.dtype == torch.float32
@@ -50,6 +51,7 @@ def test_export_declares_float32_for_fp16_weights(tmp_path):
     assert json.loads(config.read_text(encoding="utf-8")) == {"dtype": "float32", "hidden_size": 8}
 
 
+@pytest.mark.realmodel
 def test_token_vectors_carry_tokens_offsets_and_specials():
     result = api.token_vectors("mini-bert-zh", SENTENCES, batch_size=1)
     first = result.sentences[0]
@@ -61,6 +63,7 @@ def test_token_vectors_carry_tokens_offsets_and_specials():
     assert result.layer_names == api.load("mini-bert-zh").layer_names
 
 
+@pytest.mark.realmodel
 def test_token_frame_rows_are_the_arrays():
     result = api.token_vectors("mini-elmo-zh", SENTENCES)
     frame = result.to_frame(layers=[0, 2])
@@ -76,6 +79,7 @@ def test_token_frame_rows_are_the_arrays():
     assert err.value.code == "out_of_range"
 
 
+@pytest.mark.realmodel
 def test_sentence_pooling_agrees_with_transformers(reference_hidden):
     _, hidden = reference_hidden
     mean = api.sentence_vectors("mini-bert-zh", SENTENCES, "mean").vectors
@@ -88,6 +92,7 @@ def test_sentence_pooling_agrees_with_transformers(reference_hidden):
         assert np.abs(cls[:, i] - expected[:, 0]).max() < 1e-5
 
 
+@pytest.mark.realmodel
 def test_sentence_frame_and_other_models():
     elmo = api.sentence_vectors("mini-elmo-zh", SENTENCES)
     assert elmo.vectors.shape[:2] == (3, 2)
@@ -113,6 +118,7 @@ def test_sentence_frame_and_other_models():
     (lambda: api.load("mini-bert-zh", dtype="int8"), "bad_choice"),
     (lambda: api.load("word2vec-zh", dtype="bfloat16"), "bad_choice"),
 ])
+@pytest.mark.realmodel
 def test_bad_arguments_are_lab_errors(call, code):
     with pytest.raises(LabError) as err:
         call()
@@ -120,6 +126,7 @@ def test_bad_arguments_are_lab_errors(call, code):
     assert err.value.message("zh") and err.value.message("en")
 
 
+@pytest.mark.realmodel
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_is_a_clear_error_and_auto_is_the_cpu():
     with pytest.raises(LabError) as err:
@@ -128,6 +135,7 @@ def test_cuda_without_a_gpu_is_a_clear_error_and_auto_is_the_cpu():
     assert next(api.load("mini-elmo-zh", device="auto").model.parameters()).device.type == "cpu"
 
 
+@pytest.mark.realmodel
 def test_a_bfloat16_copy_leaves_the_shared_encoder_alone():
     shared = api.load("mini-bert-zh")
     half = api.load("mini-bert-zh", dtype="bfloat16")

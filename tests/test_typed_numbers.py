@@ -209,6 +209,8 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "fill.conf.levels": ("never", DEFINITION + " (punctuation is filtered out)"),
     "att.qa.answer": ("most", DEFINITION + " (the row's largest weight, computed beside it)"),
     "elmo.qa": ("all", DEFINITION + " (ELMo mixes every layer)"),
+    "obj.qa.reading.deep": ("all never 从不", DEFINITION + " (the forward LSTM reads nothing to its right); "
+                            "\"not at all\" is the outcome core.objectives.deep_reading computed"),
     "transfer.qa.why": ("全部", DEFINITION + " (fine-tuning changes every parameter)"),
     "evidence.recompute.fixed_model": ("always", DEFINITION),
     "static.reading": ("1", NOTATION),

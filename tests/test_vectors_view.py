@@ -24,7 +24,7 @@ from model_support import build_tiny_static
 
 @pytest.fixture(scope="module")
 def tiny_static(tmp_path_factory):
-    from core.encoders import StaticEncoder
+    from core.models.encoders import StaticEncoder
 
     return StaticEncoder("tiny-w2v", build_tiny_static(tmp_path_factory.mktemp("tiny-w2v")))
 
@@ -340,7 +340,8 @@ def test_figures_escape_and_shape(tiny_bert, tiny_static):
 
 # ---- the embedded models (when trained) -------------------------------------------------------------------
 def _embedded(name):
-    from core.registry import list_models, load_encoder
+    from core.models.cache import load_encoder
+    from core.models.catalogue import list_models
 
     info = next(m for m in list_models() if m.name == name)
     if not info.available:
@@ -348,6 +349,7 @@ def _embedded(name):
     return load_encoder(name)
 
 
+@pytest.mark.realmodel
 def test_embedded_elmo_and_word2vec_on_apple_scene():
     elmo = _embedded("mini-elmo-zh")
     scene = scenes.SCENES["apple"]
@@ -365,6 +367,7 @@ def test_embedded_elmo_and_word2vec_on_apple_scene():
     assert all(a is not None for a in view.accuracy[False][1:])
 
 
+@pytest.mark.realmodel
 def test_embedded_word2vec_one_vector_and_oov():
     w2v = _embedded("word2vec-zh")
     view = vv.occurrence_layers(None, w2v, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")

@@ -45,6 +45,9 @@ PRODUCED = {
     "evidence.pos.below_lookup": ("core.experiments.view:direction", None),
     "evidence.presets.verdict.": ("core.experiments:probe_presets", {"same", "differ"}),
     "evidence.presets.line": ("core.experiments.view:tied_with_best", None),
+    "evidence.qa.outcome.": ("core.experiments.view:paper_findings", {"same", "opposite", "tie", "flat"}),
+    "elmo.qa.verdict.": ("core.experiments.learned_mix:verdict", {"same", "weak", "opposite", "unclear"}),
+    "obj.qa.reading.": ("core.objectives:deep_reading", {"deep", "other"}),
 }
 
 PLAIN = {  # key -> why it is a plain description
@@ -74,6 +77,9 @@ PLAIN = {  # key -> why it is a plain description
     "present.note.evidence": "a question the scene asks",
     "fill.words_note": "how a whole word's score is computed",
     "transfer.qa.question": "the page's question",
+    "evidence.qa.finding.pos": "a paper's finding (Peters et al. 2018, Table 6); ours is computed beside it",
+    "evidence.qa.finding.senses": "a paper's finding (Peters et al. 2018, Table 5); ours is computed beside it",
+    "evidence.qa.details": "where the numbers behind the answer are",
     "static.acc_guess": "why word2vec's accuracy is the guessing level (the share beside it is computed)",
 }
 
@@ -104,8 +110,9 @@ def test_each_family_is_exactly_the_outcomes_of_its_function():
 
 
 def test_every_family_is_rendered_by_the_ui():
-    """Each family's key is built in a UI section (``f"{prefix}{result}"``), so a family the pages no longer
-    show does not linger here."""
-    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "ui").glob("*.py"))
+    """Each family's key is built in a UI section (``f"{prefix}{result}"``: a page's folder or ``ui/``), so a family
+    the pages no longer show does not linger here."""
+    sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("ui", "app_pages")
+                        for p in (ROOT / folder).rglob("*.py"))
     for prefix in PRODUCED:
         assert '"' + prefix.rstrip('._') in sources, prefix

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.subprocess  # builds the wheel and installs it into a fresh virtualenv
 
 
 def readme_block() -> str:

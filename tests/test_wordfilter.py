@@ -53,7 +53,7 @@ def test_cleaning_leaves_the_heldout_split_alone(tmp_path):
 # ---- the filter on a model that proposes the vulgar word first ------------------------------------
 @pytest.fixture(scope="module")
 def vulgar_first_bert(tmp_path_factory):
-    from core.registry import load_encoder
+    from core.models.cache import load_encoder
 
     encoder = load_encoder(str(build_tiny_bert(tmp_path_factory.mktemp("tiny-vulgar"), extra_chars="牛逼奶")))
     vocab = encoder.tokenizer.get_vocab()

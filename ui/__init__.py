@@ -6,13 +6,14 @@
 - ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
   figure; cached model calls, encodings and results files).
 - ``ui.budget_note``: the compared models' training budgets (``core.budgets``), wherever ELMo and BERT meet.
-- ``ui.<page>_sections`` (and ``ui.elmo_mixer``, ``ui.attention_tabs``, ``ui.static_explorer``,
-  ``ui.learned_mix_section``): a page's sections, each taking plain arguments and rendering them.
+- ``ui.sentence_inputs``, ``ui.downloads``, ``ui.training_gate``, ``ui.accessibility``: widgets and gates that
+  several pages share. What one page alone uses lives in its folder, ``app_pages/<page>/`` (see below).
 
 ``PAGES`` lists the app's pages once, for ``app.py``'s navigation and the home page's links.
 
-The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a folder named ``pages/``
-next to app.py as a legacy multipage folder (its first run after server start would ignore
+Each page is a folder ``app_pages/<page>/``: its script ``page.py`` and the modules only it uses (its sections,
+e.g. ``app_pages/fill_mask/sections.py``). The folder is ``app_pages/``, not ``pages/``: Streamlit treats a
+folder named ``pages/`` next to app.py as a legacy multipage folder (its first run after server start would ignore
 ``st.navigation`` and show a "Page not found" notice on direct sub-page links).
 """
 from __future__ import annotations
@@ -29,20 +30,23 @@ class PageSpec(NamedTuple):
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("app_pages/home.py", "overview", "nav.home", ":material/home:", "home.link.home"),
-    PageSpec("app_pages/static_vs_contextual.py", "static-vs-contextual", "nav.static",
+    PageSpec("app_pages/home/page.py", "overview", "nav.home", ":material/home:", "home.link.home"),
+    PageSpec("app_pages/static_vs_contextual/page.py", "static-vs-contextual", "nav.static",
              ":material/compare_arrows:", "home.link.static"),
-    PageSpec("app_pages/class_board.py", "class-board", "nav.board", ":material/groups:", "home.link.board"),
-    PageSpec("app_pages/objectives.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
+    PageSpec("app_pages/class_board/page.py", "class-board", "nav.board", ":material/groups:", "home.link.board"),
+    PageSpec("app_pages/objectives/page.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
              "home.link.objectives"),
-    PageSpec("app_pages/elmo_weights.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),
-    PageSpec("app_pages/fill_mask.py", "fill-mask", "nav.fill_mask", ":material/edit_note:", "home.link.fill_mask"),
-    PageSpec("app_pages/attention.py", "attention-heatmap", "nav.attention", ":material/grid_on:",
+    PageSpec("app_pages/elmo_weights/page.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),
+    PageSpec("app_pages/fill_mask/page.py", "fill-mask", "nav.fill_mask", ":material/edit_note:",
+             "home.link.fill_mask"),
+    PageSpec("app_pages/attention/page.py", "attention-heatmap", "nav.attention", ":material/grid_on:",
              "home.link.attention"),
-    PageSpec("app_pages/transfer.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
+    PageSpec("app_pages/transfer/page.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
              "home.link.transfer"),
-    PageSpec("app_pages/exercise_cards.py", "exercises", "nav.exercises", ":material/quiz:", "home.link.exercises"),
-    PageSpec("app_pages/evidence.py", "layer-evidence", "evidence.nav", ":material/biotech:", "home.link.evidence"),
+    PageSpec("app_pages/exercise_cards/page.py", "exercises", "nav.exercises", ":material/quiz:",
+             "home.link.exercises"),
+    PageSpec("app_pages/evidence/page.py", "layer-evidence", "evidence.nav", ":material/biotech:",
+             "home.link.evidence"),
 )
 # Streamlit serves the default page at "/" and reserves (but does not serve) its url_path, so "/" gets a
 # hidden page of its own and every url_path in PAGES, "/overview" included, opens directly.

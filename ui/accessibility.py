@@ -10,6 +10,7 @@ from streamlit.components.v2 import component
 
 from ui.i18n import current_lang, t
 
+NARROW_KEY = "_narrow_window"  # the browser's window is at most 700 px wide (document.js reports it)
 # BCP 47 tags of the app's languages: the Chinese is Simplified (Mainland) Chinese
 DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 
@@ -17,12 +18,14 @@ DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 # Captions are the text colour at 60 % opacity, 4.7:1 on white, pale on a washed-out projector; #4B5563 at full
 # opacity is 7.6:1 (WCAG AA asks 4.5:1). Focus: Streamlit outlines its widgets, but not the
 # sidebar's page links (nor other links); one blue of the charts' palette, 3 px, seen on a projector.
+# A narrow screen: formulas a size smaller, so that most fit a phone's width (the rest scroll sideways).
 ACCESSIBILITY_CSS = """
 <style>
 .st-key-lab_document { display: none !important; }
 [data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
 a:focus-visible, summary:focus-visible {
   outline: 3px solid #0072B2 !important; outline-offset: 2px; border-radius: 4px; }
+@media (max-width: 700px) { .katex-display { font-size: 0.8em; } }
 </style>
 """
 
@@ -34,4 +37,6 @@ def render() -> None:
     """The stylesheet and the document script; call once per run, in the main area (a collapsed sidebar, as on a
     phone, does not draw its elements). The script's element is hidden: it takes no room."""
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
-    _document(key="lab_document", data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button")})
+    result = _document(key="lab_document", on_narrow_change=lambda: None,
+                       data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button")})
+    st.session_state[NARROW_KEY] = bool(getattr(result, "narrow", False))

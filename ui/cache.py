@@ -2,45 +2,46 @@
 read once per version.
 
 Pages call these instead of core directly so that moving a slider only slices cached arrays.
-Models are cached by ``core.registry`` alone (bounded, keyed by the normalised name): a second cache
+Models are cached by ``core.models.cache`` alone (bounded, keyed by the normalised name): a second cache
 here, keyed by the raw name, would keep every spelling of a path alive.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
-from core import api, experiments, registry
+from core import api, experiments
 from core import vectors_view as vv
-from core.encoders import Encoding
+from core.models.cache import ModelRef, load_ref
+from core.models.encoders import Encoding, StaticEncoder
 
 Result = TypeVar("Result")
 
 
-# Cached functions take a model as its handle and key on the handle's registry key: one entry for every
+# Cached functions take a model as its handle and key on the handle's cache key: one entry for every
 # spelling of one model, and nothing about the model is pickled or hashed but its key.
-BY_KEY = {registry.ModelRef: lambda ref: ref.key}
+BY_KEY: dict[str | type[Any], Callable[[Any], Any]] = {ModelRef: lambda ref: ref.key}
 
 
-def model(name: str, *, masked_lm: bool = False) -> registry.ModelRef:
-    """The model ``name`` as a handle (``core.registry.load_ref``); ``masked_lm`` refuses anything but a
+def model(name: str, *, masked_lm: bool = False) -> ModelRef:
+    """The model ``name`` as a handle (``core.models.cache.load_ref``); ``masked_lm`` refuses anything but a
     BERT-family masked LM (the fill-mask/attention pages). Raises core.errors.LabError with a user-facing
     message."""
-    ref = registry.load_ref(name)
+    ref = load_ref(name)
     if masked_lm:
         api.load_masked_lm(ref)
     return ref
 
 
 @st.cache_data(show_spinner=False, max_entries=256, hash_funcs=BY_KEY)
-def encode(model: registry.ModelRef, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
+def encode(model: ModelRef, sentences: tuple[str, ...], attentions: bool = False) -> list[Encoding]:
     return model.encoder().encode(list(sentences), attentions=attentions)
 
 
-def model_call(func: Callable[..., Result], model: registry.ModelRef, *args, **kwargs) -> Result:
+def model_call(func: Callable[..., Result], model: ModelRef, *args, **kwargs) -> Result:
     """``func(the model's encoder, *args, **kwargs)``, computed once per (func, model, arguments) for every
     session: a rerun that only moves a slider finds the result here. ``func`` is a core function (or an
     encoder method) taking the encoder first; the arguments must be hashable values (text, numbers)."""
@@ -48,22 +49,25 @@ def model_call(func: Callable[..., Result], model: registry.ModelRef, *args, **k
 
 
 @st.cache_data(show_spinner=False, max_entries=1024, hash_funcs=BY_KEY)
-def _model_call(_func: Callable, func_name: str, model: registry.ModelRef, args: tuple,  # noqa: ARG001 (keys)
+def _model_call(_func: Callable, func_name: str, model: ModelRef, args: tuple,  # func_name: _func's key
                 kwargs: tuple):
     return _func(model.encoder(), *args, **dict(kwargs))
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_KEY)
-def occurrence_view(ctx: registry.ModelRef | None, static: registry.ModelRef | None, sentences: tuple[str, ...],
+def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tuple[str, ...],
                     word: str, labels: tuple[str | None, ...], one_by_one: bool = False) -> vv.VectorsView:
     """Every layer's vector of every occurrence of ``word`` (``core.vectors_view.occurrence_layers``),
     shared by the static, ELMo and class board pages; the sentences are encoded through :func:`encode`'s cache,
     all at once, or ``one_by_one`` (the class board, which grows by a sentence at a time: only the new one is
     encoded)."""
     def run(texts: list[str]) -> list[Encoding]:
+        assert ctx is not None  # called only to encode for the contextual model
         return [encode(ctx, (text,))[0] for text in texts] if one_by_one else encode(ctx, tuple(texts))
 
-    return vv.occurrence_layers(ctx.encoder() if ctx else None, static.encoder() if static else None,
+    static_encoder = static.encoder() if static else None
+    assert static_encoder is None or isinstance(static_encoder, StaticEncoder)  # the pages pass word2vec-zh
+    return vv.occurrence_layers(ctx.encoder() if ctx else None, static_encoder,
                                 list(sentences), word, list(labels), encode=run)
 
 
@@ -78,7 +82,7 @@ def file_result(load: Callable[[str], Result], path: str | Path) -> Result:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # noqa: ARG001 (keys)
+def _file_result(_load: Callable, load_name: str, path: str, mtime: float):  # load_name: _load's key
     return _load(path)
 
 

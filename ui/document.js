@@ -6,9 +6,13 @@
 //    reader does not read: it gets the same label as its accessible name.
 // 3. A region that scrolls sideways (a wide formula, a wide table on a phone) can be focused, so that it can
 //    be scrolled from the keyboard (WCAG 2.1.1).
+// 4. Whether the window is narrow (a phone, a tablet in portrait, a narrow desktop window): the server never
+//    learns the width, and ui.page.phone() stacks side-by-side subplots by it. Sent only when it changes (a
+//    wide window sends nothing): each send reruns the script.
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
+const NARROW = "(max-width: 700px)";  // as ui/phone_nav.js
 
 function mark(doc, data) {
   doc.querySelectorAll(SCROLLERS).forEach((el) => {
@@ -27,6 +31,18 @@ export default function (component) {
   if (!data) return;
   doc.documentElement.lang = data.lang;
   win.__labDocumentData = data;
+  win.__labDocumentComponent = component;
+  const narrow = win.matchMedia(NARROW);
+  const report = () => {
+    if (narrow.matches === Boolean(win.__labNarrowSent)) return;
+    win.__labNarrowSent = narrow.matches;
+    win.__labDocumentComponent.setStateValue("narrow", narrow.matches);
+  };
+  if (!win.__labNarrowListener) {
+    win.__labNarrowListener = true;
+    narrow.addEventListener("change", report);
+  }
+  report();
   if (!win.__labDocumentObserver) {
     // elements come and go with every script run and window size: marked again once things settle
     let pending = 0;

@@ -14,7 +14,8 @@ from ui.i18n import t
 
 def projector_button(view: VectorsView) -> None:
     """vectors.tsv + metadata.tsv of every contextual occurrence and layer, zipped (one download is one file)."""
-    st.download_button(t("static.dl_projector"), data=lambda: export.projector_zip(view.contextual),
+    contextual = view.contextual  # None: no occurrence, and the button is disabled
+    st.download_button(t("static.dl_projector"), data=lambda: export.projector_zip(contextual) if contextual else b"",
                        file_name="embedding-projector.zip", mime="application/zip", on_click="ignore",
                        key="static_dl_projector", icon=":material/download:", disabled=not view.num_occurrences)
 

@@ -109,7 +109,7 @@ def layer_name(name: str) -> str:
 
 
 def model_description(info) -> str:
-    """A model's description (``core.registry.ModelInfo``) in the UI language: embedded models have a
+    """A model's description (``core.models.catalogue.ModelInfo``) in the UI language: embedded models have a
     translated one, other models keep the registry's text."""
     key = f"home.models.desc.{info.name}"
     return t(key) if key in table(DEFAULT_LANG) else info.description

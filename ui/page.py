@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.style import plot_config
-from core.figures.table import figure_table
 from core.safe_text import md_escape
-from ui import cache
+from ui.accessibility import NARROW_KEY
 from ui.i18n import error_text, t
 
 Result = TypeVar("Result")
@@ -60,9 +59,11 @@ def load_model(name: str | None, missing: str, *, masked_lm: bool = False):
     own message (not trained, unknown name, offline, not a masked LM, …). The registry checks availability
     and caches loads and failures, so a page asks nothing else before it uses the model.
 
-    The model comes as a ``core.registry.ModelRef``, which the cached computations of ``ui.cache`` take: a
+    The model comes as a ``core.models.cache.ModelRef``, which the cached computations of ``ui.cache`` take: a
     page keeps it in its globals, which its widget callbacks keep alive after the run, and a plain reference
     to the encoder there would keep every evicted model in memory once per open session."""
+    from ui import cache  # torch and transformers: imported on a page's first model, not at the app's start
+
     if not name:
         return None, missing
     try:
@@ -93,13 +94,25 @@ def plain_answer(key: str, *texts: str):
 
 
 def phone() -> bool:
-    """Whether the browser is a phone's: its User-Agent says "Mobi", as phone browsers' do. The server never
-    learns the screen's width, so this is what decides to stack side-by-side subplots and drop chart toolbars
-    (on a phone they sit on the titles, and there is no hover to hide them)."""
-    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+    """Whether the page is read on a narrow screen: the window is at most 700 px wide, as the browser reports
+    (``ui/document.js``: a phone, a tablet in portrait, a narrow desktop window), or its User-Agent says "Mobi", as
+    phone browsers' do (known from the first run on, before the report). It decides to stack side-by-side subplots
+    and drop chart toolbars (on a phone they sit on the titles, and there is no hover to hide them)."""
+    return bool(st.session_state.get(NARROW_KEY)) or "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
-def chart(fig: go.Figure, key: str, *, width: str = "stretch", toolbar: bool = True) -> None:
+def unfolded(label: str, key: str) -> bool:
+    """Whether to draw a secondary part of a page (a diagram, a results section, a full heatmap): always on the
+    projector; elsewhere behind a switch, off on a narrow screen (:func:`phone`), so that a student on a phone
+    reaches the page's result within a few screens. One switch per kind of screen: the width is reported after the
+    first run, and a window that turns narrow folds them again."""
+    if presenting():
+        return True
+    narrow = phone()
+    return st.toggle(label, value=not narrow, key=f"{key}_narrow" if narrow else key)
+
+
+def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
     ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
@@ -118,6 +131,8 @@ def chart_table(fig: go.Figure) -> None:
     (they hold the user's sentences)."""
     if presenting():
         return
+    from core.figures.table import figure_table  # pandas: imported with the first chart, not at the app's start
+
     table, total = figure_table(fig)
     if table.empty:
         return  # a diagram without data (the ELMo scalar-mix sketch)
@@ -137,6 +152,6 @@ def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figu
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _shared_figure(_builder: Callable[..., go.Figure], builder_name: str, args: tuple,  # noqa: ARG001 (key)
+def _shared_figure(_builder: Callable[..., go.Figure], builder_name: str, args: tuple,  # builder_name: its key
                    kwargs: dict) -> go.Figure:
     return _builder(*args, **kwargs)

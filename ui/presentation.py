@@ -2,7 +2,7 @@
 
 ``app.py`` calls, once per run, after the sidebar and before the page:
 
-- :func:`arrive` always: a URL with ``slide=<scene id>`` (core.presentation) starts a scene the first
+- :func:`arrive` always: a URL with ``slide=<scene id>`` (ui.lecture_scenes) starts a scene the first
   time it is opened (``ui.state.start_scene``): the page seeds its fields again from the scene's query
   parameters even if it was visited before (otherwise a page reads the URL only for values the session
   does not keep yet).
@@ -25,35 +25,15 @@ import streamlit as st
 from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
-from core import presentation as pres
 from ui import PAGES, state
+from ui import lecture_scenes as pres
 from ui.i18n import t
 
 PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
-# The widget or container key of what each scene is about (a chart's controls, a chart): presentation mode
-# scrolls it to just below the scene bar on arrival, where it must fit whole, axis labels and legend included,
-# at 1280×720 (tests/e2e/test_presenter_bar_browser.py). A scene without one opens at the page top (title pages).
-SCENE_RESULTS: dict[str, str] = {
-    "home": "home_threads",
-    "pair": "static_result",
-    "senses": "static_result",
-    "oov": "static_result",
-    "bilm": "obj_bilm_result",
-    "worked": "elmo_exercise",
-    "syntax": "elmo_s_result",
-    "semantics": "elmo_s_result",
-    "learned": "elmo_learned_bars",
-    "evidence": "evidence_result",
-    "deep": "obj_deep_result",
-    "fill": "fill_topk",
-    "iterative": "fill_replay_result",
-    "objective": "obj_gpt_result",
-    "attention": "att_head_view",
-    "transfer": "transfer_compare",
-    "lora": "transfer_lora",
-}
+# What each scene is about (ui.lecture_scenes.Scene.result), by scene id.
+SCENE_RESULTS: dict[str, str] = {scene.id: scene.result for scene in pres.SCENES if scene.result}
 
 
 # What a lecturer changes live on a page (the key of an input, or of a container around inputs) and the result

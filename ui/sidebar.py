@@ -5,7 +5,8 @@ Session-state keys it owns (read them from any page; do not write them):
 - ``st.session_state["lang"]``: ``"zh"`` | ``"en"``; URL ``?lang=``.
 - ``st.session_state["bert_model"]``: name of the BERT-family model for the BERT pages (a registry
   name such as ``"mini-bert-zh"``, a hub id such as ``"bert-base-chinese"`` or a local directory),
-  or ``None`` when the user picked "other" and left the box empty; URL ``?model=``.
+  or ``None`` when the user picked "other" and left the box empty; URL ``?model=``. Pages read it with
+  :func:`bert_model_name` only, which also answers before the sidebar has run (a page alone, in an AppTest).
 - ``st.session_state["present"]``: presentation mode (bool); URL ``?present=1``.
 
 ``lang`` and ``present`` are the keys of their widgets: the sidebar is rendered on every run of every
@@ -20,8 +21,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.components.v2 import component
 
-from core import hub_cache, registry
 from core.errors import LabError
+from core.models import catalogue, hub_cache
 from core.safe_text import well_formed_model_name
 from ui.i18n import DEFAULT_LANG, LANGS, error_text, model_description, t
 from ui.state import Field, one_of, seed, sync_to_url, url_param
@@ -50,7 +51,7 @@ def clean_model_id(value: object) -> str | None:
     """A hub id / directory / registry name, stripped; ``None`` if empty, too long or containing
     characters no model name has (``core.safe_text.well_formed_model_name``: this also keeps Markdown such
     as ``![](http://…)`` out of the labels and messages that show the name). Whether it points to a
-    model is ``core.registry``'s job."""
+    model is ``core.models``' job."""
     text = str(value or "").strip()
     if len(text) > MAX_MODEL_ID_LEN or not well_formed_model_name(text):
         return None
@@ -58,10 +59,10 @@ def clean_model_id(value: object) -> str | None:
 
 
 def get_model_infos():
-    """``(models, problem)``: ``core.registry.list_models()`` and ``None``, or ``None`` and a
+    """``(models, problem)``: ``core.models.catalogue.list_models()`` and ``None``, or ``None`` and a
     translated message when listing fails (an unreadable models folder, say). Never raises."""
     try:
-        return list(registry.list_models()), None
+        return list(catalogue.list_models()), None
     except Exception as exc:  # LabError carries its own bilingual message
         return None, error_text(exc)
 
@@ -77,7 +78,7 @@ def bert_model_name() -> str | None:
     """The BERT-family model the pages use: the sidebar's choice (``None`` when its "other" box is empty);
     before the sidebar has run (one page alone, as in an AppTest) the URL's, else the embedded one."""
     ss = st.session_state
-    return ss["bert_model"] if "bert_model" in ss else url_param("model", registry.DEFAULT_BERT)
+    return ss["bert_model"] if "bert_model" in ss else url_param("model", catalogue.DEFAULT_BERT)
 
 
 def _render_model_selector(bert_models: list) -> None:
@@ -86,7 +87,7 @@ def _render_model_selector(bert_models: list) -> None:
     by_name = {m.name: m for m in bert_models}
     available = [m.name for m in bert_models if m.available]
     first = url_param("model", None, cast=clean_model_id) or (
-        available[0] if available else (names[0] if names else registry.DEFAULT_BERT))
+        available[0] if available else (names[0] if names else catalogue.DEFAULT_BERT))
     seed(Field("_w_model", None, first if first in by_name else _OTHER, one_of(*names, _OTHER)),
          Field("_w_model_other", None, "" if first in by_name else first), by_scene=False)
 

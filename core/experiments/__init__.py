@@ -26,13 +26,14 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .. import results_store
 from ..concurrency import heavy
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from ..paths import ASSETS
-from ..registry import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 
@@ -115,10 +116,10 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
     """
     log = log or (lambda text: None)
     models = list(models)
-    pos_kw = dict(pos_probe.QUICK) if quick else {}
-    ctx_kw = dict(context_specificity.QUICK) if quick else {}
-    mix_kw = dict(learned_mix.QUICK) if quick else {}
-    concat_kw = dict(concat.QUICK) if quick else {}
+    pos_kw: dict[str, Any] = dict(pos_probe.QUICK) if quick else {}
+    ctx_kw: dict[str, Any] = dict(context_specificity.QUICK) if quick else {}
+    mix_kw: dict[str, Any] = dict(learned_mix.QUICK) if quick else {}
+    concat_kw: dict[str, Any] = dict(concat.QUICK) if quick else {}
     only = STAGES if only is None else tuple(only)
     requested = [m if isinstance(m, str) else m.name for m in models + ([static] if static is not None else [])]
     results: dict = {
@@ -141,6 +142,7 @@ def run_all(models=DEFAULT_MODELS, *, static=DEFAULT_STATIC, quick: bool = False
     for key, run in stages:
         hi = lo + STAGE_SHARE[key]
         if key not in only:
+            assert previous is not None, "only= some stages needs previous= for the others"
             results[key] = previous[key]
             timing[key] = previous["timing_seconds"][key]
             lo = hi

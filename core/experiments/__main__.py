@@ -17,7 +17,7 @@ import sys
 import time
 
 from ..errors import LabError
-from ..registry import DEFAULT_STATIC
+from ..models.catalogue import DEFAULT_STATIC
 from . import DEFAULT_MODELS, DEFAULT_OUT, STAGES, concat, load_results, run_all, save_results, stale_models
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def elmo_vectors(layers: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [scalar_mix(x, s).astype(np.float32) for x in scaled]
 
 
-def choose_and_score(train_x: np.ndarray, train_y: Sequence[str], n_fit: int, test_x: np.ndarray,
+def choose_and_score(train_x: np.ndarray, train_y: Sequence[str] | np.ndarray, n_fit: int, test_x: np.ndarray,
                      test_y: Sequence[str]) -> dict:
     """C chosen on the training rows after ``n_fit`` (fit on the rows before), then all training rows
     refit with that C and scored on the test rows."""
@@ -71,7 +72,7 @@ def run_concat(models: Sequence, *, static=None, sentences: Sequence[TaggedSente
     """
     t0 = time.time()
     cfg = {**DEFAULTS, **sizes}
-    out = {"model": None, "static_model": None, "inputs": {}, "skipped": {},
+    out: dict[str, Any] = {"model": None, "static_model": None, "inputs": {}, "skipped": {},
            "config": {**cfg, "seed": POS_PROBE["seed"], "max_chars": POS_PROBE["max_chars"], "c_grid": list(C_GRID),
                       "pos_tags": "fine", "mix": "uniform s, gamma = 1, layers standardised"}}
     elmo = first_of_kind(models, "elmo", out["skipped"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def intra_sentence_similarity(vectors: np.ndarray) -> float:
     return float(np.mean(unit @ centre))
 
 
-def random_pairs(sizes: Sequence[int], n_pairs: int, seed: int = 0) -> np.ndarray:
+def random_pairs(sizes: Sequence[int] | np.ndarray, n_pairs: int, seed: int = 0) -> np.ndarray:
     """``(k, 2)`` indices into the concatenated sentences: pairs of words from different sentences."""
     sizes = np.asarray(sizes)
     owner = np.repeat(np.arange(len(sizes)), sizes)
@@ -106,16 +107,18 @@ def specificity_measures(occurrences: dict[str, np.ndarray], sentences: Sequence
         samples["anisotropy"] = np.zeros((0, num_layers))
     means = {k: [float(v) for v in x.mean(axis=0)] if len(x) else [None] * num_layers for k, x in samples.items()}
     adjust = lambda raw: [None if r is None or a is None else r - a for r, a in zip(raw, means["anisotropy"])]  # noqa: E731
-    change = {}
+    change: dict[str, Any] = {}
     for measure in ("self_similarity", "intra_sentence"):
         raw, aniso = samples[measure], samples["anisotropy"]
         if num_layers < 3 or len(raw) < 2 or len(aniso) < 2:
             change[f"{measure}_adjusted"] = None
             continue
         d_raw, d_aniso = raw[:, -1] - raw[:, 1], aniso[:, -1] - aniso[:, 1]
+        se_raw, se_aniso = standard_error(d_raw), standard_error(d_aniso)
+        assert se_raw is not None and se_aniso is not None  # two samples or more each, checked above
         change[f"{measure}_adjusted"] = {
             "from": 1, "to": num_layers - 1, "value": float(d_raw.mean() - d_aniso.mean()),
-            "se": float(np.hypot(standard_error(d_raw), standard_error(d_aniso)))}
+            "se": float(np.hypot(se_raw, se_aniso))}
     return {"self_similarity": means["self_similarity"], "intra_sentence": means["intra_sentence"],
             "anisotropy": means["anisotropy"], "self_similarity_adjusted": adjust(means["self_similarity"]),
             "intra_sentence_adjusted": adjust(means["intra_sentence"]), "per_word": per_word,
@@ -185,7 +188,7 @@ def run_context_specificity(models: Sequence, *, static=None, sentences: Sequenc
 
         raise LabError("too_few_contexts", count=min_contexts)
     used, contexts = sample_contexts(pool, words, max_contexts, seed)
-    out = {
+    out: dict[str, Any] = {
         "config": {"n_words": len(words), "max_contexts": max_contexts, "min_contexts": min_contexts,
                    "n_sentences": len(used), "n_occurrences": int(sum(len(c) for c in contexts.values())),
                    "n_pairs": n_pairs, "seed": seed, "words": words,

@@ -93,12 +93,12 @@ def parse_text(lines, max_chars: int = 100, min_words: int = 3) -> list[TaggedSe
 @lru_cache(maxsize=4)
 def load_sentences(path: str | None = None, max_chars: int = 100, min_words: int = 3) -> tuple[TaggedSentence, ...]:
     """All eligible sentences of the corpus file (cached per process)."""
-    path = Path(path) if path else DEFAULT_POS_CORPUS
+    file = Path(path) if path else DEFAULT_POS_CORPUS
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(file, encoding="utf-8") as handle:
             return tuple(parse_text(handle, max_chars=max_chars, min_words=min_words))
     except OSError as exc:
-        raise LabError("file_unreadable", file=path) from exc
+        raise LabError("file_unreadable", file=file) from exc
 
 
 def sample_split(sentences, n_train: int, n_test: int, seed: int = 0):

@@ -36,6 +36,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +50,10 @@ from .vectors import Progress, first_of_kind, no_progress, scaled_progress, sent
 
 TASKS = ("pos", "sentiment")
 LECTURE_PRESETS = ("syntax", "semantics")
-DEFAULTS = {"pos_train": 400, "pos_dev": 100, "pos_test": 200, "sentiment_train": transfer.DEFAULT_CONFIG.n_train,
-            "sentiment_test": transfer.DEFAULT_CONFIG.n_test, "sentiment_dev": 120,
-            "seed": 0, "lr": 0.02, "batch_size": 64, "steps": 800}
+DEFAULTS: dict[str, Any] = {
+    "pos_train": 400, "pos_dev": 100, "pos_test": 200, "sentiment_train": transfer.DEFAULT_CONFIG.n_train,
+    "sentiment_test": transfer.DEFAULT_CONFIG.n_test, "sentiment_dev": 120,
+    "seed": 0, "lr": 0.02, "batch_size": 64, "steps": 800}
 QUICK = {"pos_train": 120, "pos_dev": 40, "pos_test": 80, "sentiment_train": 200, "sentiment_test": 100,
          "sentiment_dev": 40, "steps": 300}
 C_GRID = (0.01, 0.1, 1.0)
@@ -283,7 +285,7 @@ def run_learned_mix(models: Sequence, *, corpus: str | None = None, sentences: S
     cfg = {**DEFAULTS, **sizes}
     sentiment_config = transfer.DEFAULT_CONFIG.replace(n_train=cfg["sentiment_train"], n_test=cfg["sentiment_test"])
     train_kw = {k: cfg[k] for k in ("seed", "lr", "batch_size", "steps")}
-    out = {"model": None, "layer_names": None, "head": HEAD, "tasks": {}, "skipped": {},
+    out: dict[str, Any] = {"model": None, "layer_names": None, "head": HEAD, "tasks": {}, "skipped": {},
            "config": {**cfg, "c_grid": list(C_GRID), "seeds": SEEDS, "pos_tags": "fine",
                       "pos_split_seed": POS_PROBE["seed"], "sentiment_split_seed": sentiment_config.seed}}
     encoder = first_of_kind(models, "elmo", out["skipped"])
@@ -315,8 +317,8 @@ def run_learned_mix(models: Sequence, *, corpus: str | None = None, sentences: S
 def depth(s: Sequence[float]) -> float:
     """Where a mix puts its weight: Σ_j j·s_j / L, 0 = all on the token layer, 1 = all on the top layer
     (Tenney et al. 2019's centre of gravity Σ_j j·s_j, divided by L to compare models of any depth)."""
-    s = np.asarray(s, dtype=np.float64)
-    return float(np.arange(len(s)) @ s / max(len(s) - 1, 1))
+    weights = np.asarray(s, dtype=np.float64)
+    return float(np.arange(len(weights)) @ weights / max(len(weights) - 1, 1))
 
 
 def s_range(task: dict) -> tuple[list[float], list[float]]:

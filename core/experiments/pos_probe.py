@@ -20,6 +20,7 @@ import time
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,8 @@ MAX_ITER = 100
 CLASSIFIER = "StandardScaler + LogisticRegression(lbfgs, multinomial, C=1.0, max_iter=100)"
 
 
-def probe_accuracy(train_x: np.ndarray, train_y: Sequence[str], test_x: np.ndarray, test_y: Sequence[str], *,
+def probe_accuracy(train_x: np.ndarray, train_y: Sequence[str] | np.ndarray, test_x: np.ndarray,
+                   test_y: Sequence[str] | np.ndarray, *,
                    max_iter: int = MAX_ITER, c: float = 1.0) -> tuple[float, np.ndarray]:
     """Fit a linear probe on (train_x, train_y); return (test accuracy in [0, 1], predicted labels).
 
@@ -61,7 +63,7 @@ def probe_accuracy(train_x: np.ndarray, train_y: Sequence[str], test_x: np.ndarr
     return float(np.mean(predicted == test_y)), predicted
 
 
-def coarse_accuracy(predicted: Sequence[str], gold: Sequence[str]) -> float:
+def coarse_accuracy(predicted: Sequence[str] | np.ndarray, gold: Sequence[str]) -> float:
     return float(np.mean([coarse_tag(p) == coarse_tag(g) for p, g in zip(predicted, gold)]))
 
 
@@ -146,7 +148,7 @@ def run_pos_probe(models: Sequence, *, static=None, sentences: Sequence[TaggedSe
     train, test = sample_split(pool, n_train, n_test, seed)
     _, train_tags = _flat(train)
     _, test_tags = _flat(test)
-    out = {
+    out: dict[str, Any] = {
         "config": {"n_train_sentences": len(train), "n_test_sentences": len(test),
                    "n_train_words": len(train_tags), "n_test_words": len(test_tags),
                    "n_tags_fine": len(set(train_tags) | set(test_tags)),

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,8 +45,8 @@ def read_sense_file(path: Path | str) -> tuple[list[str], list[str]]:
     lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.lstrip().startswith("#")]
     sentences, labels = parse_labelled(lines)
-    keep = [i for i, label in enumerate(labels) if label]
-    return [sentences[i] for i in keep], [labels[i] for i in keep]
+    keep = [(sentence, label) for sentence, label in zip(sentences, labels) if label]
+    return [sentence for sentence, _ in keep], [label for _, label in keep]
 
 
 def load_sense_sets(eval_dir: Path | str = EVAL_DIR) -> list[dict]:
@@ -57,7 +58,7 @@ def load_sense_sets(eval_dir: Path | str = EVAL_DIR) -> list[dict]:
     return out
 
 
-def loo_centroid_accuracy(vectors: np.ndarray, labels: Sequence[str]) -> float:
+def loo_centroid_accuracy(vectors: np.ndarray, labels: Sequence[str | None]) -> float:
     """Leave-one-out nearest-centroid accuracy of ``vectors`` (n, dim) with ``labels`` (n)."""
     labels = list(labels)
     n = len(labels)
@@ -78,7 +79,7 @@ def probe_word(encoder, word: str, sentences: Sequence[str], labels: Sequence[st
         if occ.sentence_index not in seen:
             seen.add(occ.sentence_index)
             occurrences.append(occ)
-    result = {"n": len(occurrences), "missing": len(wv.missing), "oov": bool(wv.oov)}
+    result: dict[str, Any] = {"n": len(occurrences), "missing": len(wv.missing), "oov": bool(wv.oov)}
     if wv.oov or len(occurrences) < 2:
         result["accuracy"] = [None] * encoder.num_layers
         return result
@@ -106,7 +107,7 @@ def run_sense_probe(models: Sequence, *, static=None, sense_sets: list[dict] | N
         counts = Counter(s["labels"])
         words.append({"word": s["word"], "file": s.get("file"), "n": len(s["labels"]), "senses": dict(counts),
                       "chance": 1.0 / len(counts), "majority": max(counts.values()) / len(s["labels"])})
-    out = {"protocol": PROTOCOL, "words": words, "models": {}, "static": None, "skipped": {}}
+    out: dict[str, Any] = {"protocol": PROTOCOL, "words": words, "models": {}, "static": None, "skipped": {}}
     for encoder, name, sub, is_static in each_model(models, static, progress, out["skipped"]):
         t1 = time.time()
         per_word = {}

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoders import Encoder
+from ..models.encoders import Encoder
 
 Progress = Callable[[float, str], None]
 
 
-def no_progress(fraction: float, text: str) -> None:  # noqa: ARG001 - the default callback
+def no_progress(fraction: float, text: str) -> None:  # the default callback
     pass
 
 
@@ -89,7 +89,7 @@ def resolve(model) -> tuple[Encoder | None, str, dict | None]:
     ``model`` is a registry name / directory / hub id, or an already loaded :class:`Encoder`.
     """
     from ..errors import LabError
-    from ..registry import load_encoder
+    from ..models.cache import load_encoder
 
     if not isinstance(model, (str, bytes)):  # an Encoder (or an object with the same interface)
         return model, model.name, None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..registry import DEFAULT_BERT, DEFAULT_ELMO
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..stats import Z_95, wilson_interval
 
 KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}
@@ -217,11 +217,40 @@ def direction(low: float, high: float, n: int) -> tuple[str, float]:
     return "tie", margin
 
 
+# How our direction agrees with the papers' finding on ELMo: Peters et al. (2018) find layer 1 better for POS
+# (Table 6) and layer 2 better for word sense (Table 5); Ethayarajh (2019) finds self-similarity falling with depth.
+POS_AGREEMENT = {"lower": "same", "higher": "opposite", "tie": "tie"}
+SENSE_AGREEMENT = {"higher": "same", "lower": "opposite", "tie": "tie"}
+CONTEXT_AGREEMENT = {"down": "same", "up": "opposite", "flat": "flat"}
+
+
+def paper_findings(results: dict) -> tuple[str | None, dict[str, str]]:
+    """The three findings the page tests, as the results' ELMo shows them: ``(its name, {"pos" | "senses" |
+    "context": "same" | "opposite" | "tie" | "flat"})`` (the papers' direction, the opposite one, layers within
+    sampling error, no change beyond it), by the sections' own comparisons; a finding without ELMo is left out."""
+    out = {}
+    pos = next((r for r in pos_series(results) if r["kind"] == "elmo"), None)
+    if pos is not None and len(pos["values"]) >= 3:
+        n = results["pos"]["config"]["n_test_words"]
+        out["pos"] = POS_AGREEMENT[direction(pos["values"][1], pos["values"][2], n)[0]]
+    senses = next((r for r in sense_series(results) if r["kind"] == "elmo"), None)
+    if senses is not None and len(senses["values"]) >= 3 and None not in senses["values"][1:3]:
+        out["senses"] = SENSE_AGREEMENT[direction(senses["values"][1], senses["values"][2], sense_n(results))[0]]
+    models = results["context"]["models"]
+    context = next((name for name in ordered(models) if models[name].get("kind") == "elmo"
+                    and models[name]["change"]["self_similarity_adjusted"] is not None), None)
+    if context is not None:
+        out["context"] = CONTEXT_AGREEMENT[change_trend(models[context]["change"]["self_similarity_adjusted"])[0]]
+    return next((r["name"] for r in (pos, senses) if r is not None), context), out
+
+
 def tied_with_best(values, n: int) -> tuple[int, list[int], float]:
     """``(best, tied, margin)`` for accuracies measured on the same ``n`` items: the best layer, every
     layer that :func:`direction` cannot tell apart from it (the best included), and the largest
     margin of those comparisons (the margin of the best with itself when it stands alone)."""
     best = best_layer(values)
+    if best is None:
+        raise ValueError("no layer has an accuracy")
     tied, margin = [], direction(values[best], values[best], n)[1]
     for j, v in enumerate(values):
         change, m = direction(v, values[best], n)

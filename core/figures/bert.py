@@ -18,10 +18,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .grid import subplot_grid
-from .style import PALETTE, esc, style_layout
+from .style import PALETTE, esc, style_layout, titled_axis
 
 MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
 ROW_NAME_PX = 280  # a token strip's row name wider than this goes on two lines
+# a bar chart's axis title wider than this goes on more lines: beside the characters on the projector, the whole
+# words' chart has a narrow column, and plotly neither wraps a title nor keeps it inside the figure
+AXIS_TITLE_PX = 300
 HEATMAP_SCALE = "Blues"
 
 
@@ -62,15 +65,6 @@ def wrap_note(text: str, font_px: float, max_px: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # fill-mask
 # ---------------------------------------------------------------------------------------------
-def masks_plain(masked: str, mask_token: str, plain: str) -> bool:
-    """Whether ``masked`` is ``plain`` with some single characters replaced by ``mask_token``."""
-    parts = masked.split(mask_token)
-    if len(parts) < 2 or len(masked) - (len(parts) - 1) * len(mask_token) + (len(parts) - 1) != len(plain):
-        return False
-    pattern = ".".join(re.escape(part) for part in parts)
-    return re.fullmatch(pattern, plain, flags=re.DOTALL) is not None
-
-
 def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) -> tuple[list[str], list[str]]:
     """The sentence after ``upto`` steps of iterative filling, one cell per character or mask.
 
@@ -110,6 +104,7 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
     cols = cols or min(len(slots), 4)
     rows = math.ceil(len(slots) / cols)
     k = max(len(tokens) for _, tokens, _ in slots)
+    axis_title = wrap_note(xaxis_title, font, AXIS_TITLE_PX)
     grid = subplot_grid(rows, cols, count=len(slots), titles=[esc(name) for name, _, _ in slots],
                         h_spacing=0.09, v_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1, title_size=font + 1)
     traces = []
@@ -126,9 +121,9 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
                                        tickfont={"size": font + 2})
         grid.layout[cell.xaxis].update(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%")
         if cell.row == rows:
-            grid.layout[cell.xaxis]["title"] = {"text": xaxis_title}
-    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=rows * (70 + (font + 16) * k) + 60),
-                                          **grid.layout})
+            grid.layout[cell.xaxis].update(titled_axis(axis_title))
+    height = rows * (70 + (font + 16) * k) + 60 + axis_title.count("<br>") * round(1.3 * font)  # the title's lines
+    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=height), **grid.layout})
 
 
 def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,
@@ -142,7 +137,8 @@ def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str 
     return go.Figure(go.Bar(
         x=scores, y=list(range(len(words))), orientation="h",
         marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
-        text=[f"{s:.2e}" for s in scores], textposition="outside", customdata=labels,
+        text=[f"{s:.2e}" for s in scores], customdata=labels,
+        textposition="auto", cliponaxis=False,  # inside a long bar: outside, a phone's narrow plot cut it off
         hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
     ), layout={
         **style_layout(title, large=large, height=110 + (font + 26) * max(len(words), 1)),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, STATIC_COLOUR, base_layout, esc
+from .style import PALETTE, STATIC_COLOUR, base_layout, esc, titled_axis
 
 KIND_COLOURS = {"elmo": PALETTE[1], "bert": PALETTE[0], "static": STATIC_COLOUR}
 BASELINE_COLOURS = ("#6b7280", "#9467bd", "#8c564b", "#ff7f0e")
@@ -53,7 +53,7 @@ def _colour(series: Series, index: int) -> str:
 def _layer_axis(fig: go.Figure, series: Sequence[Series], xaxis_title: str, **where) -> None:
     longest = max((len(s.layer_names) for s in series), default=1)
     fig.update_xaxes(tickmode="array", tickvals=list(range(longest)), ticktext=[str(i) for i in range(longest)],
-                     title_text=xaxis_title, range=[-0.3, longest - 0.7], **where)
+                     range=[-0.3, longest - 0.7], **titled_axis(xaxis_title), **where)
 
 
 def _error_bars(values, low, high, colour: str) -> dict:
@@ -110,7 +110,7 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
         if shown:
             pad = max(0.02, 0.08 * (max(shown) - min(shown)))
             y_range = (min(shown) - pad, max(shown) + pad)
-    fig.update_yaxes(title_text=yaxis_title, tickformat=".0%" if percent else ".2f", range=y_range)
+    fig.update_yaxes(tickformat=".0%" if percent else ".2f", range=y_range, **titled_axis(yaxis_title))
     base_layout(fig, title, large=large, height=height)
     # legend below the plot: beside it, its long baseline names would squeeze the curves on a 1280-px screen.
     # Anchored to the figure's bottom edge (yref "container"), not a fraction of the plot's height below it:
@@ -198,7 +198,7 @@ def preset_bars(layer_labels: Sequence[str], groups: Sequence[tuple[str, Sequenc
             textfont={"color": "#111827"},
             hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         ))
-    fig.update_yaxes(title_text=yaxis_title, range=[0, 1.1], tickformat=".1f")
+    fig.update_yaxes(range=[0, 1.1], tickformat=".1f", **titled_axis(yaxis_title))
     base_layout(fig, title, large=large, height=height)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
     return fig

@@ -10,6 +10,7 @@ its cell.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,9 @@ def subplot_grid(rows: int, cols: int, *, count: int | None = None, titles: list
     v_spacing = 0.3 / rows if v_spacing is None else v_spacing
     width = (1 - h_spacing * (cols - 1)) / cols
     height = (1 - v_spacing * (rows - 1)) / rows
-    cells, layout, annotations = [], {}, []
+    cells: list[Cell] = []
+    layout: dict[str, Any] = {}
+    annotations: list[dict[str, Any]] = []
     for index in range(count):
         row, col = divmod(index, cols)
         suffix = "" if index == 0 else str(index + 1)

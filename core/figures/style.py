@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -21,6 +22,17 @@ SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "pentagon
 STATIC_COLOUR = "#444444"
 
 
+# The room an axis title keeps from its tick labels. plotly.js does not apply the template's ``automargin`` in the
+# app (the evidence charts' y title sat on the tick labels inside a fixed 60-px margin), so a titled axis sets it
+# itself: the margin then grows to hold the tick labels and the title, this far apart.
+TITLE_STANDOFF = 12
+
+
+def titled_axis(text: str) -> dict:
+    """An axis's title and the margin that holds it clear of the tick labels (``update_xaxes(**titled_axis(..))``)."""
+    return {"title": {"text": text, "standoff": TITLE_STANDOFF}, "automargin": True}
+
+
 def esc(text: object) -> str:
     """User text made safe for plotly labels and hover (plotly shows &lt; &gt; &amp; as < > &)."""
     return html.escape(str(text), quote=False)
@@ -37,7 +49,7 @@ def style_layout(title: str | None = None, *, large: bool = False, height: int |
     if pio.templates.default != TEMPLATE:  # importing streamlit sets its own default; setting costs ~50 ms
         pio.templates.default = TEMPLATE
     size = 20 if large else 15
-    layout = {
+    layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": size + 4, "weight": "bold"}} if title else None,
         "font": {"family": FONT_FAMILY, "size": size},
         "hoverlabel": {"font": {"family": FONT_FAMILY, "size": size}},

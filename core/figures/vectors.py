@@ -124,7 +124,7 @@ def static_vs_contextual_figure(
            if stacked else make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
                                          subplot_titles=(static_heading, contextual_title)))
     # ---- left: static space
-    if has_static_points:
+    if has_static_points and static_words is not None:
         xy = np.asarray(static_coords, dtype=float)
         if len(static_words) > 1:
             fig.add_trace(go.Scatter(
@@ -262,7 +262,7 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
     return fig
 
 
-def weights_bar(layer_names: Sequence[str], s: Sequence[float], title: str | None, *, large: bool = False,
+def weights_bar(layer_names: Sequence[str], s: Sequence[float] | np.ndarray, title: str | None, *, large: bool = False,
                 height: int = 320) -> go.Figure:
     """The layer weights s_j as bars labelled with their values, each named "s_j" over its layer name.
     The names stay horizontal (rotated ones are unreadable on a projector): a long name breaks before

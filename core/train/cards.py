@@ -269,7 +269,7 @@ def _demo_row(result: dict, key: str = "demo_set") -> str:
 def _demo_misses(result: dict) -> str:
     demo = result.get("demo_set")
     misses = [r for r in (demo or {}).get("rows", []) if not r["hit"]]
-    if not misses:
+    if not demo or not misses:
         return ""
     lines = "\n".join(f"| `{r['sentence']}` | {' / '.join(r['answers'])} | {' / '.join(r['top'])} |" for r in misses)
     return ("\n\nDemo sentences (`assets/eval/fill_mask_demo.tsv`) whose accepted answers are not in the top "

@@ -40,14 +40,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def start_run(args: argparse.Namespace, model_name: str):
     """Seed and threads set; returns the output directory, the resume checkpoint (``--checkpoint``, else
     OUT/../.ckpt/<model_name>.pt) and the character tokenizer of ``--vocab``."""
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizer  # the fast tokenizer (BertTokenizerFast is its alias)
 
     seed_everything(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
     out = Path(args.out)
     ckpt = Path(args.checkpoint) if args.checkpoint else out.parent / ".ckpt" / f"{model_name}.pt"
-    return out, ckpt, BertTokenizerFast(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
+    return out, ckpt, BertTokenizer(vocab=args.vocab, do_lower_case=True, tokenize_chinese_chars=True)
 
 
 def lr_at(progress: float, step: int, base_lr: float, warmup_steps: int) -> float:
@@ -112,7 +112,7 @@ class TrainingRun:
 
     @property
     def step(self) -> int:
-        return self.state["step"]
+        return int(self.state["step"])
 
     def progress(self) -> float | None:
         """How far through the budget (0..1, for the LR schedule), or ``None`` once it is spent."""

@@ -24,45 +24,9 @@ import torch
 
 from ..elmo import BiLM, BiLMConfig
 from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, corpus_spec, split_sentences
+from .corpus import DEFAULT_CORPUS, corpus_spec
 from .corpus import training_mix as corpus_mix
-
-
-def encode_sentences(tokenizer, lines, max_len: int) -> list[np.ndarray]:
-    sentences = [s for line in lines for s in split_sentences(line, max_chars=max_len - 2)]
-    out = []
-    for start in range(0, len(sentences), 5000):
-        for ids in tokenizer(sentences[start:start + 5000], add_special_tokens=True,
-                             truncation=True, max_length=max_len)["input_ids"]:
-            if len(ids) > 3:
-                out.append(np.asarray(ids, dtype=np.int32))
-    return out
-
-
-def batches(sequences: list[np.ndarray], max_tokens: int, rng: random.Random):
-    """Endless stream of (ids, lengths) batches of similar-length sentences, about max_tokens each."""
-    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    groups, current, width = [], [], 0
-    for index in order:
-        width = max(width, len(sequences[index]))
-        if current and width * (len(current) + 1) > max_tokens:
-            groups.append(current)
-            current, width = [], len(sequences[index])
-        current.append(index)
-    if current:
-        groups.append(current)
-    while True:
-        rng.shuffle(groups)
-        for group in groups:
-            yield collate([sequences[i] for i in group])
-
-
-def collate(seqs: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    ids = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s)] = torch.from_numpy(s.astype(np.int64))
-    return ids, lengths
+from .data import encode_sentences, sentence_batches
 
 
 def training_mix(tokenizer, specs: list[str], max_len: int, limit: int | None = None) -> list[np.ndarray]:
@@ -72,7 +36,7 @@ def training_mix(tokenizer, specs: list[str], max_len: int, limit: int | None = 
 
 def learning_curve(args, out: Path, vocab: list[str], run: TrainingRun) -> LearningCurve:
     """Points of :func:`core.train.evaluate.elmo_snapshot` on the export, every ``--eval-every`` minutes."""
-    from ..encoders import ElmoEncoder
+    from ..models.encoders import ElmoEncoder
     from .evaluate import elmo_snapshot
 
     corpora = [corpus_spec(spec)[0] for spec in args.corpus]
@@ -136,7 +100,7 @@ def main(argv=None) -> None:
         curve.record(model)  # the starting point
     model.train()
     progress = Progress()
-    for ids, lengths in batches(sequences, args.max_tokens, random.Random(args.seed + run.step)):
+    for ids, lengths in sentence_batches(sequences, args.max_tokens, random.Random(args.seed + run.step)):
         step, frac = run.step, run.progress()
         if frac is None:
             break

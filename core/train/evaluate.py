@@ -24,18 +24,22 @@ import math
 import random
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from ..encoders import BertEncoder, ElmoEncoder, Encoder
 from ..fill_examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
 from ..geometry import loo_nn_accuracy
+from ..models.cache import load_encoder, load_typed
+from ..models.catalogue import MODELS_DIR
+from ..models.encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 from ..occurrences import parse_labelled, word_vectors
-from ..registry import MODELS_DIR, load_encoder
 from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
+from .data import PairSampler, collate_sentences, encode_sentences, tokenize_corpus
 
 SENSES_FILE = Path(__file__).resolve().parents[2] / "assets" / "eval" / "apple_senses.txt"
 DEMO_TOP = 3
@@ -45,7 +49,7 @@ _APPLE_INC = re.compile(r"手机|iphone|ipad|公司|发布|系统|ios|mac|电脑
 _FRUIT = re.compile(r"吃|水果|果品|新鲜|甜|香蕉|斤|果园|削|汁|梨|橙|桃|葡萄|果树|口感|好吃|熟|脆|苹果树|一箱|蔬菜|营养")
 
 
-def authored_sense_set() -> tuple[list[str], list[str]]:
+def authored_sense_set() -> tuple[list[str], list[str | None]]:
     lines = [l for l in SENSES_FILE.read_text(encoding="utf-8").splitlines() if l.strip() and not l.startswith("#")]
     return parse_labelled(lines)
 
@@ -73,7 +77,7 @@ def heldout_sense_set(corpus: str) -> tuple[list[str], list[str]]:
     return sentences, labels
 
 
-def sense_accuracy(model: str | Encoder, sentences: list[str], labels: list[str]) -> dict:
+def sense_accuracy(model: str | Encoder, sentences: list[str], labels: Sequence[str | None]) -> dict:
     encoder = load_encoder(model) if isinstance(model, str) else model
     result = word_vectors(encoder, sentences, "苹果", labels)
     stacked = result.stacked()
@@ -85,9 +89,7 @@ def sense_accuracy(model: str | Encoder, sentences: list[str], labels: list[str]
 
 @torch.inference_mode()
 def evaluate_bert(corpus: str, examples: int, seed: int, encoder: BertEncoder | None = None) -> dict:
-    from .bert import PairSampler, tokenize_corpus
-
-    encoder = encoder or load_encoder("mini-bert-zh")
+    encoder = encoder or load_typed("mini-bert-zh", BertEncoder)
     model, tokenizer = encoder.model, encoder.tokenizer
     paragraphs = tokenize_corpus(tokenizer, list(read_lines(corpus, "heldout")))
     special = {tokenizer.convert_tokens_to_ids(t) for t in tokenizer.all_special_tokens}
@@ -121,8 +123,8 @@ def evaluate_demo_set(model: str | BertEncoder = "mini-bert-zh", top: int = DEMO
     """Top-``top`` hits on the demo set (or another set in its format), with what the model proposed."""
     from ..fillmask import fill_mask, proposals, word_candidates
 
-    encoder = load_encoder(model) if isinstance(model, str) else model
-    rows = []
+    encoder = load_typed(model, BertEncoder) if isinstance(model, str) else model
+    rows: list[dict[str, Any]] = []
     for sentence, answers in demo_set(path):
         proposed = proposals(fill_mask(encoder, sentence, top_k=top), word_candidates(encoder, sentence, top_n=top))
         rows.append({"sentence": sentence, "answers": answers, "top": proposed,
@@ -145,13 +147,11 @@ def evaluate_snapshot(encoder: BertEncoder, corpora: list[Path], pairs: int, see
 @torch.inference_mode()
 def elmo_perplexity(model, sequences: list[np.ndarray]) -> dict:
     """Forward and backward per-token perplexity of the biLM ``model`` on encoded ``sequences``."""
-    from .elmo import collate
-
     fwd_nll = bwd_nll = 0.0
     tokens = 0
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
     for start in range(0, len(order), 64):
-        ids, lengths = collate([sequences[i] for i in order[start:start + 64]])
+        ids, lengths = collate_sentences([sequences[i] for i in order[start:start + 64]])
         fwd, bwd, n = model.lm_losses(ids, lengths)
         fwd_nll += float(fwd) * n
         bwd_nll += float(bwd) * n
@@ -162,15 +162,11 @@ def elmo_perplexity(model, sequences: list[np.ndarray]) -> dict:
 
 def heldout_sentences(tokenizer, corpus: str | Path, max_sentences: int) -> list[np.ndarray]:
     """The first ``max_sentences`` encoded sentences of ``corpus``'s held-out split, as the biLM reads them."""
-    from .elmo import encode_sentences
-
     return encode_sentences(tokenizer, list(read_lines(corpus, "heldout")), 64)[:max_sentences]
 
 
 def evaluate_elmo(corpus: str, max_sentences: int, encoder: ElmoEncoder | None = None) -> dict:
-    from .elmo import encode_sentences
-
-    encoder = encoder or load_encoder("mini-elmo-zh")
+    encoder = encoder or load_typed("mini-elmo-zh", ElmoEncoder)
     tokenizer = encoder.tokenizer
     heldout = heldout_sentences(tokenizer, corpus, max_sentences)
     report = elmo_perplexity(encoder.model, heldout)
@@ -205,7 +201,7 @@ def elmo_snapshot(encoder: ElmoEncoder, corpora: list[Path], max_sentences: int)
 
 
 def evaluate_word2vec() -> dict:
-    encoder = load_encoder("word2vec-zh")
+    encoder = load_typed("word2vec-zh", StaticEncoder)
     return {"vocab_size": len(encoder.words),
             "neighbours": {w: [[n, round(s, 3)] for n, s in encoder.most_similar(w, 8)] for w in NEIGHBOUR_WORDS}}
 
@@ -232,7 +228,8 @@ def main(argv=None) -> None:
         report["mini-elmo-zh"] = evaluate_elmo(args.corpus, args.elmo_sentences)
     if "word2vec-zh" in args.models:
         report["word2vec-zh"] = evaluate_word2vec()
-    senses = {"authored": authored_sense_set(), "heldout_corpus": heldout_sense_set(args.corpus)}
+    senses: dict[str, tuple[list[str], Sequence[str | None]]] = {
+        "authored": authored_sense_set(), "heldout_corpus": heldout_sense_set(args.corpus)}
     report["senses_苹果"] = {name: {m: sense_accuracy(m, *data) for m in args.models} for name, data in senses.items()}
     report["seconds"] = round(time.time() - t0, 1)
     Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -46,10 +46,22 @@ from .results import (
 )
 from .run import BERT_MODEL, ELMO_MODEL, Progress, recompute, run_transfer
 from .tuning import FINETUNE_LRS, LORA_LRS, choose, tune_lr, validation_split
-from .view import Approach, BertFeatures, Choice, ElmoFeatures, Trained, TransferView, read_view
+from .view import (
+                   NOTHING_SHOWN,
+                   Approach,
+                   BertFeatures,
+                   Choice,
+                   ElmoFeatures,
+                   Shown,
+                   Trained,
+                   TransferView,
+                   read_view,
+                   shown_results,
+)
 
 __all__ = [
     "Approach", "BertFeatures", "Choice", "ElmoFeatures", "Trained", "TransferView", "read_view",
+    "NOTHING_SHOWN", "Shown", "shown_results",
     "Comparison", "ElmoPageGap", "LayerTies", "compare", "curve_verdict", "elmo_page_gap", "layer_ties",
     "validation_pick",
     "BERT_MODEL", "DATA_FILES", "DATA_PACKAGE", "DATA_PACKAGE_VERSION", "DEFAULT_CONFIG", "ELMO_MODEL", "LABELS",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from .. import transfer  # its docstring's first line is the CLI's description
 from ..errors import LabError
@@ -39,12 +40,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch threads (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from ..registry import load_encoder
+    from ..models.cache import load_encoder
 
     config = TransferConfig(n_train=args.train, n_test=args.test, steps=args.steps, lr=args.lr,
                             batch_size=args.batch_size, seed=args.seed, threads=args.threads)
     started = time.perf_counter()
-    last = {"stage": None, "pct": -10}
+    last: dict[str, Any] = {"stage": None, "pct": -10}
 
     def progress(fraction, stage):
         pct = int(100 * fraction)

@@ -60,13 +60,14 @@ def _logistic(x: np.ndarray, y: np.ndarray, C: float, seed: int):
     return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=3000, random_state=seed)).fit(x, y)
 
 
-def fit_probe(train_x: np.ndarray, train_y: Sequence[int], test_x: np.ndarray, test_y: Sequence[int], *,
+def fit_probe(train_x: np.ndarray, train_y: Sequence[int] | np.ndarray, test_x: np.ndarray,
+              test_y: Sequence[int] | np.ndarray, *,
               C_grid: Sequence[float], val_share: float, seed: int = 0) -> dict:
     """Standardise + logistic regression: C chosen on the last ``val_share`` of the training reviews
     (fitted on the rest), then refitted on all of them and scored once on the test reviews. Returns the
     accuracies, each test review's outcome (``correct``: "1"/"0" per review, for paired comparisons),
     the choice of C and the number of trained weights."""
-    train_y, test_y = np.asarray(train_y), np.asarray(test_y)
+    train_y, test_y = np.asarray(train_y), np.asarray(test_y)  # arrays from here on
     cut = split_point(len(train_y), val_share)
     choice = choose("C", C_grid, lambda C: _logistic(train_x[:cut], train_y[:cut], C, seed).score(train_x[cut:],
                                                                                                   train_y[cut:]),

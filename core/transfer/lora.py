@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import LabError
-from ..model_names import DEFAULT_BERT
+from ..models.catalogue import DEFAULT_BERT
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .finetune import fine_tune
 from .tuning import LORA_LRS, tune_lr
@@ -59,9 +59,9 @@ class AddLora:
     def __call__(self, model):
         from peft import get_peft_model
 
-        self.model = get_peft_model(model, self.settings.peft_config())
-        self.adapter_params = int(sum(p.numel() for n, p in self.model.named_parameters() if "lora_" in n))
-        return self.model
+        self.model = adapted = get_peft_model(model, self.settings.peft_config())
+        self.adapter_params = int(sum(p.numel() for n, p in adapted.named_parameters() if "lora_" in n))
+        return adapted
 
 
 def lora_fine_tune(encoder, data: Dataset, config: TransferConfig, settings: LoraSettings = DEFAULT_LORA,
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=int, default=DEFAULT_LORA.alpha, help="alpha (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    from ..registry import load_encoder
+    from ..models.cache import load_encoder
 
     started = time.perf_counter()
     try:

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import results_store
-from ..paths import ASSETS
+from ..paths import TRANSFER_RESULTS
 from .features import POOLINGS
 
-RESULTS_PATH = ASSETS / "transfer_results.json"
+RESULTS_PATH = TRANSFER_RESULTS
 RESULTS_VERSION = 1
 
 
@@ -23,7 +23,7 @@ def model_fingerprint(encoder_or_dir) -> str | None:
         name = getattr(encoder_or_dir, "name", None)
         if name is None:
             return None
-        from ..registry import MODELS_DIR
+        from ..models.catalogue import MODELS_DIR
         directory = MODELS_DIR / name if (MODELS_DIR / name).is_dir() else Path(name)
     directory = Path(directory)
     path = directory / "model.safetensors"
@@ -33,13 +33,13 @@ def model_fingerprint(encoder_or_dir) -> str | None:
 def stale_models(results: dict, models: dict[str, str | None]) -> list[str]:
     """Of ``models`` (results key such as ``"feature_bert"`` → the model's name or directory now), those
     whose weights differ from the ones the results were computed on."""
-    from ..registry import MODELS_DIR
+    from ..models.catalogue import MODELS_DIR
 
     stale = []
     for key, name in models.items():
         saved = (results.get(key) or {}).get("fingerprint")
         now = model_fingerprint(MODELS_DIR / name) if name else None  # an absolute directory stays itself
-        if saved and now and saved != now:
+        if name and saved and now and saved != now:
             stale.append(name)
     return stale
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..concurrency import heavy
 from ..errors import LabError
-from ..model_names import DEFAULT_BERT, DEFAULT_ELMO
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .features import POOLINGS, bert_features, fit_probe, standardised_mix
 from .finetune import count_params, fine_tune
@@ -85,6 +85,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
         log(f"{stage}: {timings[stage]:.1f} s wall, {cpu_timings[stage]:.1f} s CPU")
 
     def probe(train_x, test_x) -> dict:
+        assert data is not None  # sampled in the "data" stage, before any probe
         return fit_probe(train_x, data.train_labels, test_x, data.test_labels, C_grid=config.C_grid,
                          val_share=config.val_share, seed=config.seed)
 
@@ -92,6 +93,7 @@ def run_transfer(bert_encoder, elmo_encoder=None, config: TransferConfig = DEFAU
         if not lrs:
             return None
         t0 = start(stage)
+        assert data is not None  # sampled in the "data" stage, before any tuning
         choice = tune_lr(train, data, lrs, config.val_share, progress=stage_progress(stage),
                          log=lambda m: log(f"{stage} {m}"))
         finish(stage, t0)
@@ -190,7 +192,7 @@ def recompute(bert_name: str, elmo_name: str | None, config: TransferConfig = DE
     """The page's "Recompute": the experiment on these models, loaded afresh for this run (the shared ones serve
     every other session meanwhile), with the learning rates ``config`` gives. A BERT that cannot be loaded raises
     its LabError; an ELMo that cannot is a skipped row, as the registry's listing already tells the page."""
-    from ..registry import load_private  # here: the registry imports torch and transformers
+    from ..models.cache import load_private  # here: the registry imports torch and transformers
 
     elmo = None
     if elmo_name:

@@ -4,10 +4,13 @@ before the hyper-parameters were chosen on a validation split read with ``None``
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..stats import wilson_interval
 from .features import POOLINGS
+from .results import load_results, stale_models
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ def read_view(results: dict) -> TransferView:
     n_test = int(results["config"]["n_test"])
     bert = results["feature_bert"]
     per_layer = _per_pooling(bert["accuracy"], float)
+    assert per_layer is not None  # every results file has the probes' accuracies
     top = len(bert["layers"]) - 1
 
     def top_cls(table: dict | None):  # the approach itself is the top layer's [CLS]: what fine-tuning classifies
@@ -163,3 +167,29 @@ def read_view(results: dict) -> TransferView:
         tuning_cpu_seconds={stage: seconds for stage in ("finetune", "lora")
                             if (seconds := results.get("cpu_timings", {}).get(f"tune_{stage}")) is not None},
     )
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the transfer page shows."""
+    view: TransferView | None  # None: no results yet
+    origin: str  # "session": this session's recomputation; "file": the results file; "none"
+    stale: list[str]  # the experiment's models whose weights changed since the results were computed
+
+
+NOTHING_SHOWN = Shown(None, "none", [])
+
+
+def shown_results(session: dict | None, path: Path | str, *, bert: str, elmo: str | None,
+                  load: Callable[[Path | str], dict | None] = load_results) -> Shown:
+    """This session's recomputation (``session``), else the results file at ``path`` (read by ``load``: the page
+    passes its cached reader), else nothing; with the models among ``bert``/``elmo`` (the experiment's) whose
+    weights differ from the ones the results were computed on. Raises LabError for a file it cannot read."""
+    if isinstance(session, dict):
+        results, origin = session, "session"
+    else:
+        loaded = load(path)  # None: no file yet
+        if loaded is None:
+            return NOTHING_SHOWN
+        results, origin = loaded, "file"
+    return Shown(read_view(results), origin, stale_models(results, {"feature_bert": bert, "feature_elmo": elmo}))

@@ -80,14 +80,14 @@ def page_url(server, url_path: str, **query) -> str:
 # ---- the server ----------------------------------------------------------------------------------
 # ``streamlit run`` itself (streamlit.web.cli.main is what the ``streamlit`` command calls), plus a
 # daemon thread that publishes this process's model load counts for the tests. The counter wraps the
-# registry's loader before Streamlit starts, so that no load goes uncounted.
+# model loader before Streamlit starts, so that no load goes uncounted.
 SERVER_CODE = r"""
 import json, os, sys, threading, time
 sys.path.insert(0, os.getcwd())
 sys.path.append(os.path.join(os.getcwd(), "tests"))
-from core import registry
+from core.models import loaders
 from registry_support import count_loads
-load_counts = count_loads(registry)
+load_counts = count_loads(loaders)
 status = os.environ["LAB_E2E_STATUS"]
 
 def publish():
@@ -281,9 +281,12 @@ def plotly_data(page, key: str) -> str | None:
     }""", key)
 
 
-def plotly_layout_titles(page) -> list[str]:
-    return page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((p) =>
-      (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '')""")
+def plotly_layout_titles(page, key: str | None = None) -> list[str]:
+    """The titles of the page's charts, in page order; of the chart ``ui.page.chart`` showed under ``key`` only
+    when it is given."""
+    return page.evaluate("""(scope) => Array.from(document.querySelectorAll(`${scope} .js-plotly-plot`)).map((p) =>
+      (p.layout && p.layout.title && (p.layout.title.text || p.layout.title)) || '')""",
+                         f".st-key-{key}" if key else "")
 
 
 def screenshot(page, name: str) -> Path:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from core.presentation import SCENES
 from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url
 from ui.accessibility import DOCUMENT_LANGS
 from ui.i18n import LANGS
+from ui.lecture_scenes import SCENES
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 

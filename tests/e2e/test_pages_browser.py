@@ -12,7 +12,6 @@ import re
 
 import pytest
 
-from core.presentation import SCENES
 from e2e.conftest import (
     DEFAULT_PAGE,
     ROOT,
@@ -32,6 +31,7 @@ from e2e.conftest import (
 )
 from ui import PAGES
 from ui.i18n import translate
+from ui.lecture_scenes import SCENES
 from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
@@ -203,10 +203,10 @@ def check_attention(page) -> None:
     at_least(page, PLOTS, 1, "the attention heatmap")
     before = wait_for(page, lambda: plotly_data(page, "att_heatmap"), "the heatmap's data")
     assert '"heatmap"' in before
-    assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page)[0]
+    assert zh("att.heatmap_title", l=1, h=1) in plotly_layout_titles(page, "att_heatmap")[0]
     box = widget(page, "stSlider", zh("att.layer"))
     press_slider(page, box, "ArrowRight")
-    wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page) or [""])[0],
+    wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page, "att_heatmap") or [""])[0],
              "the heatmap of layer 2")
     assert plotly_data(page, "att_heatmap") != before
 

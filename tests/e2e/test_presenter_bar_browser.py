@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from core.presentation import SCENES
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from ui.i18n import translate
+from ui.lecture_scenes import SCENES
 from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium

@@ -2,18 +2,17 @@
 
 - Every scene with a sentence box: the box gets one character changed and Enter (Ctrl+Enter in a text area),
   as a lecturer trying a student's sentence would; the result that box drives then lies wholly in view below
-  the scene bar, axis labels and legend included. The same for a slider (γ), a radio (the distance measure,
-  the evidence page's section) and a tab (attention).
+  the scene bar, axis labels and legend included, and the box too where both fit on the screen (at 1920×1080).
+  The same for a slider (γ), a radio (the distance measure, the evidence page's section) and a tab (attention).
 - Arriving at a scene by PageDown looks exactly like opening its link: the same scroll position and the same
   result just below the bar, for all 18 scenes.
 
-Screenshots of each edited scene in test-artifacts/screenshots/live-<lang>-<scene>-<input>.png.
+Screenshots of each edited scene in test-artifacts/screenshots/live-<lang>-[<size>-]<scene>-<input>.png.
 """
 from __future__ import annotations
 
 import pytest
 
-from core.presentation import SCENES
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from e2e.test_presenter_bar_browser import (
     BAR,
@@ -24,6 +23,7 @@ from e2e.test_presenter_bar_browser import (
     wholly_in_view,
 )
 from ui.i18n import translate
+from ui.lecture_scenes import SCENES
 from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
@@ -79,24 +79,64 @@ def edit_one_character(page, key: str) -> str:
     return new
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_an_edited_sentence_keeps_its_result_in_view(page, warm_server, lang):
-    """7 of 7 scenes with a sentence box: after the edit, the result the box drives lies wholly in view below
-    the bar (before #37 the page stayed where the box was: 0 of 7), and the box keeps the new text."""
-    page.set_viewport_size({"width": 1280, "height": 720})
-    out_of_view = {}
-    for scene_id, key, result in SENTENCE_BOXES:
-        open_scene(page, warm_server, scene_id, lang)
+FIELD_JS = """(key) => {
+  const r = document.querySelector(`.st-key-${key} input, .st-key-${key} textarea`).getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom};
+}"""
+
+
+def box_beside(page, key: str, result: dict) -> tuple[bool, bool]:
+    """Whether the sentence box ``key`` (its field, not its label) and its ``result`` (its box, as
+    :func:`result_box` gives it) fit on the screen below the bar together, and whether the box is in view."""
+    edited = page.evaluate(FIELD_JS, key)
+    both = max(edited["bottom"], result["bottom"]) - min(edited["top"], result["top"])
+    fits = both <= result["height"] - result["bar"] - 16  # the presenter's script keeps 8 px clear at each end
+    return fits, edited["top"] >= result["bar"] - 1 and edited["bottom"] <= result["height"] + 1
+
+
+def edit_sentence_boxes(page, server, lang: str, size: str, boxes=SENTENCE_BOXES) -> tuple[dict, dict, list]:
+    """Each scene's sentence box in ``boxes`` edited at ``size``: the scenes whose result is then not wholly in
+    view, those whose box is out of view though it fits beside its result, and those where both fit."""
+    out_of_view, box_out, fitted = {}, {}, []
+    for scene_id, key, result in boxes:
+        open_scene(page, server, scene_id, lang)
         new = edit_one_character(page, key)
         settled(page)
         check_healthy(page)
         box = in_view_soon(page, result)
         if box is not None:
             out_of_view[scene_id] = box
+        else:
+            fits, in_view = box_beside(page, key, result_box(page, result))
+            fitted += [scene_id] if fits else []
+            if fits and not in_view:
+                box_out[scene_id] = page.evaluate(FIELD_JS, key)
         assert page.locator(f".st-key-{key} textarea, .st-key-{key} input").first.input_value() == new
         assert current_slide(page) == scene_id, f"{scene_id}: the edit changed the scene"
-        snap(page, f"live-{lang}-{scene_id}-{key}")
+        snap(page, f"live-{lang}-{size}-{scene_id}-{key}")
+    return out_of_view, box_out, fitted
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_edited_sentence_keeps_its_result_in_view(page, warm_server, lang):
+    """7 of 7 scenes with a sentence box: after the edit, the result the box drives lies wholly in view below
+    the bar (before #37 the page stayed where the box was: 0 of 7), and the box keeps the new text. At 1280×720
+    no box fits on the screen beside its result (box to result's end: 771–2290 px for 624), so the result wins."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    out_of_view, _, _ = edit_sentence_boxes(page, warm_server, lang, "720p")
     assert not out_of_view, f"edited, the result is not wholly in view: {out_of_view}"
+
+
+def test_an_edited_sentence_box_stays_in_view_beside_its_result_where_both_fit(page, warm_server):
+    """A 1920×1080 projector, where the box and its result fit on the screen together on the bilm, deep and
+    objective scenes: after the edit both are in view, so the next sentence can be typed at once (the page
+    moves only as far as the result needs)."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    fitting = [box for box in SENTENCE_BOXES if box[0] in ("bilm", "deep", "objective")]
+    out_of_view, box_out, fitted = edit_sentence_boxes(page, warm_server, "zh", "1080p", fitting)
+    assert not out_of_view, f"edited, the result is not wholly in view: {out_of_view}"
+    assert fitted, "no box fits beside its result at 1080p: this test would check nothing"
+    assert not box_out, f"edited, the box is out of view though it fits beside its result: {box_out}"
 
 
 @pytest.mark.parametrize("lang", LANGS)

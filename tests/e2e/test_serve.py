@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from core.registry import list_models
+from core.models.catalogue import list_models
 from e2e.conftest import VIEWPORT, body_text, check_healthy, open_page, page_url, start_server
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium

@@ -8,7 +8,7 @@ import pytest
 from core import fill_confidence as fc
 from core import fill_examples as fx
 from core.fill_view import fill_view
-from core.registry import load_encoder
+from core.models.cache import load_encoder
 from tests.e2e.conftest import alerts, body_text, check_healthy, open_page, page_url, wait_for, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -73,3 +73,79 @@ def test_choosing_a_page_closes_the_sidebar_on_a_narrow_screen(browser, warm_ser
         wait_for(page, lambda: "fill-mask" in page.url and sidebar.bounding_box()["x"] < 0, "the sidebar closed")
     finally:
         context.close()
+
+
+# the x domains of the first chart's subplots: side by side, the second starts right of the middle
+DOMAINS = """() => { const plot = document.querySelector('.js-plotly-plot');
+  if (!plot || !plot.layout) return null;
+  return Object.keys(plot.layout).filter(k => /^xaxis\\d*$/.test(k)).sort().map(k => plot.layout[k].domain); }"""
+
+
+def test_a_narrow_window_stacks_side_by_side_charts_by_its_width(browser, warm_server):
+    """Stacking goes by the window's width, not only a phone's User-Agent (issue #44): a desktop browser's window
+    600 px wide stacks the static page's two spaces and folds the ELMo page's secondary sections, and widened to
+    1280 px puts the spaces side by side again."""
+    context = browser.new_context(viewport={"width": 600, "height": 900}, locale="zh-CN")
+    try:
+        page = context.new_page()
+        assert "Mobi" not in page.evaluate("() => navigator.userAgent")
+        open_page(page, page_url(warm_server, "static-vs-contextual"))
+        stacked = wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and all(x[0] == 0 for x in d) and d,
+                           "the two spaces stacked")
+        assert len(stacked) == 2
+        open_page(page, page_url(warm_server, "elmo-weights"))  # its diagram and results sections fold too
+        switches = '[class*="st-key-elmo_show_"] input'
+        wait_for(page, lambda: page.locator(switches).count() == 3, "the ELMo page's three switches")
+        assert page.evaluate(f"() => [...document.querySelectorAll('{switches}')].map(i => i.checked)") == [False] * 3
+        open_page(page, page_url(warm_server, "static-vs-contextual"))
+        page.set_viewport_size({"width": 1280, "height": 900})
+        wait_for(page, lambda: (d := page.evaluate(DOMAINS)) and d[1][0] > 0.4, "the two spaces side by side")
+        check_healthy(page)
+    finally:
+        context.close()
+
+
+# every page a student opens: its answer box's key and what its question says (zh, en); the class board is the
+# lecturer's and has none
+QUESTIONS = {
+    "overview": ("home_qa", "从 word2vec 到 ELMo 再到 BERT，变的是什么？", "what changed from word2vec to ELMo"),
+    "static-vs-contextual": ("static_qa", "同一个词出现在不同句子里", "when one word appears in different sentences"),
+    "pretraining-objectives": ("obj_qa", "ELMo 和 BERT 的预训练目标有什么不同？", "how do ELMo's and BERT's"),
+    "elmo-weights": ("elmo_qa", "ELMo 怎样把各层的表示变成一个词向量？", "how does ELMo turn its layers into one word"),
+    "fill-mask": ("fill_qa", "BERT 预训练时做的「完形填空」是什么？", "what is the “fill in the blank” BERT"),
+    "attention-heatmap": ("att_qa", "一个字在计算自己的新表示时", "when a character computes its new representation"),
+    "feature-vs-finetune": ("transfer_qa", "把预训练好的模型用到新任务上", "to use a pretrained model on a new task"),
+    "exercises": ("ex_qa", "学完这一节，我能自己做什么？", "what should I be able to do myself"),
+    "layer-evidence": ("evidence_qa", "在我们自己的小模型上也是这样吗？", "Is that so on our own small models?")}
+ANSWERS = {"pretraining-objectives": ("在讲义的例子上量一量", "Measured on the lecture's example"),
+           "elmo-weights": ("本实验室的两个任务各自学到的 s", "The s each of this lab's two tasks learned"),
+           "layer-evidence": ("答案（在我们的 mini-elmo-zh 上）", "Answer (on our mini-elmo-zh)")}
+
+
+def test_every_page_opens_with_its_question_and_answer_in_both_languages(page, warm_server):
+    """Each of the nine pages a student opens starts with its question and plain answer, in Chinese and in English,
+    the computed ones with their computed line (issue #44)."""
+    for lang, index in (("zh", 0), ("en", 1)):
+        for path, (key, *question) in QUESTIONS.items():
+            open_page(page, page_url(warm_server, path, lang=lang))
+            check_healthy(page)
+            box = page.locator(f".st-key-{key}")
+            text = wait_for(page, lambda b=box: b.inner_text() if b.count() else "", f"the plain answer of {path}")
+            assert question[index] in text, (lang, path, text[:200])
+            if path in ANSWERS:
+                assert ANSWERS[path][index] in text, (lang, path, text)
+
+
+def test_five_sentences_on_the_pages_that_take_sentences(page, warm_server):
+    """The objectives and ELMo pages take the student's five sentences and show a result (issue #44)."""
+    open_page(page, page_url(warm_server, "pretraining-objectives"))
+    for _, plain in SENTENCES:
+        _type(page, "obj_sentence", plain)
+        check_healthy(page)
+        assert "前向对数似然" in body_text(page) and "在讲义的例子上量一量" in body_text(page)
+    open_page(page, page_url(warm_server, "elmo-weights"))
+    _type(page, "vec_text", "\n".join(plain for _, plain in SENTENCES), enter="Control+Enter")
+    _type(page, "vec_word", "天")  # 今天, 每天: two occurrences
+    check_healthy(page)
+    text = body_text(page)
+    assert "本实验室的两个任务各自学到的 s" in text and "当前 s = " in text

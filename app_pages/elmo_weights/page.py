@@ -2,24 +2,24 @@
 s and γ as two tasks learned them, and ELMo used as the lecture says: [x; ELMo] feeding a task model.
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word)
-(ui.cache.occurrence_view); the sliders live in ``ui.elmo_mixer``'s fragment and only call
+(ui.cache.occurrence_view); the sliders live in ``mixer.py``'s fragment and only call
 core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
-The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``ui.learned_mix_section``).
+The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``learned_mix_section.py``).
 """
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from core import registry
+from app_pages.elmo_weights import mixer
+from app_pages.elmo_weights.learned_mix_section import concat_section, learned_answer, learned_section
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
+from core.models.catalogue import DEFAULT_ELMO
 from ui import cache, sentence_inputs
-from ui import elmo_mixer as mixer
 from ui.i18n import layer_name, t
-from ui.learned_mix_section import concat_section, learned_section
-from ui.page import attempt, chart, how_computed, load_model, plain_answer, presenting, shared_figure
+from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, unfolded
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed
 
@@ -36,7 +36,7 @@ seed(*sentence_inputs.fields(), Field("elmo_use_bert", "bert", False, bool),
 
 # ---- the formula ------------------------------------------------------------------------------------
 st.title(t("elmo.title"))
-plain_answer("elmo_qa", t("elmo.qa"))
+learned_answer()  # the question, and what the tasks learned here
 st.markdown(t("elmo.intro"))
 st.latex(r"\mathrm{ELMo}_k^{task} \;=\; \gamma^{task} \sum_{j=0}^{L} s_j^{task}\, \mathbf{h}_{k,j}^{LM}")
 col_text, col_diag = st.columns([2, 3], gap="large")
@@ -49,7 +49,8 @@ with col_diag:
     diagram = shared_figure(figs.elmo_diagram, top, middle, t("elmo.diag.sum"),
                             [f"s<sub>{j}</sub>" for j in range(L + 1)], title=t("elmo.diag.title"), large=large,
                             height=480 if large else 430)
-    chart(diagram, "elmo_diagram")
+    if unfolded(t("page.show", what=t("elmo.diag.title")), "elmo_show_diagram"):  # on a phone its labels crowd
+        chart(diagram, "elmo_diagram")
 
 # ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
 H = np.identity(3)
@@ -92,13 +93,13 @@ sentence_inputs.render("elmo_upload", height=200)
 text, word_raw, scene = sentence_inputs.current(bert=True if use_bert else None)
 
 kind = "bert" if use_bert else "elmo"
-ctx_name = bert_name if use_bert else registry.DEFAULT_ELMO
+ctx_name = bert_name if use_bert else DEFAULT_ELMO
 encoder, problem = load_model(ctx_name, t("static.no_bert_model"))
 if problem:
     st.warning(t("elmo.model_missing", reason=problem) + ("" if use_bert else " " + t("elmo.try_bert")))
 
 if encoder is not None:
-    layer_names = [layer_name(n) for n in encoder.layer_names]
+    layer_names = [layer_name(n) for n in encoder.encoder().layer_names]
 else:  # the lecture's L = 2: the sliders and the toy example still work without a model
     layer_names = [layer_name(n) for n in ("token layer", "biLSTM 1", "biLSTM 2")] if not use_bert else ["0", "1", "2"]
 n_layers = len(layer_names)
@@ -121,9 +122,11 @@ mixer.mixer(view, kind, layer_names, ctx_name or "", parsed.word if parsed else 
 # ---- s and γ as two tasks learned them -----------------------------------------------------------------
 st.divider()
 with st.container(key="elmo_learned"):  # the scene "learned" scrolls here
-    learned_section()
+    if unfolded(t("page.show", what=t("elmo.learned.title")), "elmo_show_learned"):
+        learned_section()
 
 # ---- the lecture's use of ELMo: [x; ELMo] feeding a task model ------------------------------------------
 st.divider()
 with st.container(key="elmo_concat"):
-    concat_section()
+    if unfolded(t("page.show", what=t("elmo.concat.title")), "elmo_show_concat"):
+        concat_section()

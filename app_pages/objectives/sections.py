@@ -10,19 +10,20 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from core import api
 from core import objectives as obj
-from core import registry
 from core.attention_view import inspect_text
 from core.figures import bert as bert_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
-from core.registry import ModelRef
+from core.models.cache import ModelRef
+from core.models.catalogue import DEFAULT_ELMO
 from core.safe_text import md_escape
 from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, model_or_message, phone, presenting
+from ui.page import chart, experiment, load_model, model_or_message, phone, plain_answer, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -77,7 +78,7 @@ def reading_of(typed: str) -> obj.BiLMReading:
     """mini-elmo-zh's reading of the sentence ``typed`` (checked: a bad one raises a LabError saying why),
     after saying what the models cannot see in it."""
     text = obj.check_sentence(typed)
-    elmo = cache.model(registry.DEFAULT_ELMO)
+    elmo = cache.model(DEFAULT_ELMO)
     show_text_notes(elmo, text)
     return model_call(obj.bilm_reading, elmo, text)
 
@@ -134,6 +135,26 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     }), hide_index=True, key="obj_table")
 
 
+def _movement(bert: ModelRef, text_a: str, text_b: str) -> obj.RightContextMovement:
+    """② on two checked sentences, each model's encodings cached."""
+    elmo_pair = cache.encode(cache.model(DEFAULT_ELMO), (text_a, text_b))
+    return obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
+
+
+def deep_answer(bert_name: str | None, pair: tuple[str, str]) -> None:
+    """The page's question and answer for a student at home (issue #44), with ② measured on the lecture's ``pair``
+    (:func:`core.objectives.deep_reading`): the answer a student can repeat, whatever ② is set to below."""
+    box = plain_answer("obj_qa", t("obj.qa"))
+    bert, problem = load_model(bert_name, "", masked_lm=True)
+    if box is None or problem:
+        return  # on the projector; or no usable BERT, which ② says where it stands
+    moved = _movement(bert, *pair)
+    reading = obj.deep_reading(moved)
+    box.markdown(t(f"obj.qa.reading.{reading.verdict}", a=md_escape(pair[0]), b=md_escape(pair[1]),
+                   shared=md_escape(moved.shared), metric=t("obj.metric.cosine"), forward=f"{reading.forward:.3g}",
+                   backward=f"{reading.backward:.3f}", bert=f"{reading.bert:.3f}"))
+
+
 # ---- ② shallow concatenation vs deep bidirectionality -------------------------------------------------
 @experiment
 def deep_section(bert_name: str | None) -> None:
@@ -153,9 +174,7 @@ def deep_section(bert_name: str | None) -> None:
                 b=typed_b if len(typed_b) <= 2 * obj.MAX_CHARS else None, metric=None if metric == "cosine" else metric)
 
     if (bert := model_or_message(bert_name, t("obj.no_model"), masked_lm=True)) is not None:
-        text_a, text_b = obj.check_pair(typed_a, typed_b)
-        elmo_pair = cache.encode(cache.model(registry.DEFAULT_ELMO), (text_a, text_b))
-        moved = obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
+        moved = _movement(bert, *obj.check_pair(typed_a, typed_b))
         fwd, bwd, brt = moved.elmo_forward[metric], moved.elmo_backward[metric], moved.bert[metric]
         st.caption(t("obj.shared", shared=md_escape(moved.shared), n=len(moved.tokens)))
         with st.container(key="obj_deep_result"):
@@ -170,11 +189,11 @@ def deep_section(bert_name: str | None) -> None:
                       help=t("obj.m.min_help"))
             m3.metric(t("obj.m.bert", token=char), f"{moved.smallest('bert', metric, token=token):.3f}",
                       help=t("obj.m.min_help"))
-            series = [Series(t("obj.series.elmo_fwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
+            series = [Series(t("obj.series.elmo_fwd", model=DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
-                      Series(t("obj.series.elmo_bwd", model=registry.DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
+                      Series(t("obj.series.elmo_bwd", model=DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
                              bwd[:, token].tolist(), "elmo"),
-                      Series(bert_name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
+                      Series(bert.name, _layer_names("bert", len(brt)), brt[:, token].tolist(), "bert")]
             chart(layer_curves(series, title=t("obj.curve.title", token=moved.tokens[token]),
                                xaxis_title=t("obj.layer_axis"), yaxis_title=t(f"obj.metric.{metric}"),
                                percent=False, large=large, height=430 if large else 520), "obj_move_chart")
@@ -187,9 +206,10 @@ def deep_section(bert_name: str | None) -> None:
                    + [t("obj.heat.bwd", j=j) for j in range(1, len(bwd))]
                    + [t("obj.heat.bert", j=j) for j in range(1, len(brt))])
         values = [[*fwd[1:, i], *bwd[1:, i], *brt[1:, i]] for i in range(len(moved.tokens))]
-        st.markdown(f"**{t('obj.heat.title')}**")
-        chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
-                           large=large), "obj_move_heatmap")
+        if unfolded(t("page.show", what=t("obj.heat.title")), "obj_show_heatmap"):  # cramped on a phone
+            st.markdown(f"**{t('obj.heat.title')}**")
+            chart(word_heatmap(moved.tokens, columns, values, colorbar_title=t(f"obj.metric.{metric}"), zrange=None,
+                               large=large), "obj_move_heatmap")
 
 
 # ---- ③ left to right (GPT-style) vs masked (BERT) ------------------------------------------------------
@@ -219,7 +239,7 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
         before, after = reading.tokens[:position], reading.tokens[position + 1:]
         with st.container(key="obj_gpt_result"):
             chart(bert_figs.token_strip(
-                [before + ["？"] + after, before + [bert.mask_token] + after],
+                [before + ["？"] + after, before + [api.load_masked_lm(bert).mask_token] + after],
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
@@ -241,5 +261,5 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
             chars = md_escape(" ".join(reading.tokens[k] for k in others))
             count += "  \n" + t("obj.gpt.count_left", chars=chars)
         st.markdown(count)
-        budget_note(registry.DEFAULT_ELMO, bert_name)
+        budget_note(DEFAULT_ELMO, bert_name)
         st.markdown(t("obj.gpt.read"))

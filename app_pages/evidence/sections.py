@@ -7,18 +7,38 @@ intervals, and every sentence that reads a curve is chosen from the numbers and 
 from __future__ import annotations
 
 import csv
+import functools
 import io
+import json
+from collections.abc import Callable
 
 import streamlit as st
 
+from core import experiments
 from core.experiments import probe_presets, view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
 from core.mixing import PRESETS
-from core.registry import DEFAULT_ELMO
+from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+from ui import training_gate
+from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too
 from ui.i18n import current_lang, t
-from ui.page import chart, presenting, shared_figure
+from ui.page import chart, experiment, plain_answer, presenting, shared_figure
+from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed, sync_to_url
+
+
+def results_section(draw: Callable[[dict], None]) -> Callable[[dict], None]:
+    """A section of the results where a results file of an older format (a key or shape the section does not find)
+    is a message asking to recompute. Inside the section's fragment (``ui.page.experiment``, below it): a boundary
+    around the call in the page does not see a fragment's errors."""
+    @functools.wraps(draw)
+    def checked(results: dict) -> None:
+        try:
+            draw(results)
+        except (KeyError, TypeError, IndexError) as exc:
+            st.error(t("evidence.bad_results", detail=type(exc).__name__))
+    return checked
 
 
 def pct(value) -> str:
@@ -48,6 +68,24 @@ def other_result(key: str, r: dict, n: int, **extra) -> str:
     best, tied, margin = view.tied_with_best(v, n)
     return t(key, model=r["name"], first=pct(v[0]), best=best, acc=pct(v[best]), last=pct(v[-1]),
              tied=layer_list(tied), margin=pct(margin), **extra)
+
+
+def findings_answer(results: dict) -> None:
+    """The page's question and its answer for a student at home (issue #44): which of the papers' findings our
+    ELMo shows, from the verdicts the sections compute; the sections below hold the numbers."""
+    try:
+        model, findings = view.paper_findings(results)
+    except (KeyError, TypeError, IndexError):
+        return  # a results file from an older format: the chosen section below says so
+    box = plain_answer("evidence_qa", t("evidence.qa.question"))
+    if box is None or not findings:
+        return
+    lines = [t("evidence.qa.answer", model=model, n=len(findings),
+               same=sum(outcome == "same" for outcome in findings.values()))]
+    lines += [t("evidence.qa.line", finding=t(f"evidence.qa.finding.{name}"),
+                outcome=t(f"evidence.qa.outcome.{outcome}")) for name, outcome in findings.items()]
+    box.markdown("\n".join(lines))
+    box.caption(t("evidence.qa.details"))
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -91,7 +129,8 @@ def show_table(rows: list[dict], percent_cols: tuple[str, ...] = (), key: str = 
 
 
 # ---- ① POS probe --------------------------------------------------------------------------------
-@st.fragment
+@experiment
+@results_section
 def pos_section(results: dict) -> None:
     paper = results["published"]["pos"]["layers"]
     cfg = results["pos"]["config"]
@@ -126,7 +165,7 @@ def pos_section(results: dict) -> None:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3:
             change, margin = view.direction(v[1], v[2], cfg["n_test_words"])
-            verdict = {"lower": "same", "higher": "opposite", "tie": "tie"}[change]
+            verdict = view.POS_AGREEMENT[change]
             st.markdown(t("evidence.pos.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.pos_{verdict}", margin=pct(margin))))
         else:
@@ -143,7 +182,8 @@ def pos_section(results: dict) -> None:
 
 
 # ---- ② word-sense probe ---------------------------------------------------------------------------
-@st.fragment
+@experiment
+@results_section
 def senses_section(results: dict) -> None:
     paper = results["published"]
     senses = results["senses"]
@@ -183,7 +223,7 @@ def senses_section(results: dict) -> None:
         v = r["values"]
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
             change, margin = view.direction(v[1], v[2], n_scope)
-            verdict = {"higher": "same", "lower": "opposite", "tie": "tie"}[change]
+            verdict = view.SENSE_AGREEMENT[change]
             st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
                           verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
         elif None not in v:
@@ -209,7 +249,8 @@ def intra_verdict(kind: str, change: dict) -> str:
              margin=num(margin))
 
 
-@st.fragment
+@experiment
+@results_section
 def context_section(results: dict) -> None:
     ctx = results["context"]
     cfg = ctx["config"]
@@ -239,7 +280,7 @@ def context_section(results: dict) -> None:
         v, change = e["self_similarity_adjusted"], e["change"]
         if change["self_similarity_adjusted"] is not None:
             ours, margin = view.change_trend(change["self_similarity_adjusted"])
-            verdict = {"down": "same", "up": "opposite", "flat": "flat"}[ours]
+            verdict = view.CONTEXT_AGREEMENT[ours]
             intra = e["intra_sentence_adjusted"]
             st.markdown(t("evidence.ctx.result", model=name, first=num(v[1]), last=num(v[-1]),
                           intra_first=num(intra[1]), intra_last=num(intra[-1]),
@@ -267,6 +308,7 @@ def context_section(results: dict) -> None:
 
 
 # ---- ④ presets ------------------------------------------------------------------------------------
+@results_section
 def presets_section(results: dict) -> None:
     st.subheader(t("evidence.presets.title"))
     st.markdown(t("evidence.presets.text", model=DEFAULT_ELMO))
@@ -298,3 +340,48 @@ def presets_section(results: dict) -> None:
 
 
 SECTIONS = {"pos": pos_section, "senses": senses_section, "context": context_section, "presets": presets_section}
+CHOICES = (*SECTIONS, "recompute")  # the page's section switch
+
+
+# ---- ⑤ recompute ----------------------------------------------------------------------------------
+def recompute_section(results: dict | None) -> None:
+    st.subheader(t("evidence.recompute.title"))
+    st.markdown(t("evidence.recompute.text"))
+    models = [DEFAULT_ELMO, DEFAULT_BERT]  # the embedded ones: a run on a large model takes the server for long
+    st.caption(t("evidence.recompute.models", models=", ".join(models + [DEFAULT_STATIC])))
+    chosen = bert_model_name()
+    if chosen and chosen != DEFAULT_BERT:
+        st.caption(t("evidence.recompute.fixed_model", chosen=chosen, bert=DEFAULT_BERT))
+    seed(Field("_ev_quick", "quick", True, bool))
+    quick = st.toggle(t("evidence.recompute.quick"), key="_ev_quick")
+    sync_to_url(quick=quick)
+    if training_gate.button(t("evidence.recompute.button"), key="_ev_run"):
+        bar = st.empty()  # drawn by the first report: a refused run shows none
+
+        def progress(fraction: float, text: str) -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=f"{t('evidence.recompute.running')} {text}")
+
+        fresh = training_gate.run(experiments.run_all, models, static=DEFAULT_STATIC, quick=quick, progress=progress)
+        if fresh is not None:
+            st.session_state[RESULTS_KEY] = fresh
+            st.session_state["_ev_done"] = fresh["timing_seconds"]["total"]
+            st.rerun()  # redraw the whole page (provenance line included) from the new results
+    done = st.session_state.pop("_ev_done", None)
+    if done is not None:
+        st.success(t("evidence.recompute.done", seconds=f"{done:.0f}"))
+    if st.session_state.get(RESULTS_KEY) and st.button(t("evidence.recompute.reset"), key="_ev_reset"):
+        del st.session_state[RESULTS_KEY]
+        st.rerun()
+    if results is not None:
+        st.download_button(t("evidence.download_json"), lambda: json.dumps(results, ensure_ascii=False, indent=1),
+                           file_name="experiments.json", mime="application/json", on_click="ignore", key="dl_json")
+
+
+def show(section: str, results: dict | None) -> None:
+    """The section chosen on the page's switch: the recomputation (also without results), or a section of the
+    results."""
+    if section == "recompute":
+        recompute_section(results)
+    elif results is not None:
+        SECTIONS[section](results)
+

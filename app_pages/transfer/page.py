@@ -3,43 +3,34 @@ parameter-efficient fine-tuning of the lecture's 今天怎么做, next to them.
 
 Thin page: the numbers come from ``core.transfer`` — cached in ``assets/transfer_results.json``
 (``python -m core.transfer``) so the page is instant in class, or recomputed here with a progress
-bar. The sections (``ui.transfer_sections``) draw those results; the layer / pooling controls live in
+bar. The sections (``sections.py`` beside it) draw those results; the layer / pooling controls live in
 an st.fragment and only pick numbers out of them.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
+from app_pages.transfer import sections
 from core import transfer
-from core.errors import LabError
 from core.transfer import lora
 from ui import cache
-from ui import transfer_sections as sections
-from ui.i18n import error_text, t, timestamp
-from ui.page import how_computed, presenting
+from ui.i18n import t, timestamp
+from ui.page import attempt, how_computed, presenting
 
 ss = st.session_state
 large = presenting()
 
 
-def _load_results() -> tuple[dict | None, str]:
-    """(results, where they come from: "session" | "file" | "none")."""
-    if isinstance(ss.get("transfer_results"), dict):
-        return ss["transfer_results"], "session"
-    if not transfer.RESULTS_PATH.is_file():
-        return None, "none"
-    try:
-        return cache.file_result(transfer.load_results, transfer.RESULTS_PATH), "file"
-    except LabError as err:
-        st.warning(error_text(err))
-        return None, "none"
-
-
 # ---- the two strategies --------------------------------------------------------------------------
 st.title(t("transfer.title"))
-results, origin = _load_results()
-view = transfer.read_view(results) if results is not None else None
+# an unreadable results file is a message here; the page goes on without results (its recompute box open)
+shown = attempt(transfer.shown_results, ss.get("transfer_results"), transfer.RESULTS_PATH,
+                bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL,
+                load=partial(cache.file_result, transfer.load_results)) or transfer.NOTHING_SHOWN
+view, origin = shown.view, shown.origin
 if view is not None and not large:  # a student at home: the answer first; on the projector the lecturer says it
     sections.question(view)
 st.markdown(t("transfer.intro"))
@@ -79,9 +70,8 @@ else:
     else:
         how_computed(t("transfer.results.from_file", created=timestamp(view.created), minutes=f"{view.minutes:.1f}",
                        cpu=f"{view.cpu_minutes:.1f}"))
-    stale = transfer.stale_models(results, {"feature_bert": transfer.BERT_MODEL, "feature_elmo": transfer.ELMO_MODEL})
-    if stale:
-        st.warning(t("transfer.results.stale", models=", ".join(stale)))
+    if shown.stale:
+        st.warning(t("transfer.results.stale", models=", ".join(shown.stale)))
 
 if view is not None:
     sections.explorer(view)

@@ -2,7 +2,7 @@
 
 A student reads the question and its answer, the inputs, then the result; on the projector the result comes
 first, the inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
-(through ui.cache.occurrence_view: once per models, sentences and word) → ``ui.static_explorer``
+(through ui.cache.occurrence_view: once per models, sentences and word) → ``explorer.py`` beside it
 (core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
 the cached arrays.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import registry
+from app_pages.static_vs_contextual import explorer as static_explorer
 from core import vectors_view as vv
+from core.models.catalogue import DEFAULT_ELMO, DEFAULT_STATIC
 from core.safe_text import md_escape
-from ui import cache, sentence_inputs, static_explorer
+from ui import cache, sentence_inputs
 from ui.i18n import t
 from ui.page import attempt, load_model, plain_answer, presenting
 from ui.sidebar import bert_model_name
@@ -45,9 +46,9 @@ else:
 with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
-             format_func=lambda c: (t("static.ctx_elmo", name=registry.DEFAULT_ELMO) if c == "elmo"
+             format_func=lambda c: (t("static.ctx_elmo", name=DEFAULT_ELMO) if c == "elmo"
                                     else t("static.ctx_bert", name=bert_name or "—")))
-    st.caption(t("static.static_always", name=registry.DEFAULT_STATIC))
+    st.caption(t("static.static_always", name=DEFAULT_STATIC))
 
 ctx = ss["static_ctx"]
 text, word_raw, scene = sentence_inputs.current(ctx=ctx)
@@ -60,8 +61,8 @@ if parsed.removed_controls:
     st.info(t("static.controls_removed", n=parsed.removed_controls))
 
 # ---- models ---------------------------------------------------------------------------------------
-ctx_name = registry.DEFAULT_ELMO if ctx == "elmo" else bert_name
-static_encoder, static_problem = load_model(registry.DEFAULT_STATIC, t("static.no_bert_model"))
+ctx_name = DEFAULT_ELMO if ctx == "elmo" else bert_name
+static_encoder, static_problem = load_model(DEFAULT_STATIC, t("static.no_bert_model"))
 ctx_encoder, ctx_problem = load_model(ctx_name, t("static.no_bert_model"))
 if static_problem:
     st.warning(t("static.static_missing", reason=static_problem))
@@ -76,10 +77,10 @@ if view is None:
 
 with result_area:
     if view.oov:
-        st.warning(t("static.oov", word=md_escape(word), name=registry.DEFAULT_STATIC)
+        st.warning(t("static.oov", word=md_escape(word), name=DEFAULT_STATIC)
                    + (" " + t("static.oov_contextual", name=ctx_name) if view.num_occurrences else ""))
     sentence_inputs.show_occurrence_notes(view, parsed, contextual=ctx_encoder is not None)
     if len(view.missing) == len(parsed.sentences) and not view.oov:
         st.stop()  # nothing to plot; the note above says why
-    static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None,
-                             static_dim=static_encoder.vectors.shape[1] if static_encoder is not None else None)
+    static_dim = static_encoder.encoder().vectors.shape[1] if static_encoder is not None else None
+    static_explorer.explorer(view, parsed, ctx_name, contextual=ctx_encoder is not None, static_dim=static_dim)

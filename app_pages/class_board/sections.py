@@ -1,4 +1,4 @@
-"""The class board's sections (``app_pages/class_board.py``): the lecturer's sign-in and board form, the join
+"""The class board's sections (``app_pages/class_board/page.py``): the lecturer's sign-in and board form, the join
 panel (link and QR code), the live class picture with its per-layer sense accuracy, the lecturer's moderation,
 and the student's send form and own sentences. Every action goes through ``core.board``, which checks the
 lecturer secret itself: a section that is not drawn is not what protects the board."""
@@ -8,13 +8,14 @@ import re
 
 import streamlit as st
 
-from core import board, registry
+from core import board
 from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, Board, Store
 from core.board_store import store as board_store
 from core.errors import LabError
 from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
+from core.models.catalogue import DEFAULT_STATIC
 from core.safe_text import md_escape
 from ui import cache, downloads
 from ui.i18n import error_text, layer_name, t
@@ -79,7 +80,7 @@ def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False)
 
 
 @st.cache_data(ttl=SNAPSHOT_S, show_spinner=False, max_entries=64, hash_funcs=cache.BY_KEY)
-def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # noqa: ARG001 (key)
+def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int):  # newest: part of the cache key only
     """The board's shown contributions and their view, computed at most twice a second per process and shared by
     every session (the projector's refreshes; a class sending 60 sentences in 10 s would otherwise compute one
     view per send). ``newest``: a student's own last send, which their picture must hold."""
@@ -98,7 +99,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     ctx_name = board.MODELS[b.model]
     missing = t("board.model_missing")
     ctx, problem = load_model(ctx_name, missing)
-    static, _ = load_model(registry.DEFAULT_STATIC, missing)  # without word2vec the picture still stands
+    static, _ = load_model(DEFAULT_STATIC, missing)  # without word2vec the picture still stands
     newest = max((c.id for c in store.contributions(b.id) if me and c.client == me), default=0)
     snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else ([], None)
     shown, view = snapshot or ([], None)
@@ -153,7 +154,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         if any(a is not None for a in accuracies):
             accuracy_fig = vfigs.accuracy_chart(
                 names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
-                static_name=t("static.acc_static", name=registry.DEFAULT_STATIC), title=t("board.acc_title"),
+                static_name=t("static.acc_static", name=DEFAULT_STATIC), title=t("board.acc_title"),
                 large=large, height=300, current=options.index(choice))
             chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")
         else:

@@ -20,7 +20,7 @@ from core.errors import LabError
 from core.figures import bert as figs
 from core.figures.style import export_html
 from core.fill_view import FillView, corruption_view, next_sentence_view
-from core.registry import ModelRef
+from core.models.cache import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
@@ -32,7 +32,7 @@ STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new
 CORRUPT_COLOURS = {"keep": "#f2f2f2", "chosen": "#fdd49e", "mask": "#bdbdbd", "random": "#fc9272",
                    "unchanged": "#a1d99b"}
 ss = st.session_state
-# the sections' own values, seeded by the page with its own (app_pages/fill_mask.py)
+# the sections' own values, seeded by the page with its own (page.py)
 FIELDS = (Field("fill_seed", None, 0, int),
           Field("fill_nsp_a", None, fx.NSP_EXAMPLES[0].first), Field("fill_nsp_b", None, fx.NSP_EXAMPLES[0].second))
 
@@ -185,19 +185,19 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
         st.info(t("fill.cands_empty"))
         return
     scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
-    fitting = [s for s in scored if s["fits"]]
+    fitting = [(s.word, s.score) for s in scored if s.score is not None]
     if fitting:
-        chart(figs.candidate_bars([s["word"] for s in fitting], [s["score"] for s in fitting],
+        chart(figs.candidate_bars([word for word, _ in fitting], [score for _, score in fitting],
                                   xaxis_title=t("fill.cand_axis"), large=presenting()), "fill_cand_chart")
     table = pd.DataFrame({
-        t("fill.col.word"): [s["word"] for s in scored],
-        t("fill.col.score"): [s["score"] for s in scored],
-        t("fill.col.per_token"): [" × ".join(_percent(p) for p in s["per_token"]) for s in scored],
-        t("fill.col.fits"): [s["fits"] for s in scored],
+        t("fill.col.word"): [s.word for s in scored],
+        t("fill.col.score"): [s.score for s in scored],
+        t("fill.col.per_token"): [" × ".join(_percent(p) for p in s.per_token) for s in scored],
+        t("fill.col.fits"): [s.fits for s in scored],
     })
-    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),
-                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="percent")})
-    if any(not s["fits"] for s in scored):
+    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),  # as on the chart:
+                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="scientific")})  # no "0%"
+    if any(not s.fits for s in scored):
         st.caption(t("fill.cands_unfit", n=mask_count - first))
     st.caption(t("fill.cands_note"))
 

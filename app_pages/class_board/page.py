@@ -20,12 +20,12 @@ import secrets
 
 import streamlit as st
 
+from app_pages.class_board import sections
 from core import board
 from core.board_store import Board, Store
 from core.board_store import store as board_store
 from core.errors import LabError
 from core.safe_text import md_escape
-from ui import board_sections as sections
 from ui.i18n import error_text, t
 from ui.page import attempt, show_error
 

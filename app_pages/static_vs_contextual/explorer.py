@@ -9,10 +9,10 @@ import html
 import numpy as np
 import streamlit as st
 
-from core import registry
 from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.figures.style import export_html
+from core.models.catalogue import DEFAULT_STATIC
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import layer_name, t
@@ -48,8 +48,10 @@ def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int,
                   else t("static.reading.same" if j > 0 else "static.reading.base")))
 
 
+# C901 (17 > 15, noqa below): one fragment, so that the layer slider reruns only this figure; its branches are
+# the projector, phone and pair layouts of the same controls
 @st.fragment
-def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,
+def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,  # noqa: C901
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
     large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
@@ -90,8 +92,8 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             _reading_guide(view, word_md, names, j, centre and not pair)
 
         words, s_coords, s_explained, s_hover, s_note = _static_parts(view, parsed.word, static_dim)
-        static_title = (t("static.fig.static_title", name=registry.DEFAULT_STATIC, dim=static_dim)
-                        if static_dim is not None else t("static.fig.static_title_short", name=registry.DEFAULT_STATIC))
+        static_title = (t("static.fig.static_title", name=DEFAULT_STATIC, dim=static_dim)
+                        if static_dim is not None else t("static.fig.static_title_short", name=DEFAULT_STATIC))
         shown_layer = names[j] if names else "—"
         contextual_note = None
         if not contextual:
@@ -155,7 +157,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         if any(a is not None for a in view.accuracy.get(centre, [])):
             chart(figs.accuracy_chart(
                 names, view.accuracy[centre], view.static_accuracy.get(centre),
-                contextual_name=ctx_name or "", static_name=t("static.acc_static", name=registry.DEFAULT_STATIC),
+                contextual_name=ctx_name or "", static_name=t("static.acc_static", name=DEFAULT_STATIC),
                 title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))
             guess = view.static_accuracy.get(centre)

@@ -1,10 +1,10 @@
 """Hub models already in the local Hugging Face cache, which the sidebar offers beside the embedded ones.
 
 A lecturer with internet downloads a model once (``hf download bert-base-chinese``); afterwards, offline
-(``HF_HUB_OFFLINE=1``), the registry loads it from the cache like any hub id. This module only lists what is
-there (``huggingface_hub.scan_cache_dir``): BERT-family masked LMs (``core.registry.MASKED_LM_TYPES``) whose
+(``HF_HUB_OFFLINE=1``), ``core.models`` loads it from the cache like any hub id. This module only lists what is
+there (``huggingface_hub.scan_cache_dir``): BERT-family masked LMs (``core.models.catalogue.MASKED_LM_TYPES``) whose
 ``main`` snapshot has a ``config.json`` and safetensors weights, under a well-formed hub id. Loading, and every
-check that comes with it, stays ``core.registry.load_encoder``'s.
+check that comes with it, stays ``core.models.cache.load_encoder``'s.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from pathlib import Path
 from huggingface_hub import constants, scan_cache_dir
 from huggingface_hub.errors import CacheNotFound
 
-from .registry import _HUB_ID, FAILURE_TTL_S, MASKED_LM_TYPES, ModelInfo
-from .safe_text import well_formed_model_name
+from ..safe_text import well_formed_model_name
+from .catalogue import HUB_ID, MASKED_LM_TYPES, ModelInfo
+from .hub import FAILURE_TTL_S
 
 _scans: dict[str, tuple[float, list[ModelInfo]]] = {}  # cache dir -> (monotonic time, models): one scan a minute
 
@@ -41,7 +42,7 @@ def cached_masked_lms(cache_dir: str | Path | None = None) -> list[ModelInfo]:
 
 def _masked_lm(repo) -> ModelInfo | None:
     name = repo.repo_id
-    if not (well_formed_model_name(name) and _HUB_ID.fullmatch(name)):
+    if not (well_formed_model_name(name) and HUB_ID.fullmatch(name)):
         return None
     snapshot = next((r for r in repo.revisions if "main" in r.refs), None)
     if snapshot is None:

@@ -12,7 +12,7 @@ from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
 from ui.cache import experiment_results
 from ui.i18n import current_lang, layer_name, t, timestamp
-from ui.page import attempt, chart, how_computed, presenting, shared_figure
+from ui.page import attempt, chart, how_computed, plain_answer, presenting, shared_figure
 
 
 def _pct(p: float) -> str:
@@ -65,6 +65,19 @@ def _learned_pattern(verdict: learned_mix.MixVerdict, task_names: dict, layer_la
                 lecture=f"{syntax[j]:.1f}" if len(syntax) == len(layer_labels) else "—")
               for j, most in verdict.unused.items()]
     return t("elmo.learned.pattern", tops=_join(tops), unused=" ".join(unused) or t("elmo.learned.pattern.none"))
+
+
+def learned_answer() -> None:
+    """The page's question and answer for a student at home (issue #44): how ELMo mixes its layers, then the s
+    each task learned here and what they show, by the section's own verdict."""
+    box = plain_answer("elmo_qa", t("elmo.qa"))
+    entry = None if box is None else results_view.learned_mix(_results())
+    if entry is None:
+        return  # on the projector, or without results (the section below says how to compute them)
+    tasks = entry["tasks"]
+    box.markdown(t("elmo.qa.learned", verdict=t(f"elmo.qa.verdict.{learned_mix.verdict(tasks).headline}"),
+                   **{task: format_vector(tasks[task]["learned"]["s"], 2) for task in learned_mix.TASKS},
+                   **{f"{task}_gamma": f"{tasks[task]['learned']['gamma']:.1f}" for task in learned_mix.TASKS}))
 
 
 def learned_section() -> None:

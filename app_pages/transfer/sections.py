@@ -9,15 +9,17 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import registry, transfer
+from core import transfer
 from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
+from core.models.catalogue import list_models
 from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
 from ui.page import chart, how_computed, plain_answer, presenting, shared_figure
+from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
 STEP_CHOICES = (100, 200, 300, 400)
@@ -353,9 +355,10 @@ def recompute(from_session: bool) -> None:
     """The run's settings and button; ``from_session``: the results shown are this session's, offer to discard them."""
     st.markdown(t("transfer.recompute.body", bert=transfer.BERT_MODEL, elmo=transfer.ELMO_MODEL or "—",
                   lora_lr=f"{DEFAULT_LORA.lr:g}"))
-    if ss.get("bert_model") and ss.get("bert_model") != transfer.BERT_MODEL:
-        st.caption(t("transfer.recompute.fixed_model", chosen=ss["bert_model"], bert=transfer.BERT_MODEL))
-    infos = {m.name: m for m in registry.list_models()}
+    chosen = bert_model_name()
+    if chosen and chosen != transfer.BERT_MODEL:
+        st.caption(t("transfer.recompute.fixed_model", chosen=chosen, bert=transfer.BERT_MODEL))
+    infos = {m.name: m for m in list_models()}
     bert_info = infos.get(transfer.BERT_MODEL)
     elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
     bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)

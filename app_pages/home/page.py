@@ -7,13 +7,13 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core import status as lab_status
-from core import transfer
-from core.presentation import SCENES
+from core.paths import TRANSFER_RESULTS
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
-from ui.page import presenting
+from ui.lecture_scenes import SCENES
+from ui.page import plain_answer, presenting
 from ui.presentation import scene_link
-from ui.sidebar import get_model_infos
+from ui.sidebar import bert_model_name, get_model_infos
 
 ss = st.session_state
 # A CONSTANT stylesheet (nothing interpolated): tinted boxes for the model families of the diagram.
@@ -52,6 +52,7 @@ def _start_presentation() -> None:
 
 
 st.title(t("home.title"))
+plain_answer("home_qa", t("home.qa"))
 st.markdown(t("home.intro"))
 
 # ---- where to start -----------------------------------------------------------------------------
@@ -82,12 +83,13 @@ st.markdown(THREAD_CSS, unsafe_allow_html=True)  # constant stylesheet only
 if presenting():
     st.markdown(THREAD_PRESENT_CSS, unsafe_allow_html=True)  # constant stylesheet only
 LANES = (  # (lane label, [(stage text, family, page of the demo or None)])
-    ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual.py"),
-                            ("home.thread1.s2", "elmo", "app_pages/elmo_weights.py"),
-                            ("home.thread1.s3", "bert", "app_pages/attention.py"))),
-    ("home.thread2.label", (("home.thread2.s1", "elmo", "app_pages/transfer.py"),
-                            ("home.thread2.s2", "bert", "app_pages/transfer.py"))),
-    ("home.thread3.label", (("home.thread3.s1", "gpt", None), ("home.thread3.s2", "bert", "app_pages/fill_mask.py"))),
+    ("home.thread1.label", (("home.thread1.s1", "static", "app_pages/static_vs_contextual/page.py"),
+                            ("home.thread1.s2", "elmo", "app_pages/elmo_weights/page.py"),
+                            ("home.thread1.s3", "bert", "app_pages/attention/page.py"))),
+    ("home.thread2.label", (("home.thread2.s1", "elmo", "app_pages/transfer/page.py"),
+                            ("home.thread2.s2", "bert", "app_pages/transfer/page.py"))),
+    ("home.thread3.label", (("home.thread3.s1", "gpt", None),
+                            ("home.thread3.s2", "bert", "app_pages/fill_mask/page.py"))),
 )
 FAMILY_COLOUR = {"static": "gray", "elmo": "orange", "gpt": "violet", "bert": "blue"}
 TITLES = {spec.path: t(spec.title_key) for spec in PAGES}
@@ -111,7 +113,7 @@ st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
 
 # ---- the lecture's comparison table, one demo per row ------------------------------------------
 st.subheader(t("home.table.title"))
-ROWS = (  # row id, the scene (core.presentation) that demonstrates it
+ROWS = (  # row id, the scene (ui.lecture_scenes) that demonstrates it
     ("contextual", "pair"), ("task", "bilm"), ("usage", "transfer"), ("arch", "attention"),
     ("contribution", "syntax"), ("limits", "oov"),
 )
@@ -145,32 +147,24 @@ if problem:
 elif not models:
     st.info(t("home.models.empty"))
 else:
-    KIND_KEYS = {"bert": "home.models.kind.bert", "elmo": "home.models.kind.elmo",
-                 "static": "home.models.kind.static"}
-    names = [m.name for m in models]
-    kinds = [t(KIND_KEYS[m.kind]) if m.kind in KIND_KEYS else str(m.kind) for m in models]
-    states = [t("home.models.ready") if m.available else t("home.models.missing") for m in models]
-    layers = [m.num_layers for m in models]
-    notes = [(model_description(m) if m.available else error_text(m.problem, markdown=False)) or ""
-             for m in models]  # a table cell: plain text
-    hub_ids = [lab_status.SUGGESTED_HUB_MODEL]
-    chosen = ss.get("bert_model")
-    if chosen and chosen not in names and chosen not in hub_ids and lab_status.looks_like_hub_id(chosen):
-        hub_ids.append(chosen)
-    for hub_id in hub_ids:
-        cached = lab_status.hub_model_cached(hub_id)
-        names.append(hub_id)
-        kinds.append(t("home.models.kind.hub"))
-        states.append(t("home.models.hub_cached") if cached else t("home.models.hub_missing"))
-        layers.append(None)
-        notes.append(t("home.models.hub_note_cached") if cached else t("home.models.hub_note_missing"))
+    rows = lab_status.model_rows(models, bert_model_name())
+    KINDS = ("bert", "elmo", "static", "hub")  # home.models.kind.<kind>
+    STATES = {(False, True): "home.models.ready", (False, False): "home.models.missing",  # (hub, ready)
+              (True, True): "home.models.hub_cached", (True, False): "home.models.hub_missing"}
+
+    def _note(row: lab_status.ModelRow) -> str:  # a table cell: plain text
+        if row.info is None:
+            return t("home.models.hub_note_cached" if row.ready else "home.models.hub_note_missing")
+        return (model_description(row.info) if row.ready else error_text(row.info.problem, markdown=False)) or ""
+
     # a static table: its cells wrap, so the long notes stay readable (a data grid would cut them)
     status = pd.DataFrame({
-        t("home.models.col.name"): names,
-        t("home.models.col.kind"): kinds,
-        t("home.models.col.status"): states,
-        t("home.models.col.layers"): ["—" if n is None else str(n) for n in layers],
-        t("home.models.col.info"): notes,
+        t("home.models.col.name"): [row.name for row in rows],
+        t("home.models.col.kind"): [t(f"home.models.kind.{row.kind}") if row.kind in KINDS else row.kind
+                                    for row in rows],
+        t("home.models.col.status"): [t(STATES[row.kind == "hub", row.ready]) for row in rows],
+        t("home.models.col.layers"): ["—" if row.num_layers is None else str(row.num_layers) for row in rows],
+        t("home.models.col.info"): [_note(row) for row in rows],
     })
     st.table(status, hide_index=True)
     if any(not m.available for m in models):
@@ -183,7 +177,7 @@ else:
         st.code(f"hf download {lab_status.SUGGESTED_HUB_MODEL} --include \"*.json\" \"*.txt\" \"*.safetensors\" "
                 f"--local-dir ./{lab_status.SUGGESTED_HUB_MODEL}", language="bash")
 
-summary = lab_status.transfer_results_summary(transfer.RESULTS_PATH)
+summary = lab_status.transfer_results_summary(TRANSFER_RESULTS)
 if summary:
     st.caption(t("home.models.transfer_ready", created=timestamp(summary["created"] or "?")))
 else:

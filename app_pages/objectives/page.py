@@ -8,17 +8,17 @@ moved, per layer, for ELMo's forward half, ELMo's backward half and every layer 
 BERT with that character masked.
 
 Thin page: the sentence → ``core.objectives`` through ``ui.cache.model_call`` (once per model and text) →
-the sections of ``ui.objectives_sections``, whose selectors only slice the results. ② and ③ have sentence boxes
+the sections of ``sections.py`` beside it, whose selectors only slice the results. ② and ③ have sentence boxes
 of their own, beside the result each drives (on the projector, a sentence box 4,000 px above its chart is lost).
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.objectives import sections
 from core import objectives as obj
-from ui import objectives_sections as sections
 from ui.i18n import t
-from ui.page import attempt, how_computed, plain_answer
+from ui.page import attempt, how_computed
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -41,7 +41,7 @@ bert_name = bert_model_name()
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.objectives"))
-plain_answer("obj_qa", t("obj.qa"))
+attempt(sections.deep_answer, bert_name, DEFAULT_PAIR)
 st.markdown(t("obj.intro"))
 
 # ---- ① ELMo's biLM ------------------------------------------------------------------------------

@@ -10,12 +10,12 @@ import streamlit as st
 from core import exercises as ex
 from core.mixing import format_vector
 from ui.i18n import t
-from ui.page import attempt, how_computed
+from ui.page import attempt, how_computed, plain_answer
 from ui.presentation import scene_link
 from ui.state import Field, one_of, seed, sync_to_url
 
 ss = st.session_state
-VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # core.presentation ids
+VARIANT_SCENES = {"lecture": "worked", "syntax": "syntax", "semantics": "semantics"}  # ui.lecture_scenes ids
 
 
 def _vec(values) -> str:
@@ -23,15 +23,19 @@ def _vec(values) -> str:
 
 
 st.title(t("ex.title"))
-st.markdown(t("ex.intro"))
+if plain_answer("ex_qa", t("ex.qa")) is None:  # the box says what the intro says, for a student at home
+    st.markdown(t("ex.intro"))
 
 # ---- 1. concept: feature-based vs fine-tuning ---------------------------------------------------------
 strategy_labels = {s: t(f"ex.strategy.{s}") for s in ex.STRATEGIES}
+# the sorting radios' keys, one per statement and per model: "start over" clears exactly these
+STATEMENT_KEYS = {item: f"ex_c_{item}" for item in ex.CONCEPT_STATEMENTS}
+MODEL_KEYS = {model: f"ex_m_{model}" for model in ex.CONCEPT_MODELS}
 
 
 def _reset_concept() -> None:
-    for key in [k for k in ss if isinstance(k, str) and k.startswith(("ex_c_", "ex_m_"))]:
-        del ss[key]
+    for key in (*STATEMENT_KEYS.values(), *MODEL_KEYS.values()):
+        ss.pop(key, None)
     ss["ex_concept_text"] = ""
     ss["ex_concept_revealed"] = False
 
@@ -50,13 +54,13 @@ with st.container(border=True):
     answers: dict[str, str | None] = {}
     for item in ex.CONCEPT_STATEMENTS:
         answers[item] = st.radio(t(f"ex.concept.stmt.{item}"), list(ex.STRATEGIES), index=None, horizontal=True,
-                                 key=f"ex_c_{item}", format_func=strategy_labels.__getitem__)
+                                 key=STATEMENT_KEYS[item], format_func=strategy_labels.__getitem__)
     st.markdown(f"**{t('ex.concept.models')}**")
     model_answers: dict[str, str | None] = {}
     model_cols = st.columns(len(ex.CONCEPT_MODELS))
     for col, model in zip(model_cols, ex.CONCEPT_MODELS):
         model_answers[model] = col.radio(t(f"ex.concept.model.{model}"), list(ex.STRATEGIES), index=None,
-                                         key=f"ex_m_{model}", format_func=strategy_labels.__getitem__)
+                                         key=MODEL_KEYS[model], format_func=strategy_labels.__getitem__)
     with st.container(horizontal=True):
         st.button(t("ex.reveal"), key="ex_concept_reveal", on_click=_reveal_concept, type="primary",
                   icon=":material/visibility:")

@@ -1,18 +1,16 @@
 """注意力热力图: BERT's self-attention per layer and head, head averages, rollout, one token's row.
 
-The attention of a sentence (or a sentence pair) is computed once per (model, text) through the
-caches; ``core.attention_view.attention_view`` reduces it (hide [CLS]/[SEP], jieba words) and the
-tabs (``ui.attention_tabs``) only slice the arrays it returns.
+One core call, ``core.attention_view.attention_result`` through ``ui.cache.model_call`` (once per model, text and
+toggles for every session): the checked sentence (pair), what the model cannot see in it and its attention, reduced
+as the toggles ask (hide [CLS]/[SEP], jieba words); the tabs (``tabs.py`` beside this page) only slice its arrays.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from core.attention_view import MAX_CHARS, AttentionView, attention_view, encode_pair, inspect_text, read_row
-from core.registry import ModelRef
+from app_pages.attention import tabs as attention_tabs
+from core.attention_view import MAX_CHARS, attention_result, read_row
 from core.safe_text import md_escape
-from core.validation import check_text
-from ui import attention_tabs, cache
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer
@@ -56,28 +54,17 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
             hide=True if hide else None, words=True if words else None)
 
 
-def _view(model: ModelRef) -> AttentionView:
-    """The checked sentence (pair), what the model cannot see in it, and its attention as the toggles ask."""
-    first = check_text(ss["att_sentence"], MAX_CHARS)
-    second = (ss["att_pair"] or "").strip()
-    if second:
-        second = check_text(second, MAX_CHARS)
-    notes = model_call(inspect_text, model, first + ("\n" + second if second else ""))
-    if notes.unknown:
-        st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
-    if notes.control:
-        st.info(t("att.control_chars", chars=", ".join(notes.control)))
-    encoding = (model_call(encode_pair, model, first, second) if second
-                else cache.encode(model, (first,), attentions=True)[0])
-    return attention_view(encoding, hide_special=hide, word_level=words)
-
-
-view = None
+result = None
 if (model := model_or_message(model_name, t("att.no_model"), masked_lm=True)) is not None:
-    view = attempt(_view, model)
+    result = attempt(model_call, attention_result, model, ss["att_sentence"], ss["att_pair"] or "", hide, words)
 
-if view is None:
+if result is None:
     st.stop()
+view, notes = result.view, result.notes
+if notes.unknown:
+    st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
+if notes.control:
+    st.info(t("att.control_chars", chars=", ".join(notes.control)))
 
 n, labels = len(view.labels), view.labels
 # the highlighted token: kept by label, so it survives switching characters ↔ words
@@ -107,6 +94,7 @@ if qa is not None:
                                  share=f"{w:.0%}") for i, w in reading.top)
     with qa:
         st.markdown(t("att.qa.answer", token=md_escape(labels[token]), layer=reading.layer + 1, top=top,
+                      tab=t("att.tab.avg"),
                       special=f"{reading.special:.0%}" if any(view.special) else "—"))
         st.markdown(t("att.qa.expect", L=view.num_layers, H=view.num_heads))
 

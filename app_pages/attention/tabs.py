@@ -16,7 +16,7 @@ from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
 from ui.i18n import t
-from ui.page import chart, presenting
+from ui.page import chart, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
@@ -58,7 +58,14 @@ def single_head(view: AttentionView, token: int) -> None:
                                      x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
                                      large=large, max_height=PROJECTOR_HEATMAP_PX if large else None)
         with map_area:
-            chart(fig, "att_heatmap", width="content")
+            # a student alone reads the chosen token's row first, one labelled bar a token: a 17 × 17 map is hard
+            # to read, and on a phone its cells and labels shrink to nothing (the map stays one switch away)
+            if not large:
+                chart(figs.topk_bars([(t("att.row_title", token=labels[token], l=layer, h=head),
+                                       [f"{i}: {label}" for i, label in enumerate(labels)], matrix[token])],
+                                     xaxis_title=t("att.weight")), "att_token_bars")
+            if unfolded(t("att.full_map", n=len(labels)), "att_full_map"):
+                chart(fig, "att_heatmap", width="content")
     row_sums = matrix.sum(axis=1)
     st.caption(t("att.heatmap_note", sums=f"{float(row_sums.min()):.4f} … {float(row_sums.max()):.4f}"))
     d1, d2 = st.columns(2)
@@ -88,14 +95,14 @@ def every_head(view: AttentionView, token: int) -> None:
 
 
 # ---- head average per layer ----------------------------------------------------------------------
-def head_average(view: AttentionView, token: int) -> None:  # noqa: ARG001 (every tab takes the token)
+def head_average(view: AttentionView, token: int) -> None:  # every tab takes the token
     st.markdown(t("att.avg_intro"))
     chart(figs.layer_maps(view.head_avg, view.labels, titles=_layer_names(view), large=presenting()), "att_avg",
           width="content")
 
 
 # ---- rollout -------------------------------------------------------------------------------------
-def rollout(view: AttentionView, token: int) -> None:  # noqa: ARG001 (every tab takes the token)
+def rollout(view: AttentionView, token: int) -> None:  # every tab takes the token
     st.markdown(t("att.rollout_intro"))
     chart(figs.layer_maps(view.rollout, view.labels, large=presenting(),
                           titles=[t("att.rollout_upto", l=l + 1) for l in range(view.num_layers)]), "att_rollout",

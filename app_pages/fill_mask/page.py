@@ -6,18 +6,17 @@ by step, watch the pre-training corruption (15% chosen: 80% [MASK], 10% random, 
 and try next-sentence prediction.
 
 Thin page: widgets → one cached core call (``core.fill_view.fill_view``) → the sections of
-``ui.fill_mask_sections``, which render it; the sub-experiments (own candidates, corruption, next-sentence
+``sections.py`` beside it, which render it; the sub-experiments (own candidates, corruption, next-sentence
 prediction) are fragments with their own inputs and their own core call.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.fill_mask import sections
 from core import fill_examples as fx
 from core import fillmask as fm
-from core.figures import bert as figs
-from core.fill_view import FillView, fill_view
-from ui import fill_mask_sections as sections
+from core.fill_view import FillView, corruption_source, fill_view
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer
@@ -132,21 +131,15 @@ with st.container(key="fill_replay_result"):
     if view is None:
         st.info(t("fill.predict_waiting"))
     else:
-        sections.replay(view.masked, encoder.mask_token, view.steps)
+        sections.replay(view.masked, view.mask_token, view.steps)
 
 # ---- ③ corruption of a true sentence: the user's plain sentence, or the one the data knows -----------
 st.header(t("fill.sec.corrupt"))
 st.markdown(t("fill.corrupt_intro"))
 sections.whole_word_note(model_name)
-plain_now = (ss.get("fill_plain") or "").strip()
-if mode != "masked" or (masked and figs.masks_plain(masked, encoder.mask_token, plain_now)):
-    source, origin = plain_now, "plain"  # in masked mode: this plain sentence, masked (examples)
-elif view is not None and view.known:
-    source, origin = view.known.sentence, "answer"
-else:  # never the model's guess: a masked sentence the data does not know leaves the box as it is
-    source, origin = None, "unknown" if masked else None
 if encoder is not None:
-    sections.corruption(encoder, source, plain_now, origin)
+    source, origin = corruption_source(mode, ss["fill_plain"] or "", view)
+    sections.corruption(encoder, source, (ss["fill_plain"] or "").strip(), origin)
 
 # ---- ④ next-sentence prediction --------------------------------------------------------------------
 st.header(t("fill.sec.nsp"))

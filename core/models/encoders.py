@@ -14,17 +14,18 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
 
 # At import, under the module lock: transformers' lazy attribute imports, first made from several page
 # threads at once (a classroom's first visits), could fail with an ImportError
-from transformers import BertTokenizerFast
+from transformers import BertTokenizer  # the fast tokenizer: BertTokenizerFast is its alias in transformers 5
 
-from .concurrency import ModelGate
-from .errors import LabError
-from .validation import check_length
+from ..concurrency import ModelGate
+from ..errors import LabError
+from ..validation import check_length
 
 MAX_SENTENCE_CHARS = 2000
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -227,11 +228,11 @@ class ElmoEncoder(Encoder):
     kind = "elmo"
 
     def __init__(self, name: str, directory: Path):
-        from .elmo import BiLM
+        from ..elmo import BiLM
 
         self.name = name
         self.model = BiLM.load(directory)
-        self.tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
+        self.tokenizer = BertTokenizer(vocab=str(directory / "vocab.txt"), do_lower_case=True)
         self.max_tokens = 512
         self.layer_names = ["token layer"] + [f"biLSTM {j}" for j in range(1, self.model.config.num_layers + 1)]
         self.gate = ModelGate()
@@ -265,7 +266,7 @@ class ElmoEncoder(Encoder):
                 n = int(lengths[row])
                 results[index] = Encoding(
                     text=sentences[index],
-                    tokens=self.tokenizer.convert_ids_to_tokens(batch["input_ids"][row, :n].tolist()),
+                    tokens=cast(list[str], self.tokenizer.convert_ids_to_tokens(batch["input_ids"][row, :n].tolist())),
                     offsets=[tuple(o) for o in batch["offset_mapping"][row, :n].tolist()],
                     special=[bool(s) for s in batch["special_tokens_mask"][row, :n].tolist()],
                     layers=layers[:, row, :n].numpy(),
@@ -299,7 +300,7 @@ class StaticEncoder(Encoder):
     def __init__(self, name: str, directory: Path):
         from safetensors.numpy import load_file
 
-        from .segmenter import segmenter
+        from ..segmenter import segmenter
 
         self.name = name
         self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
