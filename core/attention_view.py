@@ -12,8 +12,8 @@ The reductions are ``core.attention.drop_tokens`` (hide [CLS]/[SEP], rows renorm
 ``core.attention.aggregate_words`` over jieba words (Clark et al., 2019: from a word = mean of its
 tokens' rows, to a word = sum of its tokens' columns), so every row still sums to 1.
 
-``attention_result(encoder, sentence, pair, hide_special, word_level)`` is the attention page's one core call:
-the checked text, what the model cannot see in it, and its view.
+``attention_result(encoder, sentence, pair)`` is the attention page's one core call: the checked text, what the
+model cannot see in it, and its encoding, whose ``view(hide_special, word_level)`` the toggles choose.
 
 Also here, shared by both BERT pages: ``encode_pair`` (a sentence pair through the tokenizer's
 pair mode) and ``inspect_text`` (which characters the model does not know, control characters).
@@ -156,20 +156,22 @@ def encode_text(encoder, first: str, second: str = "") -> Encoding:
 
 @dataclass(frozen=True)
 class AttentionResult:
-    """What the attention page shows of one sentence (pair) with the page's toggles."""
-    view: AttentionView
+    """What the attention page shows of one sentence (pair): one forward pass, reduced by :meth:`view` as the
+    page's toggles ask (numpy only: a toggle never runs the model again)."""
+    encoding: Encoding
     notes: TextNotes  # what the model cannot see in the text: [UNK] and control characters
 
+    def view(self, hide_special: bool = False, word_level: bool = False) -> AttentionView:
+        return attention_view(self.encoding, hide_special=hide_special, word_level=word_level)
 
-def attention_result(encoder, sentence: str, pair: str = "", hide_special: bool = False,
-                     word_level: bool = False) -> AttentionResult:
+
+def attention_result(encoder, sentence: str, pair: str = "") -> AttentionResult:
     """The attention page's result: ``sentence`` and the optional ``pair`` checked (LabError for empty or too long
-    text), what the model cannot see in them, and their attention reduced as the toggles ask."""
+    text), what the model cannot see in them, and their encoding with every layer's attention."""
     first = check_text(sentence, MAX_CHARS)
     second = check_text(pair, MAX_CHARS) if (pair or "").strip() else ""
     notes = inspect_text(encoder, first + (PAIR_JOINER + second if second else ""))
-    return AttentionResult(attention_view(encode_text(encoder, first, second), hide_special=hide_special,
-                                          word_level=word_level), notes)
+    return AttentionResult(encode_text(encoder, first, second), notes)
 
 
 @dataclass

@@ -131,13 +131,13 @@ def test_attention_result_is_the_page_s_one_call(hide, words):
     an empty pair box is no pair, and what the model cannot see is named."""
     encoder = _mini_bert()
     first, second = "苹果昨天发布了新手机。", "我吃了一个苹果🍎。"
-    result = attention_result(encoder, first, second, hide, words)
+    result = attention_result(encoder, first, second)
     expected = attention_view(encode_pair(encoder, first, second), hide_special=hide, word_level=words)
-    assert result.view.labels == expected.labels
-    np.testing.assert_allclose(result.view.att, expected.att, atol=1e-6)
+    assert result.view(hide, words).labels == expected.labels
+    np.testing.assert_allclose(result.view(hide, words).att, expected.att, atol=1e-6)
     assert result.notes == inspect_text(encoder, first + PAIR_JOINER + second) and result.notes.unknown == ["🍎"]
-    alone = attention_result(encoder, f"  {first} ", "  ", hide, words)
-    assert alone.notes.empty and alone.view.labels == attention_view(
+    alone = attention_result(encoder, f"  {first} ", "  ")
+    assert alone.notes.empty and alone.view(hide, words).labels == attention_view(
         encoder.encode([first], attentions=True)[0], hide_special=hide, word_level=words).labels
 
 

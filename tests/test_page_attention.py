@@ -180,6 +180,17 @@ def test_url_state_is_read(tiny, tiny_bert):
     assert _open(odd, "row").radio(key="att_row_source").value == "head_avg"
 
 
+def test_the_toggles_only_reduce_the_encoding(tiny, encode_calls):
+    """Hiding [CLS]/[SEP] and grouping words reduce the one encoding of the sentence: the model runs once."""
+    at = _app(tiny).run()
+    runs = len(encode_calls)
+    assert runs >= 1
+    for key in ("att_hide", "att_words", "att_hide"):
+        at.toggle(key=key).set_value(not at.toggle(key=key).value).run()
+        assert_no_exception(at)
+    assert len(encode_calls) == runs
+
+
 def test_hide_special_and_word_level(tiny, tiny_bert):
     at = _app(tiny).run()
     at.toggle(key="att_hide").set_value(True).run()

@@ -1,8 +1,9 @@
 """注意力热力图: BERT's self-attention per layer and head, head averages, rollout, one token's row.
 
-One core call, ``core.attention_view.attention_result`` through ``ui.cache.model_call`` (once per model, text and
-toggles for every session): the checked sentence (pair), what the model cannot see in it and its attention, reduced
-as the toggles ask (hide [CLS]/[SEP], jieba words); the tabs (``tabs.py`` beside this page) only slice its arrays.
+One core call, ``core.attention_view.attention_result`` through ``ui.cache.model_call`` (once per model and text
+for every session): the checked sentence (pair), what the model cannot see in it and its attention, which the
+toggles reduce without running the model (hide [CLS]/[SEP], jieba words); the tabs (``tabs.py`` beside this page)
+only slice its arrays.
 """
 from __future__ import annotations
 
@@ -56,11 +57,12 @@ sync_to_url(sentence=ss["att_sentence"] if len(ss["att_sentence"] or "") <= 2 * 
 
 result = None
 if (model := model_or_message(model_name, t("att.no_model"), masked_lm=True)) is not None:
-    result = attempt(model_call, attention_result, model, ss["att_sentence"], ss["att_pair"] or "", hide, words)
+    result = attempt(model_call, attention_result, model, ss["att_sentence"], ss["att_pair"] or "")
+view = None if result is None else attempt(result.view, hide, words)  # the toggles: numpy, no model run
 
-if result is None:
+if result is None or view is None:
     st.stop()
-view, notes = result.view, result.notes
+notes = result.notes
 if notes.unknown:
     st.warning(t("att.unknown_chars", chars=md_escape(" ".join(notes.unknown)), model=md_escape(model_name)))
 if notes.control:
