@@ -250,8 +250,13 @@ def model_loads(monkeypatch):
 
 @pytest.fixture
 def encode_calls(monkeypatch):
-    """How many times a contextual model really runs (BERT or ELMo forward passes)."""
+    """How many times a contextual model really runs (BERT or ELMo forward passes), counted from an empty
+    data cache: an encoding cached by an earlier test would hide the first run."""
+    import streamlit as st
+
     from core.models.encoders import BertEncoder, ElmoEncoder
+
+    st.cache_data.clear()
 
     calls = []
     for cls in (BertEncoder, ElmoEncoder):
