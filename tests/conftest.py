@@ -231,13 +231,14 @@ def models_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def clean_registry(monkeypatch):
-    """The model cache emptied for the test and restored afterwards (the models loaded before stay loaded for
-    the tests after it)."""
+def clean_registry():
+    """The model cache and its remembered answers (failed loads, the hub probe) emptied for the test, and
+    again after it: a later test loads again what it needs."""
     from core.models import cache
 
-    for name in ("_cache", "_failures", "_load_locks"):
-        monkeypatch.setattr(cache, name, type(getattr(cache, name))())
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture
@@ -304,7 +305,8 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(hub, "_hub_probe", [])
+    hub.forget_probe()  # probe this hub, not remember another's answer
     yield url, accepted
     stop.set()
     thread.join(5)
+    hub.forget_probe()  # its answer was this hub's

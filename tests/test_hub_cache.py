@@ -47,10 +47,9 @@ def hub_cache_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def default_cache(hub_cache_dir, monkeypatch):
+def default_cache(hub_cache_dir, clean_registry, monkeypatch):
     """The temporary cache as this process's default HF cache, with no remembered scan."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache_dir))
-    monkeypatch.setattr(hub_cache, "_scans", {})
     return hub_cache_dir
 
 

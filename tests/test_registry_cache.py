@@ -35,7 +35,7 @@ def test_spellings_of_one_directory_share_one_entry(clean_registry, model_loads,
                  base + "/../" + tiny_bert_dir.name]
     encoders = {id(cache.load_encoder(name)) for name in spellings}
     assert len(encoders) == 1 and model_loads == {str(tiny_bert_dir.resolve()): 1}
-    assert list(cache._cache) == [str(tiny_bert_dir.resolve())]
+    assert cache.bookkeeping().loaded == (str(tiny_bert_dir.resolve()),)
 
 
 @pytest.mark.realmodel
@@ -51,12 +51,12 @@ def test_cache_keeps_a_bounded_number_of_other_models(clean_registry, model_load
     copies = [shutil.copytree(tiny_bert_dir, tmp_path / f"copy{i}") for i in range(cache.MAX_OTHER_MODELS + 1)]
     for directory in copies:
         cache.load_encoder(str(directory))
-    kept = [str(d.resolve()) for d in copies[1:]]
-    assert list(cache._cache) == kept  # the least recently used one went
-    cache.load_encoder(str(copies[1]))  # a hit makes it the most recent
-    cache.load_encoder(str(copies[0]))  # loaded again: now copies[2] is the oldest
-    assert list(cache._cache) == [kept[0], str(copies[0].resolve())]
-    assert model_loads[str(copies[0].resolve())] == 2
+    keys = [str(d.resolve()) for d in copies]
+    cache.load_encoder(str(copies[1]))  # a hit (no load) makes it the most recent
+    cache.load_encoder(str(copies[0]))  # the least recently used one went: loaded again, now copies[2] is the oldest
+    cache.load_encoder(str(copies[1]))  # still kept
+    cache.load_encoder(str(copies[2]))  # gone: loaded again
+    assert model_loads == {keys[0]: 2, keys[1]: 1, keys[2]: 2}
 
 
 def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
@@ -89,7 +89,7 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
     fast.join(30)
     assert not fast.is_alive() and not release.is_set() and calls == ["slow-org/slow", "fast-org/fast"]
     waiter = load_in_thread("slow-org/slow", errors)  # the same model: waits for the one load and gets its failure
-    assert wait_until(lambda: cache._load_locks["slow-org/slow"][1] == 2)  # queued on the slow load's lock
+    assert wait_until(lambda: cache.bookkeeping().loading.get("slow-org/slow") == 2)  # queued on the slow load
     release.set()
     slow.join(30)
     waiter.join(30)
@@ -105,8 +105,7 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
     assert calls.count("slow-org/slow") == 2
 
 
-def test_hub_probe_answers_no_and_remembers_it(monkeypatch):
-    monkeypatch.setattr(hub, "_hub_probe", [])
+def test_hub_probe_answers_no_and_remembers_it(clean_registry, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
     connect, attempts = hub.socket.create_connection, []
     monkeypatch.setattr(hub.socket, "create_connection",
@@ -154,7 +153,7 @@ def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_ber
     mine = {str(d.resolve()) for d in directories}  # (a session-wide fixture may hold the tiny BERT itself)
     live = [name for name in live_directory_encoders() if name in mine]
     assert len(live) <= cache.MAX_OTHER_MODELS, live
-    assert set(live) == set(cache._cache)
+    assert set(live) == set(cache.bookkeeping().loaded)
     sessions[0].run()  # an old session runs again: its model is loaded again, nothing breaks
     assert_no_exception(sessions[0])
     assert len([name for name in live_directory_encoders() if name in mine]) <= cache.MAX_OTHER_MODELS
@@ -206,12 +205,12 @@ def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):
     for i in range(60):
         with pytest.raises(LabError):
             cache.load_encoder(f"no-org/no-model-{i}")
-    assert cache._load_locks == {}
-    assert list(cache._failures) == [f"no-org/no-model-{i}" for i in range(40, 60)]  # the newest 20
+    assert cache.bookkeeping().loading == {}
+    assert cache.bookkeeping().failed == tuple(f"no-org/no-model-{i}" for i in range(40, 60))  # the newest 20
     clock.now += hub.FAILURE_TTL_S
     with pytest.raises(LabError):
         cache.load_encoder("no-org/one-more")
-    assert list(cache._failures) == ["no-org/one-more"]  # the expired ones went
+    assert cache.bookkeeping().failed == ("no-org/one-more",)  # the expired ones went
 
 
 def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silent_hub, monkeypatch):
@@ -236,7 +235,7 @@ def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silen
     with pytest.raises(LabError) as info:  # the failure is cached: no new attempt, no wait
         cache.load_encoder("silent-org/silent-model")
     assert info.value.code == "hub_timeout" and len(hub_calls) == 1
-    assert "2" in info.value.message("zh") and cache._load_locks == {}
+    assert "2" in info.value.message("zh") and cache.bookkeeping().loading == {}
 
 
 def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry, models_dir):

@@ -8,10 +8,11 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TypeVar
 
 from ..errors import LabError
-from . import catalogue, loaders
+from . import catalogue, hub, hub_cache, loaders
 from .encoders import Encoder
 from .hub import FAILURE_TTL_S
 
@@ -26,10 +27,30 @@ _state_lock = threading.Lock()  # guards the dicts above, never held while loadi
 
 
 def clear() -> None:
-    """Forget every loaded model and remembered failure (tests; loads in progress finish and are kept)."""
+    """Forget every loaded model and every remembered answer: failed loads, the hub probe, the hub cache's
+    listing (tests; loads in progress finish and are kept)."""
     with _state_lock:
         _cache.clear()
         _failures.clear()
+    hub.forget_probe()
+    hub_cache.forget_scans()
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """What the cache holds besides the models' weights, at one moment: every entry here costs memory, so
+    its bounds (``MAX_OTHER_MODELS``, ``MAX_FAILURES``, no lock left once a load is over) are checked on it."""
+
+    loaded: tuple[str, ...]  # keys of the loaded models, least recently used first
+    failed: tuple[str, ...]  # keys of the remembered failed loads, oldest first
+    loading: dict[str, int]  # key -> calls loading it or waiting for its load; absent once none is
+
+
+def bookkeeping() -> Bookkeeping:
+    """A snapshot of the cache's :class:`Bookkeeping`."""
+    with _state_lock:
+        return Bookkeeping(tuple(_cache), tuple(_failures),
+                           {key: waiting for key, (_, waiting) in _load_locks.items()})
 
 
 def load_encoder(name: str) -> Encoder:

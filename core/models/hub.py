@@ -56,6 +56,11 @@ def within(seconds: float, call: Callable[[], Result]) -> tuple[bool, Result | N
     return (True, returned[0]) if returned else (False, None)
 
 
+def forget_probe() -> None:
+    """Forget the remembered probe answer: the next :func:`hub_reachable` probes again."""
+    _hub_probe.clear()
+
+
 def hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
     """Whether a TCP connection to the hub endpoint (``HF_ENDPOINT``, default huggingface.co) opens
     within ``timeout_s`` (name resolution has no timeout of its own, hence the deadline around the

@@ -40,6 +40,11 @@ def cached_masked_lms(cache_dir: str | Path | None = None) -> list[ModelInfo]:
     return models
 
 
+def forget_scans() -> None:
+    """Forget the remembered listings: the next :func:`cached_masked_lms` scans again."""
+    _scans.clear()
+
+
 def _masked_lm(repo) -> ModelInfo | None:
     name = repo.repo_id
     if not (well_formed_model_name(name) and HUB_ID.fullmatch(name)):
