@@ -26,7 +26,9 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from benchmarks.classroom_load import _loopback_url, _quantile, measured_on, run_page
+import numpy as np
+
+from benchmarks.classroom_load import loopback_url, measured_on, run_page
 from benchmarks.common import make_result, print_report
 
 TARGET_STUDENTS, TARGET_WITHIN_S, TARGET_SEND_P95_S, TARGET_SHOWN_S = 60, 10.0, 1.0, 3.0
@@ -171,11 +173,11 @@ def measure(url: str, students: int, within_s: float, timeout_s: float, backends
     return {
         "students": students, "within_s": within_s, "backends": backends or None,
         "acknowledged": len(acked), "stored": stored,
-        "send_p50_s": round(_quantile(latencies, 0.5), 3) if latencies else None,
-        "send_p95_s": round(_quantile(latencies, 0.95), 3) if latencies else None,
+        "send_p50_s": round(np.quantile(latencies, 0.5), 3) if latencies else None,
+        "send_p95_s": round(np.quantile(latencies, 0.95), 3) if latencies else None,
         "send_max_s": round(max(latencies), 3) if latencies else None,
         "on_projector": sum(s is not None for s in shown),
-        "shown_p95_s": round(_quantile([s for s in shown if s is not None], 0.95), 3) if any(shown) else None,
+        "shown_p95_s": round(np.quantile([s for s in shown if s is not None], 0.95), 3) if any(shown) else None,
         "shown_max_s": round(max(s for s in shown if s is not None), 3) if any(shown) else None,
         "problems": problems[:10],
     }
@@ -185,7 +187,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.class_board_load", description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=TARGET_STUDENTS)
     parser.add_argument("--within", type=float, default=TARGET_WITHIN_S, help="seconds over which the sends spread")
-    parser.add_argument("--url", type=_loopback_url, help="a running server or hall on this machine")
+    parser.add_argument("--url", type=loopback_url, help="a running server or hall on this machine")
     parser.add_argument("--backends", default="", help="a hall's app ports (its lab_backend cookie), e.g. 8501,8502")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--json", type=Path)

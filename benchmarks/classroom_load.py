@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -34,6 +33,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from benchmarks.common import ROOT, free_port, make_result
 from ui import PAGES
@@ -147,13 +148,6 @@ async def run_page(url: str, page: str, timeout_s: float, query: str = "", cooki
                     raise RuntimeError(f"page not found: {page}")
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    return statistics.quantiles(ordered, n=100, method="inclusive")[round(q * 100) - 1]
-
-
 async def classroom(url: str, sessions: int, rounds: int, timeout_s: float, distinct: bool = True) -> dict:
     pages = [spec.url_path for spec in PAGES]
     latencies: dict[str, list[float]] = {page: [] for page in pages}
@@ -177,10 +171,10 @@ async def classroom(url: str, sessions: int, rounds: int, timeout_s: float, dist
     every = [s for values in latencies.values() for s in values]
     return {
         "sessions": sessions, "rounds": rounds, "distinct_inputs": distinct,
-        "pages": {page: {"n": len(v), "p50_s": round(_quantile(v, 0.5), 3), "p95_s": round(_quantile(v, 0.95), 3)}
+        "pages": {page: {"n": len(v), "p50_s": round(np.quantile(v, 0.5), 3), "p95_s": round(np.quantile(v, 0.95), 3)}
                   for page, v in latencies.items() if v},
-        "all_pages": {"n": len(every), "p50_s": round(_quantile(every, 0.5), 3),
-                      "p95_s": round(_quantile(every, 0.95), 3)} if every else None,
+        "all_pages": {"n": len(every), "p50_s": round(np.quantile(every, 0.5), 3),
+                      "p95_s": round(np.quantile(every, 0.95), 3)} if every else None,
         "round_wall_s": [round(w, 3) for w in walls],
         "problems": problems,
     }
@@ -204,7 +198,9 @@ def target_results(runs: list[dict]) -> list[dict]:
             for run in runs if run["sessions"] == TARGET_SESSIONS and run["all_pages"]]
 
 
-def _loopback_url(text: str) -> str:
+def loopback_url(text: str) -> str:
+    """``--url``'s argparse type: an http URL of this machine (127.0.0.1, localhost, ::1), without its trailing
+    slash; any other is refused, so that the load never goes to someone else's server."""
     parts = urllib.parse.urlsplit(text)
     if parts.scheme != "http" or parts.hostname not in LOOPBACK:
         raise argparse.ArgumentTypeError("only a server on this machine (http://127.0.0.1:PORT)")
@@ -215,7 +211,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.classroom_load", description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", default="10,30", help="comma-separated session counts (default 10,30)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds per session count (default 2)")
-    parser.add_argument("--url", type=_loopback_url, help="a running server on this machine instead of a new one")
+    parser.add_argument("--url", type=loopback_url, help="a running server on this machine instead of a new one")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for one page run (default 600)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--same-inputs", action="store_true",

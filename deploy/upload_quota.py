@@ -51,6 +51,12 @@ class UploadQuota:
         self._in_flight: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # session -> [files, bytes]
         self._recent: dict[str, deque] = {}  # client address -> start times of its uploads in the last minute
 
+    def bookkeeping(self) -> tuple[set[str], set[str]]:
+        """The sessions with uploads in flight and the client addresses remembered, now: each table holds only
+        what is active (a session goes when its last upload ends, an address after a quiet minute)."""
+        with self._lock:
+            return set(self._in_flight), set(self._recent)
+
     async def __call__(self, scope, receive, send):
         match = UPLOAD_PATH.match(scope.get("path", "")) if scope["type"] == "http" else None
         if match is None or scope.get("method") != "PUT":

@@ -93,7 +93,7 @@ def test_token_masking_is_unchanged_without_segmentation(tokenizer):
     for _ in range(50):
         corrupted, _, chosen, targets, _ = sampler.example()
         # the recipe as first written: sample positions, then one roll per chosen position, in order
-        a, b, _ = reference._pair()
+        a, b, _ = reference.nsp_pair()
         ids = np.concatenate([[reference.cls_id], a, [reference.sep_id], b, [reference.sep_id]])
         candidates = [i for i in range(len(ids)) if ids[i] not in reference.special_ids]
         expected = sorted(reference.rng.sample(candidates, min(max(1, round(0.15 * len(candidates))), len(candidates))))

@@ -30,9 +30,19 @@ def test_forward_passes_of_one_model_overlap_up_to_its_slots():
 
 def test_a_third_forward_pass_waits_for_a_free_slot():
     gate = ModelGate(slots=2)
-    with gate.forward(), gate.forward():
-        assert not gate._forward.acquire(blocking=False)
-    assert gate._forward.acquire(blocking=False)
+    entered = threading.Event()
+
+    def third():
+        with gate.forward():
+            entered.set()
+
+    with gate.forward():
+        with gate.forward():
+            waiting = threading.Thread(target=third)
+            waiting.start()
+            assert not entered.wait(0.5)  # both slots taken (a slow box could only make this pass wrongly)
+        assert entered.wait(10)  # one slot free: it goes in
+    waiting.join(10)
 
 
 def test_slots_follow_the_environment(monkeypatch):

@@ -22,13 +22,13 @@ TINY = {"pos_train": 24, "pos_dev": 12, "pos_test": 12, "sentiment_train": 40, "
 def test_the_head_mixes_with_the_formula_of_core_mixing():
     rng = np.random.default_rng(0)
     layers = rng.normal(size=(3, 5, 8)).astype(np.float32)  # (L+1, n, dim)
-    head = lm._head(3, 8, 4, None)
+    head = lm.mix_head(3, 8, 4, None)
     with torch.no_grad():
         head.w.copy_(torch.tensor([0.3, -1.0, 2.0]))
         head.log_gamma.fill_(np.log(1.7))
         mixed = head.mixed(torch.from_numpy(np.transpose(layers, (1, 0, 2)).copy())).numpy()
     assert mixed == pytest.approx(scalar_mix(layers, [0.3, -1.0, 2.0], 1.7, pre_softmax=True), abs=1e-5)
-    fixed = lm._head(3, 8, 4, np.array([0.5, 0.4, 0.1], np.float32))
+    fixed = lm.mix_head(3, 8, 4, np.array([0.5, 0.4, 0.1], np.float32))
     assert {name for name, _ in fixed.named_parameters()} == {"log_gamma", "v", "b"}  # s is not trained
     assert fixed.s().tolist() == pytest.approx(PRESETS["syntax"][0])
 

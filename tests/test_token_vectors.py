@@ -101,7 +101,7 @@ def test_sentence_frame_and_other_models():
     assert frame.sentence[frame.sentence_index == 1].iloc[0] == SENTENCES[1]
     static = api.sentence_vectors("word2vec-zh", SENTENCES)
     encoder = api.load("word2vec-zh")
-    words = [w for w, _, _ in encoder._jieba.tokenize(SENTENCES[0]) if encoder.word_vector(w) is not None]
+    words = [w for w in encoder.encode(SENTENCES[:1])[0].tokens if encoder.word_vector(w) is not None]
     expected = np.mean([encoder.word_vector(w) for w in words], axis=0)
     assert np.allclose(static.vectors[0, 0], expected, atol=1e-6)
 

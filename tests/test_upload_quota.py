@@ -45,7 +45,9 @@ def test_parallel_uploads_of_one_session_cannot_pass_the_check_together():
 
     codes = asyncio.run(flood())
     assert sorted(codes) == [204] * MAX_SESSION_FILES + [413] * (10 - MAX_SESSION_FILES)
-    assert backend.files("s1")[0] == MAX_SESSION_FILES and not app._in_flight  # nothing left counted in flight
+    assert backend.files("s1")[0] == MAX_SESSION_FILES and app.bookkeeping()[0] == set()  # none left in flight
+    backend.held["s1"].clear()  # its files deleted: nothing is left counted, the session has its full bound again
+    assert sorted(asyncio.run(flood())) == [204] * MAX_SESSION_FILES + [413] * (10 - MAX_SESSION_FILES)
     assert asyncio.run(_request(app, "/_stcore/upload_file/s2/f0", size=MAX_SESSION_BYTES + 1)) == 413  # bytes too
     assert asyncio.run(_request(app, "/_stcore/upload_file/s3/f0")) == 204  # another session has its own bound
 
@@ -59,7 +61,7 @@ def test_uploads_per_client_address_per_minute():
     assert asyncio.run(_request(app, "/_stcore/upload_file/s9/f", client="10.0.0.2")) == 204  # another address
     now[0] = 61.0
     assert asyncio.run(_request(app, "/_stcore/upload_file/s5/f")) == 204  # a minute later
-    assert set(app._recent) == {"10.0.0.1"}  # a quiet address is forgotten
+    assert app.bookkeeping()[1] == {"10.0.0.1"}  # a quiet address is forgotten
 
 
 def test_other_requests_pass_untouched():

@@ -98,7 +98,9 @@ def standardise(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     return [((x - mean) / std).astype(np.float32) for x in (train_x, *others)]
 
 
-def _head(n_layers: int, dim: int, n_classes: int, fixed_s: np.ndarray | None):
+def mix_head(n_layers: int, dim: int, n_classes: int, fixed_s: np.ndarray | None):
+    """The module :func:`train_head` trains (its formula is :data:`HEAD`): ``s()`` from learned ``w``, or
+    ``fixed_s`` kept as it is; ``mixed(x)`` of a batch ``(batch, L+1, dim)`` is core.mixing's scalar mix."""
     import torch
     from torch import nn
 
@@ -162,7 +164,7 @@ def _train(data: TaskData, fixed_s, c: float, seed: int, lr: float, batch_size: 
 
     train_x, dev_x, test_x = tensor(data.train_x), tensor(data.dev_x), tensor(data.test_x)
     train_y = torch.from_numpy(data.train_y)
-    model = _head(train_x.shape[1], train_x.shape[2], len(data.classes),
+    model = mix_head(train_x.shape[1], train_x.shape[2], len(data.classes),
                   None if fixed_s is None else np.asarray(fixed_s, dtype=np.float32))
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1 - step / steps)

@@ -141,7 +141,10 @@ class PairSampler:
         self.rng = rng
         self.first_normal_id = max(special_ids) + 1
 
-    def _pair(self):
+    def nsp_pair(self):
+        """BERT's next-sentence pair ``(a, b, label)``: A is a paragraph's first sentences (cut at a random
+        sentence), B its rest (IS_NEXT) or, half the time, a random paragraph's tail (NOT_NEXT); longer than
+        ``max_len`` with [CLS] and two [SEP]s, the longer side is cut (A at its front)."""
         rng = self.rng
         paragraph = self.paragraphs[rng.choice(self.multi)]
         split = rng.randint(1, len(paragraph) - 1)
@@ -170,7 +173,7 @@ class PairSampler:
             a = self._sentence()
             b, label = a[..., :0], NO_PAIR  # an empty second segment: no B, no second [SEP]
         else:
-            a, b, label = self._pair()
+            a, b, label = self.nsp_pair()
         starts = None
         if self.whole_word:
             (a, a_starts), (b, b_starts) = a, b
