@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from load_counting import count_loads
 from model_support import REAL_MODELS, build_tiny_static
-from registry_support import count_loads
 
 # ---- tiers ------------------------------------------------------------------------------------------------
 # a test's tier is the first of these that it is marked with, or "fast"
@@ -231,7 +231,7 @@ def models_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def clean_registry():
+def clean_model_cache():
     """The model cache and its remembered answers (failed loads, the hub probe) emptied for the test, and
     again after it: a later test loads again what it needs."""
     from core.models import cache
@@ -243,7 +243,7 @@ def clean_registry():
 
 @pytest.fixture
 def model_loads(monkeypatch):
-    """How often each model key is really loaded during the test (a Counter; ``registry_support.count_loads``)."""
+    """How often each model key is really loaded during the test (a Counter; ``load_counting.count_loads``)."""
     from core.models import loaders
 
     return count_loads(loaders, monkeypatch.setattr)

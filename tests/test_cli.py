@@ -255,7 +255,7 @@ def test_many_sentences_without_the_word_are_summarised(capsys, tiny_bert_dir, t
     assert "440 more sentences" in lines[-1] and "450 of 451" in lines[-1]
 
 
-def test_unreachable_hub_is_one_line_after_the_probe(capsys, clean_registry, monkeypatch):
+def test_unreachable_hub_is_one_line_after_the_probe(capsys, clean_model_cache, monkeypatch):
     """No network and no HF_HUB_OFFLINE: the probe's one clear line, not half a minute of retries."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
@@ -331,7 +331,7 @@ def test_a_full_disk_is_one_line(capsys, monkeypatch, tiny_bert_dir, argv):
     assert len(lines) == 1 and "ENOSPC" in lines[0], err
 
 
-def test_a_hub_that_never_answers_is_one_line(capsys, clean_registry, silent_hub, monkeypatch):
+def test_a_hub_that_never_answers_is_one_line(capsys, clean_model_cache, silent_hub, monkeypatch):
     """The hub accepts the connection and sends nothing: the CLI gives up after LAB_HUB_TIMEOUT_S."""
     _, accepted = silent_hub
     monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "3")

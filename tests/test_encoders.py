@@ -65,7 +65,7 @@ def test_empty_batch_is_a_clear_error(tiny_bert):
     assert err.value.code == "empty_input"
 
 
-def test_model_loaded_once_per_process(clean_registry, model_loads, tiny_bert_dir):
+def test_model_loaded_once_per_process(clean_model_cache, model_loads, tiny_bert_dir):
     first = load_encoder(str(tiny_bert_dir))
     again = load_encoder(str(tiny_bert_dir))
     assert first is again and model_loads == {str(tiny_bert_dir): 1}

@@ -47,7 +47,7 @@ def hub_cache_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def default_cache(hub_cache_dir, clean_registry, monkeypatch):
+def default_cache(hub_cache_dir, clean_model_cache, monkeypatch):
     """The temporary cache as this process's default HF cache, with no remembered scan."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache_dir))
     return hub_cache_dir

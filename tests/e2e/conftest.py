@@ -3,8 +3,8 @@
 - ``URL_PATHS`` (every page: ui.PAGES, then the st.Page url_paths added in app.py), ``DEFAULT_PAGE``
   (also served at "/") and :func:`page_url`.
 - :func:`start_server` starts ``streamlit run app.py`` on a free localhost port (a thin wrapper around
-  Streamlit's own CLI entry point, which also counts the registry's model loads in the server process
-  (``registry_support.count_loads``) and writes them to a small JSON file every half second, so tests
+  Streamlit's own CLI entry point, which also counts the model loads in the server process
+  (``load_counting.count_loads``) and writes them to a small JSON file every half second, so tests
   can check that every model was loaded once per process), waits for ``/_stcore/health`` and loads
   ``/`` once (warms the page modules).
 - ``lab_server`` (session): one server for all browser tests. ``browser`` (module): headless Chromium.
@@ -86,7 +86,7 @@ import json, os, sys, threading, time
 sys.path.insert(0, os.getcwd())
 sys.path.append(os.path.join(os.getcwd(), "tests"))
 from core.models import loaders
-from registry_support import count_loads
+from load_counting import count_loads
 load_counts = count_loads(loaders)
 status = os.environ["LAB_E2E_STATUS"]
 

@@ -1,8 +1,8 @@
-"""The model registry's cache: one entry per model whatever the spelling, a bound on the hub / directory
+"""The model cache (core.models.cache): one entry per model whatever the spelling, a bound on the hub / directory
 models kept, a lock per model (a slow load blocks only its own model) and failed loads remembered for a
 while instead of retried on every rerun; open sessions do not keep evicted models in memory, a hub that
 never answers fails after a deadline, the failure bookkeeping is bounded. Loads are observed through the
-registry's loader (``model_loads``) and its bookkeeping, never through how long something took."""
+loader it calls (``model_loads``) and its public bookkeeping, never through how long something took."""
 from __future__ import annotations
 
 import shutil
@@ -29,7 +29,7 @@ def wait_until(condition, timeout_s: float = 30) -> bool:
     return True
 
 
-def test_spellings_of_one_directory_share_one_entry(clean_registry, model_loads, tiny_bert_dir):
+def test_spellings_of_one_directory_share_one_entry(clean_model_cache, model_loads, tiny_bert_dir):
     base = str(tiny_bert_dir)
     spellings = [base, base + "/", base + "//", base.replace("/", "//"), base + "/.",
                  base + "/../" + tiny_bert_dir.name]
@@ -39,7 +39,7 @@ def test_spellings_of_one_directory_share_one_entry(clean_registry, model_loads,
 
 
 @pytest.mark.realmodel
-def test_embedded_model_by_path_is_the_embedded_model(clean_registry, model_loads):
+def test_embedded_model_by_path_is_the_embedded_model(clean_model_cache, model_loads):
     if not next(m for m in catalogue.list_models() if m.name == catalogue.DEFAULT_STATIC).available:
         pytest.skip("word2vec-zh is not trained here")
     first = cache.load_encoder(catalogue.DEFAULT_STATIC)
@@ -47,7 +47,7 @@ def test_embedded_model_by_path_is_the_embedded_model(clean_registry, model_load
     assert model_loads == {catalogue.DEFAULT_STATIC: 1}
 
 
-def test_cache_keeps_a_bounded_number_of_other_models(clean_registry, model_loads, tiny_bert_dir, tmp_path):
+def test_cache_keeps_a_bounded_number_of_other_models(clean_model_cache, model_loads, tiny_bert_dir, tmp_path):
     copies = [shutil.copytree(tiny_bert_dir, tmp_path / f"copy{i}") for i in range(cache.MAX_OTHER_MODELS + 1)]
     for directory in copies:
         cache.load_encoder(str(directory))
@@ -59,7 +59,7 @@ def test_cache_keeps_a_bounded_number_of_other_models(clean_registry, model_load
     assert model_loads == {keys[0]: 2, keys[1]: 1, keys[2]: 2}
 
 
-def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
+def test_a_slow_load_blocks_only_its_own_model(clean_model_cache, monkeypatch):
     release, started, calls = threading.Event(), threading.Event(), []
 
     def fake_load(key):
@@ -105,7 +105,7 @@ def test_a_slow_load_blocks_only_its_own_model(clean_registry, monkeypatch):
     assert calls.count("slow-org/slow") == 2
 
 
-def test_hub_probe_answers_no_and_remembers_it(clean_registry, monkeypatch):
+def test_hub_probe_answers_no_and_remembers_it(clean_model_cache, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
     connect, attempts = hub.socket.create_connection, []
     monkeypatch.setattr(hub.socket, "create_connection",
@@ -136,7 +136,7 @@ def live_directory_encoders() -> list[str]:
                   if issubclass(type(o), Encoder) and o.name not in catalogue.EMBEDDED)
 
 
-def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_bert_dir, tmp_path,
+def test_open_sessions_do_not_keep_evicted_models_alive(clean_model_cache, tiny_bert_dir, tmp_path,
                                                         skip_component_discovery):
     """Every session keeps its last run's page globals (its widget callbacks reach them): the model it used
     must not stay in memory once the cache has dropped it."""
@@ -159,7 +159,7 @@ def test_open_sessions_do_not_keep_evicted_models_alive(clean_registry, tiny_ber
     assert len([name for name in live_directory_encoders() if name in mine]) <= cache.MAX_OTHER_MODELS
 
 
-def test_model_ref_follows_the_cache(clean_registry, model_loads, tiny_bert_dir, tmp_path):
+def test_model_ref_follows_the_cache(clean_model_cache, model_loads, tiny_bert_dir, tmp_path):
     first, *others = [shutil.copytree(tiny_bert_dir, tmp_path / f"r{i}")
                       for i in range(cache.MAX_OTHER_MODELS + 1)]
     ref = cache.load_ref(str(first))
@@ -174,9 +174,9 @@ def test_model_ref_follows_the_cache(clean_registry, model_loads, tiny_bert_dir,
         ref.layer_names  # noqa: B018
 
 
-def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_registry, model_loads,
+def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_model_cache, model_loads,
                                                                           tiny_bert_dir):
-    """Pages pass models, not names: the handle is normalised once by the registry, hashable, equal for two
+    """Pages pass models, not names: the handle is normalised once by the cache, hashable, equal for two
     spellings of one directory, and ui.cache's computations key on it (one entry, one computation)."""
     from ui import cache as ui_cache
 
@@ -195,12 +195,12 @@ def test_a_model_handle_is_one_key_for_every_spelling_and_caches_share_it(clean_
     assert model_loads[plain.key] == 1
 
 
-def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):
+def test_failing_names_leave_no_bookkeeping_behind(clean_model_cache, monkeypatch):
     """A class typing one wrong name after another: the locks go when their load is over, the failures are
     bounded and expire."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # each load fails at once: not in the local cache
     monkeypatch.setattr(cache, "MAX_FAILURES", 20)
-    clock = SimpleNamespace(now=1000.0)  # the registry's clock, moved by the test instead of waited for
+    clock = SimpleNamespace(now=1000.0)  # the cache's clock, moved by the test instead of waited for
     monkeypatch.setattr(cache, "time", SimpleNamespace(monotonic=lambda: clock.now))
     for i in range(60):
         with pytest.raises(LabError):
@@ -213,7 +213,7 @@ def test_failing_names_leave_no_bookkeeping_behind(clean_registry, monkeypatch):
     assert cache.bookkeeping().failed == ("no-org/one-more",)  # the expired ones went
 
 
-def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silent_hub, monkeypatch):
+def test_a_hub_that_never_answers_fails_after_the_deadline(clean_model_cache, silent_hub, monkeypatch):
     _, accepted = silent_hub
     monkeypatch.setenv(hub.HUB_TIMEOUT_ENV, "2")
     from_hub, hub_calls = loaders.from_hub, []
@@ -238,7 +238,7 @@ def test_a_hub_that_never_answers_fails_after_the_deadline(clean_registry, silen
     assert "2" in info.value.message("zh") and cache.bookkeeping().loading == {}
 
 
-def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry, models_dir):
+def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_model_cache, models_dir):
     from core.models.encoders import ElmoEncoder, StaticEncoder
 
     static = cache.load_typed(catalogue.DEFAULT_STATIC, StaticEncoder)
@@ -247,7 +247,7 @@ def test_load_typed_gives_the_kind_asked_for_or_says_which_it_is(clean_registry,
         cache.load_typed(catalogue.DEFAULT_STATIC, ElmoEncoder)
 
 
-def test_clear_forgets_loaded_models(clean_registry, models_dir, model_loads):
+def test_clear_forgets_loaded_models(clean_model_cache, models_dir, model_loads):
     first = cache.load_encoder(catalogue.DEFAULT_STATIC)
     cache.clear()
     assert cache.load_encoder(catalogue.DEFAULT_STATIC) is not first and model_loads[catalogue.DEFAULT_STATIC] == 2
