@@ -1,57 +1,105 @@
-"""core.train.cards: the word-sense table says per set whether the 90% target is met."""
+"""core.train.cards: each model's card, as ``write_cards`` writes it from an evaluation report and a training
+record (synthetic ones, or the stored ones the shipped cards come from): the word-sense table says per set whether
+the 90% target is met, the budget section compares the models' training, the curve sections are the recorded ones."""
+import json
+
 import pytest
 
-from core.train.cards import _senses_table
+from core.models.catalogue import MODELS_DIR
+from core.train.cards import write_cards
+
+CARDS = ("mini-bert-zh", "mini-elmo-zh", "word2vec-zh")
+STORED = {name: json.loads((MODELS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+          for name in ("evaluation", "training")}
+
+
+def cards(tmp_path, report: dict | None = None, training: dict | None = None) -> dict[str, str]:
+    """The cards ``write_cards`` writes from ``report`` and ``training`` (the stored ones by default), for
+    directories holding the shipped models' config and weights (linked: only their shapes are read)."""
+    for name in CARDS:
+        directory = tmp_path / name
+        directory.mkdir(exist_ok=True)
+        for file in ("config.json", "model.safetensors"):
+            if (MODELS_DIR / name / file).exists() and not (directory / file).exists():
+                (directory / file).symlink_to((MODELS_DIR / name / file).resolve())
+    write_cards(STORED["evaluation"] if report is None else report, tmp_path,
+                STORED["training"] if training is None else training)
+    return {name: (tmp_path / name / "README.md").read_text(encoding="utf-8") for name in CARDS}
+
+
+def section(card: str, title: str) -> str:
+    """The card's ``## title`` section, up to the next one."""
+    start = card.index(f"## {title}")
+    end = card.find("\n## ", start)
+    return card[start:] if end < 0 else card[start:end]
+
+
+def test_the_shipped_cards_are_the_stored_records_written_out(tmp_path):
+    """The figures the cards show are the stored evaluation's and training record's, curves included
+    (after a change: python -m core.train.cards)."""
+    written = cards(tmp_path)
+    for name in CARDS:
+        assert written[name] == (MODELS_DIR / name / "README.md").read_text(encoding="utf-8"), name
+
+
+def senses(card: str) -> str:
+    return section(card, "Word senses of 苹果")
 
 
 def _report(best_bert: float, best_elmo: float) -> dict:
     def result(best):
         return {"per_layer": {"layer 0": 0.5, "layer 1": best}, "n": {"水果": 20, "公司": 20}, "best": best}
 
-    return {"senses_苹果": {"authored": {"mini-bert-zh": result(best_bert), "mini-elmo-zh": result(best_elmo),
-                                         "word2vec-zh": result(0.5)}}}
+    return {**STORED["evaluation"], "senses_苹果": {"authored": {
+        "mini-bert-zh": result(best_bert), "mini-elmo-zh": result(best_elmo), "word2vec-zh": result(0.5)}}}
 
 
-def test_verdict_follows_the_measured_best_layer():
-    report = _report(0.932, 0.864)
-    assert "authored 93.2% (met)" in _senses_table(report, "mini-bert-zh")
-    elmo = _senses_table(report, "mini-elmo-zh")
+def test_verdict_follows_the_measured_best_layer(tmp_path):
+    written = cards(tmp_path, _report(0.932, 0.864))
+    assert "authored 93.2% (met)" in senses(written["mini-bert-zh"])
+    elmo = senses(written["mini-elmo-zh"])
     assert "authored 86.4% (missed)" in elmo and "layer 1: 86.4%" in elmo
-    assert "authored 90.0% (met)" in _senses_table(_report(0.9, 0.9), "mini-elmo-zh")
+    assert "authored 90.0% (met)" in senses(cards(tmp_path, _report(0.9, 0.9))["mini-elmo-zh"])
 
 
-def test_static_model_gets_the_table_but_no_verdict():
-    table = _senses_table(_report(0.95, 0.95), "word2vec-zh")
+def test_static_model_gets_the_table_but_no_verdict(tmp_path):
+    table = senses(cards(tmp_path, _report(0.95, 0.95))["word2vec-zh"])
     assert "layer 1: 50.0%" in table and "Target" not in table
 
 
-def test_a_set_below_the_per_sense_minimum_is_flagged_with_its_step():
+def test_a_set_below_the_per_sense_minimum_is_flagged_with_its_step(tmp_path):
     report = _report(0.95, 0.95)
-    assert "fewer than" not in _senses_table(report, "mini-bert-zh")
+    assert "fewer than" not in senses(cards(tmp_path, report)["mini-bert-zh"])
     report["senses_苹果"]["authored"]["mini-bert-zh"]["n"] = {"水果": 43, "公司": 11}
     assert "authored has fewer than 20 occurrences of a sense; one error there moves its figure by 1.9%." \
-        in _senses_table(report, "mini-bert-zh")
+        in senses(cards(tmp_path, report)["mini-bert-zh"])
 
 
-def test_majority_baseline_is_shown_next_to_an_unbalanced_set():
+def test_majority_baseline_is_shown_next_to_an_unbalanced_set(tmp_path):
     report = _report(0.95, 0.95)
     report["senses_苹果"]["authored"]["mini-bert-zh"]["n"] = {"水果": 43, "公司": 11}
-    assert "| authored (水果 43, 公司 11) | 79.6% |" in _senses_table(report, "mini-bert-zh")
+    assert "| authored (水果 43, 公司 11) | 79.6% |" in senses(cards(tmp_path, report)["mini-bert-zh"])
 
 
-def test_bert_card_lists_demo_set_misses():
-    from core.train.cards import _demo_misses, _demo_row
+def _with_bert(**result) -> dict:
+    """The stored report with mini-bert-zh's demo-set entries replaced by ``result``'s."""
+    bert = {k: v for k, v in STORED["evaluation"]["mini-bert-zh"].items() if k not in ("demo_set", "words_check")}
+    return {**STORED["evaluation"], "mini-bert-zh": {**bert, **result}}
 
-    result = {"demo_set": {"top": 3, "hits": 1, "sentences": 2, "hit_rate": 0.5, "rows": [
+
+def test_bert_card_lists_demo_set_misses(tmp_path):
+    demo = {"top": 3, "hits": 1, "sentences": 2, "hit_rate": 0.5, "rows": [
         {"sentence": "北京是中国的[MASK]都。", "answers": ["首"], "top": ["国", "人", "名"], "hit": False},
-        {"sentence": "我吃了一个苹[MASK]。", "answers": ["果"], "top": ["果", "个", "斤"], "hit": True}]}}
-    assert "| 50.0% (1/2) | ≥ 80% |" in _demo_row(result)
-    misses = _demo_misses(result)
-    assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in misses and "苹[MASK]" not in misses
-    assert _demo_row({}) == "" and _demo_misses({}) == ""
-    check = {"words_check": {**result["demo_set"], "hits": 0, "hit_rate": 0.0}}
-    assert "fill_mask_words_check.tsv" in _demo_row(check, "words_check")
-    assert "| 0.0% (0/2) | none (a check) |" in _demo_row(check, "words_check")
+        {"sentence": "我吃了一个苹[MASK]。", "answers": ["果"], "top": ["果", "个", "斤"], "hit": True}]}
+    card = section(cards(tmp_path, _with_bert(demo_set=demo))["mini-bert-zh"], "Held-out evaluation")
+    assert "| 50.0% (1/2) | ≥ 80% |" in card
+    assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in card and "苹[MASK]" not in card
+    bare = section(cards(tmp_path, _with_bert())["mini-bert-zh"], "Held-out evaluation")
+    assert "demo set" not in bare and "Demo sentences" not in bare and "words_check" not in bare
+    check = section(cards(tmp_path, _with_bert(words_check={**demo, "hits": 0, "hit_rate": 0.0}))["mini-bert-zh"],
+                    "Held-out evaluation")
+    assert "fill_mask_words_check.tsv" in check and "| 0.0% (0/2) | none (a check) |" in check
+    assert "Demo sentences" not in check  # the misses listed are the demo set's only
 
 
 # ---- training budgets (core.budgets, from training.json) --------------------------------------------------
@@ -79,29 +127,24 @@ def test_budgets_sum_the_stages_and_compare_tokens():
     assert [format_minutes(469.9), format_minutes(21.6)] == ["470", "21.6"]
 
 
-def test_card_budget_section_names_hardware_whole_word_masking_and_the_gap():
-    from core.budgets import budgets_from
-    from core.train.cards import _budget_section
-
-    budgets = budgets_from(_record())
-    big = _budget_section("big", budgets)
+def test_card_budget_section_names_hardware_whole_word_masking_and_the_gap(tmp_path):
+    budgets = _record()["budgets"]
+    training = {**STORED["training"], "budgets": {"mini-bert-zh": budgets["big"], "mini-elmo-zh": budgets["small"]}}
+    written = cards(tmp_path, training=training)
+    big = section(written["mini-bert-zh"], "Training budget")
     assert "About 1.2 B tokens seen in training: 240 min on 2 CPU cores, then 21.6 min on one NVIDIA H200 GPU." in big
     assert "30% of the examples used whole-word masking" in big and "Cui et al., 2019" in big
     assert "a technique from after the BERT paper" in big
-    assert "big saw about 10× as many tokens as small" in big
-    small = _budget_section("small", budgets)
+    assert "mini-bert-zh saw about 10× as many tokens as mini-elmo-zh" in big
+    small = section(written["mini-elmo-zh"], "Training budget")
     assert "About 124 M tokens seen in training: 475 min on 2 CPU cores." in small and "whole-word" not in small
-    assert "big saw about 10× as many tokens as small" in small
-    assert _budget_section("word2vec-zh", budgets) is None
+    assert "mini-bert-zh saw about 10× as many tokens as mini-elmo-zh" in small
+    assert "## Training budget" not in written["word2vec-zh"]
 
 
 def test_shipped_budget_record_agrees_with_the_training_notes_and_the_cards():
     """The figures the pages compute from are the ones the training notes report, and the cards carry them."""
-    import json
-
-    from core.budgets import TRAINING_FILE, load_budgets
-    from core.models.catalogue import MODELS_DIR
-    from core.train.cards import _budget_section
+    from core.budgets import TRAINING_FILE, format_tokens, load_budgets
 
     notes = json.loads(TRAINING_FILE.read_text(encoding="utf-8"))
     budgets = load_budgets()
@@ -110,9 +153,9 @@ def test_shipped_budget_record_agrees_with_the_training_notes_and_the_cards():
     assert f"{budgets['mini-elmo-zh'].cpu_minutes:.0f} min of training in total" in notes["mini-elmo-zh"]
     assert "229.9 min" in notes["mini-bert-zh"] and "10.8 minutes of one H200" in notes["mini-bert-zh"]
     assert "30% whole-word examples" in notes["mini-bert-zh"] and budgets["mini-bert-zh"].whole_word == 0.3
-    for name in ("mini-bert-zh", "mini-elmo-zh"):
-        card = (MODELS_DIR / name / "README.md").read_text(encoding="utf-8")
-        assert _budget_section(name, budgets) in card  # regenerate with python -m core.train.cards
+    for name in ("mini-bert-zh", "mini-elmo-zh"):  # the cards write these (the shipped cards are as written)
+        card = section((MODELS_DIR / name / "README.md").read_text(encoding="utf-8"), "Training budget")
+        assert f"About {format_tokens(budgets[name].tokens)} tokens seen in training" in card
     bert_card = (MODELS_DIR / "mini-bert-zh" / "README.md").read_text(encoding="utf-8")
     assert "AutoModelForMaskedLM.from_pretrained(dir)`" in bert_card
 
@@ -123,8 +166,6 @@ def test_the_cards_plain_loading_example_gives_float32():
     from safetensors import safe_open
     from transformers import AutoModelForMaskedLM
 
-    from core.models.catalogue import MODELS_DIR
-
     directory = MODELS_DIR / "mini-bert-zh"
     if not (directory / "model.safetensors").exists():
         pytest.skip("mini-bert-zh is not trained yet")
@@ -133,15 +174,16 @@ def test_the_cards_plain_loading_example_gives_float32():
     assert next(AutoModelForMaskedLM.from_pretrained(directory).parameters()).dtype == torch.float32
 
 
-def test_the_bert_card_shows_the_everyday_learning_curve_as_recorded():
+EVERYDAY = "Continued pre-training on everyday text"
+
+
+def test_the_bert_card_shows_the_everyday_learning_curve_as_recorded(tmp_path):
     """The card's curve table is the curve file's (regenerate with python -m core.train.cards after a point)."""
-    from core.train.cards import EVERYDAY_CURVE, _everyday_section
+    from core.train.cards import EVERYDAY_CURVE
     from core.train.curve_report import read_curve
 
-    section = _everyday_section()
-    card = (EVERYDAY_CURVE.parents[1] / "models" / "mini-bert-zh" / "README.md").read_text(encoding="utf-8")
-    assert section is not None and section in card
-    assert section.count("\n| ") == 1 + len(read_curve(EVERYDAY_CURVE))  # the header row and one row per point
+    curve = section(cards(tmp_path)["mini-bert-zh"], EVERYDAY)
+    assert curve.count("\n| ") == 1 + len(read_curve(EVERYDAY_CURVE))  # the header row and one row per point
 
 
 def _curve_point(step: int, minutes: float, hits: tuple[int, int, int], top1: float = 0.53) -> dict:
@@ -173,15 +215,15 @@ def test_only_a_point_meeting_every_shipping_rule_is_shippable():
     assert verdict(points)["shippable"] == [9]  # step 5 loses zh_mixed_v1 top-1
 
 
-def test_the_card_states_the_rules_verdict_on_the_recorded_curve():
-    from core.train.cards import EVERYDAY_CURVE, _everyday_section
+def test_the_card_states_the_rules_verdict_on_the_recorded_curve(tmp_path):
+    from core.train.cards import EVERYDAY_CURVE
     from core.train.curve_report import read_curve, verdict
 
     result = verdict(read_curve(EVERYDAY_CURVE))
-    section = _everyday_section()
-    assert ("nothing shipped" in section) == result["stop"]
+    curve = section(cards(tmp_path)["mini-bert-zh"], EVERYDAY)
+    assert ("nothing shipped" in curve) == result["stop"]
     for name, move in result["moves"].items():
-        assert f"{name} {move:+d}" in section
+        assert f"{name} {move:+d}" in curve
 
 
 def _elmo_point(step: int, authored: float, heldout: float, ppl: float) -> dict:
@@ -204,11 +246,9 @@ def test_the_elmo_rule_needs_both_apple_sets_and_no_perplexity_regression():
     assert elmo_curve_table(points).count("\n| ") == len(points)  # one row per point after the header
 
 
-def test_the_elmo_card_shows_its_curve_as_recorded():
-    from core.train.cards import ELMO_CURVE, _elmo_everyday_section
+def test_the_elmo_card_shows_its_curve_as_recorded(tmp_path):
+    from core.train.cards import ELMO_CURVE
     from core.train.curve_report import read_curve
 
-    section = _elmo_everyday_section()
-    card = (ELMO_CURVE.parents[1] / "models" / "mini-elmo-zh" / "README.md").read_text(encoding="utf-8")
-    assert section is not None and section in card
-    assert section.count("\n| ") == 1 + len(read_curve(ELMO_CURVE))
+    curve = section(cards(tmp_path)["mini-elmo-zh"], "Continued training on everyday text")
+    assert curve.count("\n| ") == 1 + len(read_curve(ELMO_CURVE))
