@@ -99,14 +99,6 @@ def test_unknown_local_path(tmp_path):
     assert err.value.code == "unknown_model"
 
 
-def test_trust_remote_code_never_set():
-    from pathlib import Path
-
-    sources = "".join(p.read_text(encoding="utf-8") for p in Path("core").rglob("*.py"))
-    assert "trust_remote_code=True" not in sources
-    assert '"trust_remote_code": True' not in sources
-
-
 def test_registry_lists_the_embedded_models():
     infos = {i.name: i for i in list_models()}
     assert set(infos) >= {"mini-bert-zh", "mini-elmo-zh", "word2vec-zh"}
