@@ -289,8 +289,27 @@ def test_trust_remote_code_is_never_true():
                 if not (isinstance(value, ast.Constant) and value.value is False):
                     problems.append(f"{rel(path)}:{value.lineno}: trust_remote_code={ast.unparse(value)}")
     assert not problems, "\n".join(problems)
-    loaders = (ROOT / "core" / "models" / "loaders.py").read_text(encoding="utf-8")
-    assert '"trust_remote_code": False' in loaders or "trust_remote_code=False" in loaders
+
+
+def test_a_model_directorys_own_code_never_runs(tmp_path):
+    """A checkpoint may name its own Python classes (``auto_map``); loading it runs the library's BERT code, never
+    the directory's (it would write a file here if imported)."""
+    import json
+
+    from core.models.cache import load_encoder
+
+    directory = build_tiny_bert(tmp_path / "custom-code")
+    ran = tmp_path / "custom-code-ran"
+    code = f"from pathlib import Path\nPath({str(ran)!r}).write_text('ran')\n"
+    for module in ("configuration_custom", "modeling_custom", "tokenization_custom"):
+        (directory / f"{module}.py").write_text(code + "from transformers import *\n", encoding="utf-8")
+    for file, auto_map in (("config.json", {"AutoConfig": "configuration_custom.BertConfig",
+                                            "AutoModelForMaskedLM": "modeling_custom.BertForMaskedLM"}),
+                           ("tokenizer_config.json", {"AutoTokenizer": ["tokenization_custom.BertTokenizer", None]})):
+        settings = json.loads((directory / file).read_text(encoding="utf-8"))
+        (directory / file).write_text(json.dumps({**settings, "auto_map": auto_map}), encoding="utf-8")
+    encoder = load_encoder(str(directory))
+    assert not ran.exists() and type(encoder.model).__module__.startswith("transformers.")
 
 
 # ---- (d) upload size and server settings ------------------------------------------------------------------
