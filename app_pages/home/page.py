@@ -155,7 +155,8 @@ else:
     def _note(row: lab_status.ModelRow) -> str:  # a table cell: plain text
         if row.info is None:
             return t("home.models.hub_note_cached" if row.ready else "home.models.hub_note_missing")
-        return (model_description(row.info) if row.ready else error_text(row.info.problem, markdown=False)) or ""
+        problem = None if row.ready else row.info.problem  # set whenever an embedded model is not ready
+        return (error_text(problem, markdown=False) if problem else model_description(row.info)) or ""
 
     # a static table: its cells wrap, so the long notes stay readable (a data grid would cut them)
     status = pd.DataFrame({
