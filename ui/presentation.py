@@ -14,7 +14,7 @@
   scenes, the language and a way out of presentation mode. On arrival the scene's result is scrolled
   into view below the bar.
 
-Links to a scene from anywhere (home page, exercises) use :func:`scene_link`.
+Links to a scene from anywhere (home page, exercises) use :func:`scene_link`, to a page :func:`page_link`.
 """
 from __future__ import annotations
 
@@ -161,17 +161,22 @@ def go_to(scene: pres.Scene, keep: dict[str, str] | None = None) -> None:
     st.switch_page(path, query_params={**scene.query, **(keep or {})})
 
 
-def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
-    """An ``st.page_link`` to a scene (falls back to plain text when the page runs outside app.py)."""
-    scene = pres.BY_ID[scene_id]
-    path = page_path(scene.url_path)
+def page_link(path: str | None, label: str, icon: str | None = None, query: dict[str, str] | None = None) -> None:
+    """An ``st.page_link`` to the page of script ``path``; plain text where there is no such page (a page run on
+    its own, without app.py's ``st.navigation``, as in the page tests)."""
     if path is not None:
         try:
-            st.page_link(path, label=label, icon=icon, query_params=scene.query)
+            st.page_link(path, label=label, icon=icon, query_params=query)
             return
         except StreamlitPageNotFoundError:
             pass
     st.markdown(f"**{label}**")
+
+
+def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
+    """A :func:`page_link` to a scene."""
+    scene = pres.BY_ID[scene_id]
+    page_link(page_path(scene.url_path), label, icon, scene.query)
 
 
 def _exit() -> None:
