@@ -123,3 +123,25 @@ def test_a_kept_choice_survives_a_relabel_and_yields_to_a_scene():
     at.session_state["arrive"] = True  # a scene: its names win over what the widgets held
     at.run()
     assert at.selectbox(key="demo_row").value == 1 and at.radio(key="demo_tab").value == "一"
+
+
+# ---- follow: a box that belongs to its source starts again when the source changes -------------------------
+def _follow_page():
+    import streamlit as st
+
+    from ui.state import follow
+
+    source = st.session_state.get("source", "我吃了一个[MASK]果")
+    follow("demo_box", source, f"words for {source}")
+    st.text_input("box", key="demo_box")
+
+
+def test_a_following_box_keeps_the_edit_until_its_source_changes():
+    at = AppTest.from_function(_follow_page).run()
+    assert at.text_input(key="demo_box").value == "words for 我吃了一个[MASK]果"
+    at.text_input(key="demo_box").set_value("苹,桃").run()
+    at.run()
+    assert at.text_input(key="demo_box").value == "苹,桃"
+    at.session_state["source"] = "他喝了[MASK]"
+    at.run()
+    assert at.text_input(key="demo_box").value == "words for 他喝了[MASK]"

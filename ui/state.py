@@ -146,6 +146,19 @@ def relabel(key: str, labels: list[str]) -> None:
     shown[key] = list(labels)
 
 
+FOLLOWED_KEY = "_followed_sources"  # widget key -> the source its value last started from
+
+
+def follow(key: str, source: Any, value: Any) -> None:
+    """A widget whose value belongs to a source (the candidate box to its masked sentence): when ``source`` is
+    not the one the widget last started from, its value starts again as ``value``; otherwise the user's edit
+    stays."""
+    followed = st.session_state.setdefault(FOLLOWED_KEY, {})
+    if key not in followed or followed[key] != source:
+        followed[key] = source
+        st.session_state[key] = value
+
+
 KEPT_KEY = "_kept_choices"  # widget key -> (options, names) it was last drawn with
 
 
