@@ -23,8 +23,8 @@ def _page():
     st.toggle("flag", key="demo_flag")
 
 
-def _app(**query) -> AppTest:
-    at = AppTest.from_function(_page)
+def _app(script=_page, **query) -> AppTest:
+    at = AppTest.from_function(script)
     for key, value in query.items():
         at.query_params[key] = value
     return at.run()
@@ -82,15 +82,8 @@ def _choice_page():
     st.radio("tab", labels, key="demo_tab")
 
 
-def _choice_app(**query) -> AppTest:
-    at = AppTest.from_function(_choice_page)
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at.run()
-
-
 def test_a_kept_choice_starts_from_the_url_and_follows_its_name_to_another_row():
-    at = _choice_app(word="手机")
+    at = _app(_choice_page, word="手机")
     assert at.selectbox(key="demo_row").value == 4 and at.session_state["shown"] == "手机"
     at.session_state["words"] = ["他", "买", "了", "新", "手机"]  # another sentence, 手机 still on row 4
     at.run()
@@ -104,7 +97,7 @@ def test_a_kept_choice_starts_from_the_url_and_follows_its_name_to_another_row()
 
 
 def test_a_picked_row_is_read_against_the_options_it_was_picked_from():
-    at = _choice_app()
+    at = _app(_choice_page)
     at.selectbox(key="demo_row").set_value(5).run()  # the second 了: the same row stays, not the first 了
     assert at.selectbox(key="demo_row").value == 5 and at.session_state["_demo_word"] == "了"
     at.session_state["words"] = ["了", "苹果", "了"]  # the row's name was picked from the old sentence: 了, first row
@@ -113,7 +106,7 @@ def test_a_picked_row_is_read_against_the_options_it_was_picked_from():
 
 
 def test_a_kept_choice_survives_a_relabel_and_yields_to_a_scene():
-    at = _choice_app()
+    at = _app(_choice_page)
     at.radio(key="demo_tab").set_value("Two").run()
     at.session_state["lang"] = "zh"  # the labels change, the choice (by id) stays
     at.run()
@@ -137,7 +130,7 @@ def _follow_page():
 
 
 def test_a_following_box_keeps_the_edit_until_its_source_changes():
-    at = AppTest.from_function(_follow_page).run()
+    at = _app(_follow_page)
     assert at.text_input(key="demo_box").value == "words for 我吃了一个[MASK]果"
     at.text_input(key="demo_box").set_value("苹,桃").run()
     at.run()
