@@ -14,7 +14,7 @@
   scenes, the language and a way out of presentation mode. On arrival the scene's result is scrolled
   into view below the bar.
 
-Links to a scene from anywhere (home page, exercises) use :func:`scene_link`.
+Links to a scene from anywhere (home page, exercises) use :func:`scene_link`, to a page :func:`page_link`.
 """
 from __future__ import annotations
 
@@ -161,14 +161,22 @@ def go_to(scene: pres.Scene, keep: dict[str, str] | None = None) -> None:
     st.switch_page(path, query_params={**scene.query, **(keep or {})})
 
 
+def page_link(path: str | None, label: str, icon: str | None = None, query: dict[str, str] | None = None) -> None:
+    """An ``st.page_link`` to the page of script ``path``; plain text where there is no such page (a page run on
+    its own, without app.py's ``st.navigation``, as in the page tests)."""
+    if path is not None:
+        try:
+            st.page_link(path, label=label, icon=icon, query_params=query)
+            return
+        except StreamlitPageNotFoundError:
+            pass
+    st.markdown(f"**{label}**")
+
+
 def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
-    """An ``st.page_link`` to a scene (falls back to plain text when the page runs outside app.py)."""
+    """A :func:`page_link` to a scene."""
     scene = pres.BY_ID[scene_id]
-    path = page_path(scene.url_path)
-    try:
-        st.page_link(path, label=label, icon=icon, query_params=scene.query)
-    except StreamlitPageNotFoundError:
-        st.markdown(f"**{label}**")
+    page_link(page_path(scene.url_path), label, icon, scene.query)
 
 
 def _exit() -> None:
@@ -190,6 +198,7 @@ def render_stepper(url_path: str | None) -> None:
     """The presentation bar (call only in presentation mode, before the page runs)."""
     st.markdown(PRESENT_CHROME_CSS, unsafe_allow_html=True)  # constant stylesheet only
     index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path)
+    scene = pres.SCENES[index] if index is not None else None
     previous, following = pres.neighbours(index)
     total = len(pres.SCENES)
     target = None
@@ -201,28 +210,26 @@ def render_stepper(url_path: str | None) -> None:
             target = previous
         # the title and the note's first words, one line each (CSS): the bar keeps one height on every scene
         with st.container(key="present_text", width="stretch", gap=None):
-            if index is None:
+            if index is None or scene is None:
                 st.markdown(f"**{t('present.off_list')}**")
             else:
-                scene = pres.SCENES[index]
                 st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**\n\n"
                             f":gray[{t(scene.note_key)}]")
-        if index is not None:
+        if scene is not None:
             with st.popover(":material/notes:", help=t("present.note_help")):  # the whole note
-                st.markdown(t(pres.SCENES[index].note_key))
+                st.markdown(t(scene.note_key))
         if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
                    icon_position="right", type="primary", disabled=following is None, help=t("present.next_help")):
             target = following
         with st.popover(":material/format_list_numbered:", help=t("present.all")):
-            for i, scene in enumerate(pres.SCENES):
-                if st.button(f"{i + 1}. {t(scene.title_key)}", key=f"present_go_{scene.id}",
+            for i, listed in enumerate(pres.SCENES):
+                if st.button(f"{i + 1}. {t(listed.title_key)}", key=f"present_go_{listed.id}",
                              type="primary" if i == index else "tertiary", width="stretch"):
-                    target = scene
+                    target = listed
         other = "en" if st.session_state.get("lang") == "zh" else "zh"
         st.button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang,
                   help=t("present.lang_help"))
         st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
-    scene = pres.SCENES[index] if index is not None else None
     _presenter(key="present_keys",
                data=presenter_data(scene, url_path, st.session_state.get(state.ARRIVALS_KEY, 0)))
     if target is not None:

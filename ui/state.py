@@ -15,7 +15,7 @@ Encoding in the URL: ``bool`` -> ``"1"``/``"0"``; ``list``/``tuple``/``dict`` ->
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +146,50 @@ def relabel(key: str, labels: list[str]) -> None:
     shown[key] = list(labels)
 
 
+FOLLOWED_KEY = "_followed_sources"  # widget key -> the source its value last started from
+
+
+def follow(key: str, source: Any, value: Any) -> None:
+    """A widget whose value belongs to a source (the candidate box to its masked sentence): when ``source`` is
+    not the one the widget last started from, its value starts again as ``value``; otherwise the user's edit
+    stays."""
+    followed = st.session_state.setdefault(FOLLOWED_KEY, {})
+    if key not in followed or followed[key] != source:
+        followed[key] = source
+        st.session_state[key] = value
+
+
+KEPT_KEY = "_kept_choices"  # widget key -> (options, names) it was last drawn with
+
+
+@dataclass(frozen=True)
+class KeptChoice:
+    """A widget's choice kept by a stable name while the widget's value changes meaning under it: a tab kept by
+    its id while its label follows the language; a token kept by its text while the selectbox holds its row,
+    which another sentence (or characters ↔ words) moves. ``name`` is the kept name's field: its own session key
+    (not a widget's, so it outlives the widget), its URL parameter and default."""
+    key: str
+    name: Field
+
+    def place(self, options: Sequence[Any], names: Sequence[str], near: Callable[[str], int] | None = None) -> str:
+        """Call right before drawing the widget ``key`` with ``options`` (option i named ``names[i]``): the
+        widget's value is read against the options it was last drawn with (what the user chose), or the URL's
+        or a scene's name wins where it was just seeded; then the widget points at the option of that name
+        (the same row if it still bears it, else ``near(name)``'s, by default the first). Returns the name."""
+        ss = st.session_state
+        drawn = ss.setdefault(KEPT_KEY, {})
+        value = ss.get(self.key)
+        if self.name.key not in seed(self.name) and self.key in drawn and value in drawn[self.key][0]:
+            options_then, names_then = drawn[self.key]
+            ss[self.name.key] = names_then[options_then.index(value)]
+        wanted = ss[self.name.key]
+        if not (value in options and names[options.index(value)] == wanted):
+            ss[self.key] = options[near(wanted) if near else (names.index(wanted) if wanted in names else 0)]
+        ss[self.name.key] = names[options.index(ss[self.key])]  # a near match is kept by its own name
+        drawn[self.key] = (list(options), list(names))
+        return ss[self.name.key]
+
+
 # Scene arrivals (ui/presentation.py): a counter of every arrival in this session, and the number of the one in
 # force (0 when no scene is). A field seeded before the scene in force is seeded again, from the scene's URL.
 ARRIVALS_KEY = "_scene_arrivals"
@@ -166,11 +210,12 @@ def end_scene() -> None:
     st.session_state[SCENE_KEY] = 0
 
 
-def seed(*fields: Field, by_scene: bool = True) -> None:
+def seed(*fields: Field, by_scene: bool = True) -> set[str]:
     """Give each field's widget its first value: from the URL, else the default. The value the session kept
     stays (widgets made with ``persist_state="session"`` keep theirs across page switches) unless ``cast``
     refuses it or a scene arrived since it was seeded: a scene starts its page from its own parameters
     (``by_scene=False``: values of the whole session, such as the sidebar's, which scenes leave alone).
+    Returns the keys it gave a first value (from the URL or the default) in this call.
 
     Why not ``bind="query-params"``: it names the query parameter after the widget's key, so keys would have to
     change (tests, stylesheets and scenes find widgets by key), and pages share parameter names that mean
@@ -180,6 +225,7 @@ def seed(*fields: Field, by_scene: bool = True) -> None:
     ss = st.session_state
     in_force = ss.get(SCENE_KEY, 0) if by_scene else 0
     seeded = ss.setdefault(SEEDED_KEY, {})
+    fresh = set()
     for field in fields:
         if field.key in ss and seeded.get(field.key, 0) >= in_force and field.keeps(ss[field.key]):
             # Written back: Streamlit keeps a persisted value under the widget's id, and the same key's widget
@@ -189,3 +235,5 @@ def seed(*fields: Field, by_scene: bool = True) -> None:
             continue
         ss[field.key] = field.initial()
         seeded[field.key] = in_force
+        fresh.add(field.key)
+    return fresh

@@ -16,7 +16,7 @@ from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer
 from ui.sidebar import bert_model_name
-from ui.state import Field, one_of, seed, sync_to_url
+from ui.state import Field, KeptChoice, one_of, seed, sync_to_url
 
 DEFAULT_SENTENCE = "苹果昨天发布了新手机。"
 TABS = tuple(attention_tabs.TABS)  # only the open tab is built: a rerun draws one figure
@@ -27,9 +27,11 @@ ss = st.session_state
 # ---- state ------------------------------------------------------------------------------------
 seed(Field("att_sentence", "sentence", DEFAULT_SENTENCE), Field("att_pair", "pair", ""),
      Field("att_hide", "hide", False, bool), Field("att_words", "words", False, bool),
-     Field("att_row_source", "rows", "head_avg", one_of(*attention_tabs.ROW_SOURCES)),
-     Field("_att_tab_id", "tab", TABS[0], one_of(*TABS)),  # the open tab by id: its label changes with the language
-     Field("_att_token_label", "token", "苹"))
+     Field("att_row_source", "rows", "head_avg", one_of(*attention_tabs.ROW_SOURCES)))
+# the chosen token by its text (a sentence edit or characters ↔ words moves its row); the open tab by its id (its
+# label follows the language)
+TOKEN = KeptChoice("att_token", Field("_att_token_label", "token", "苹"))
+TAB = KeptChoice("att_tab", Field("_att_tab_id", "tab", TABS[0], one_of(*TABS)))
 
 model_name = bert_model_name()
 
@@ -69,25 +71,9 @@ if notes.control:
     st.info(t("att.control_chars", chars=", ".join(notes.control)))
 
 n, labels = len(view.labels), view.labels
-# the highlighted token: kept by label, so it survives switching characters ↔ words
-current = ss.get("att_token")
-if not (isinstance(current, int) and 0 <= current < n and labels[current] == ss["_att_token_label"]):
-    ss["att_token"] = view.find_label(ss["_att_token_label"])
-ss["_att_labels"] = list(labels)
-
-
-def _on_token() -> None:
-    """Remember the chosen token by its label (the options are the labels of the run that drew them)."""
-    chosen, shown = ss.get("att_token"), ss.get("_att_labels") or []
-    if isinstance(chosen, int) and 0 <= chosen < len(shown):
-        ss["_att_token_label"] = shown[chosen]
-
-
-st.selectbox(t("att.token"), list(range(n)), key="att_token", format_func=lambda i: f"{i}: {labels[i]}",
-             help=t("att.token_help"), on_change=_on_token)
-token = int(ss["att_token"])
-ss["_att_token_label"] = labels[token]
-sync_to_url(token=labels[token])
+sync_to_url(token=TOKEN.place(range(n), labels, near=view.find_label))
+token = int(st.selectbox(t("att.token"), list(range(n)), key="att_token", format_func=lambda i: f"{i}: {labels[i]}",
+                         help=t("att.token_help")))
 st.caption(t("att.shape", L=view.num_layers, H=view.num_heads, n=n,
              unit=t("att.unit_words") if words else t("att.unit_tokens")))
 if qa is not None:
@@ -101,11 +87,10 @@ if qa is not None:
         st.markdown(t("att.qa.expect", L=view.num_layers, H=view.num_heads))
 
 tab_labels = [t(f"att.tab.{tab}") for tab in TABS]
-seed(Field("att_tab", None, tab_labels[TABS.index(ss["_att_tab_id"])], one_of(*tab_labels)))  # a label: by language
+tab_id = TAB.place(tab_labels, TABS)
+sync_to_url(tab=None if tab_id == TABS[0] else tab_id)
 with st.container(key="att_result"):
     tabs = st.tabs(tab_labels, key="att_tab", on_change="rerun")
-ss["_att_tab_id"] = TABS[tab_labels.index(ss["att_tab"])]
-sync_to_url(tab=None if ss["_att_tab_id"] == TABS[0] else ss["_att_tab_id"])
 for tab, draw in zip(tabs, attention_tabs.TABS.values()):
     if tab.open:
         with tab:

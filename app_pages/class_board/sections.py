@@ -74,7 +74,7 @@ def _layer_options(view: vv.VectorsView, model_key: str) -> list[int | str]:
 
 
 def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False) -> str:
-    if option == MIX:
+    if isinstance(option, str):  # MIX
         return t("board.mix_long" if long else "board.mix", layers=len(view.layer_names))
     return layer_name(view.layer_names[option])
 
@@ -101,7 +101,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     ctx, problem = load_model(ctx_name, missing)
     static, _ = load_model(DEFAULT_STATIC, missing)  # without word2vec the picture still stands
     newest = max((c.id for c in store.contributions(b.id) if me and c.client == me), default=0)
-    snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else ([], None)
+    snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else None
     shown, view = snapshot or ([], None)
     if side is not None:
         with side:
@@ -125,7 +125,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         choice = default
     occurrences = view.contextual.occurrences
     mix = board.mix_points(view) if MIX in options else None
-    if choice == MIX:
+    if mix is not None and choice == MIX:
         coords, accuracy = mix.coords, mix.accuracy
     else:
         coords, accuracy = view.coords[choice], view.accuracy[False][choice]

@@ -87,7 +87,7 @@ def learned_section() -> None:
     st.markdown(t("elmo.learned.intro"))
     results = _results()
     entry = results_view.learned_mix(results)
-    if entry is None:
+    if results is None or entry is None:  # no results: no entry either
         _skipped((results or {}).get("learned_mix"))
         st.info(t("elmo.learned.missing"))
         return
@@ -164,7 +164,7 @@ def concat_section() -> None:
     entry = results_view.concat(results)
     st.markdown(t("elmo.concat.intro", static=(entry or {}).get("static_model") or "word2vec-zh",
                   elmo=(entry or {}).get("model") or "mini-elmo-zh"))
-    if entry is None:
+    if results is None or entry is None:
         _skipped((results or {}).get("concat"))
         st.info(t("elmo.concat.missing"))
         return

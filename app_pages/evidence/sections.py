@@ -171,6 +171,7 @@ def pos_section(results: dict) -> None:
         else:
             st.markdown(other_result("evidence.pos.other_result", r, cfg["n_test_words"]))
     lookup, n = base["word_identity"], cfg["n_test_words"]
+    assert lookup is not None  # only the static baseline may be absent
     below = [r["name"] for r in rows  # no layer beats looking the word up beyond sampling error
              if all(view.direction(lookup, v, n)[0] != "higher" for v in r["values"] if v is not None)]
     if below:  # the probe learned no more than looking the word up: say so next to the verdicts
@@ -300,7 +301,7 @@ def context_section(results: dict) -> None:
                         zrange=None if adjusted else (0.0, 1.0), large=presenting())
     show_figure(heat, f"self-similarity-{model}")
     show_table(view.context_table(results), key="context")
-    layer0 = {}  # kind -> layer 0's raw self-similarity of the first model of that kind
+    layer0: dict[str, str] = {}  # kind -> layer 0's raw self-similarity of the first model of that kind
     for e in ctx["models"].values():
         layer0.setdefault(e["kind"], num(e["self_similarity"][0]))
     st.markdown(t("evidence.ctx.note", n_words=cfg["n_words"], elmo0=layer0.get("elmo", "—"),

@@ -127,12 +127,12 @@ with st.container(border=True):
     if ss.get("ex_formula_checked"):
         typed = attempt(ex.parse_vector, ss.get("ex_formula_answer") or "")
         if typed is not None:
-            verdict = ex.check_formula(typed, variant)
-            if verdict.correct:
-                st.success(t("ex.formula.right", vec=_vec(verdict.answer)), icon=":material/check_circle:")
+            checked = ex.check_formula(typed, variant)
+            if checked.correct:
+                st.success(t("ex.formula.right", vec=_vec(checked.answer)), icon=":material/check_circle:")
             else:
-                st.warning(t("ex.formula.wrong", vec=_vec(verdict.answer)) + " "
-                           + t(f"ex.formula.hint.{verdict.hint}"), icon=":material/lightbulb:")
+                st.warning(t("ex.formula.wrong", vec=_vec(checked.answer)) + " "
+                           + t(f"ex.formula.hint.{checked.hint}"), icon=":material/lightbulb:")
 
     if ss.get("ex_formula_revealed"):
         expected = ex.formula_expected(variant)

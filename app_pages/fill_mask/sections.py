@@ -25,7 +25,7 @@ from core.safe_text import md_escape
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, experiment, how_computed, phone, presenting
-from ui.state import Field, in_range, seed, sync_to_url
+from ui.state import Field, follow, in_range, seed, sync_to_url
 
 TOP_K_MAX = 20
 STRIP_COLOURS = {"text": "#f2f2f2", "open": "#bdbdbd", "filled": "#9ecae1", "new": "#fdae6b"}
@@ -164,9 +164,7 @@ def _split_words(text: str) -> tuple[str, ...]:
 def _own_candidates(masked: str) -> None:
     """The candidate box belongs to its sentence: another sentence starts it again, from the words the data
     offers for that sentence (the default sentence's 苹果,水果,公司), else empty."""
-    if ss.get("_fill_cands_for") != masked:
-        ss["_fill_cands_for"] = masked
-        ss["fill_cands"] = ",".join(fx.candidates_for(masked))
+    follow("fill_cands", masked, ",".join(fx.candidates_for(masked)))
 
 
 @experiment
@@ -253,9 +251,8 @@ def corruption(model: ModelRef, source: str | None, default: str, origin: str | 
     changes (None: the box keeps its text, ``default`` at first); ``origin`` says where it came from:
     "plain" (the user's sentence), "answer" (the data's answer to the masked sentence), "unknown" (a
     masked sentence the data does not know, so nothing is filled in)."""
-    if source and len(source) <= fm.MAX_CHARS and ss.get("_fill_corrupt_source") != source:
-        ss["_fill_corrupt_source"] = source
-        ss["fill_corrupt_text"] = source
+    if source and len(source) <= fm.MAX_CHARS:
+        follow("fill_corrupt_text", source, source)
     seed(Field("fill_corrupt_text", None, source or default))
     if origin in ("answer", "unknown"):
         st.caption(t(f"fill.corrupt_from_{origin}"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 
 from core import status as lab_status
 from core.paths import TRANSFER_RESULTS
@@ -12,7 +11,7 @@ from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
 from ui.lecture_scenes import SCENES
 from ui.page import plain_answer, presenting
-from ui.presentation import scene_link
+from ui.presentation import page_link, scene_link
 from ui.sidebar import bert_model_name, get_model_infos
 
 ss = st.session_state
@@ -38,13 +37,6 @@ THREAD_PRESENT_CSS = """
 .st-key-home_threads { gap: 0.6rem !important; }
 </style>
 """
-
-
-def _page_link(path: str, label: str, icon: str | None = None) -> None:
-    try:
-        st.page_link(path, label=label, icon=icon)
-    except StreamlitPageNotFoundError:  # page run on its own (no st.navigation), e.g. in a test
-        st.markdown(f"**{label}**")
 
 
 def _start_presentation() -> None:
@@ -106,7 +98,7 @@ with st.container(key="home_threads"):  # the presentation scene "home" scrolls 
             with cols[1 + 2 * slot].container(border=True, key=f"thread_{family}_{lane}_{i}"):
                 st.markdown(f"**:{FAMILY_COLOUR[family]}[{t(text_key)}]**")
                 if demo:
-                    _page_link(demo, TITLES.get(demo, demo), ICONS.get(demo))
+                    page_link(demo, TITLES.get(demo, demo), ICONS.get(demo))
                 else:
                     st.caption(t("home.thread3.gpt_note"))
 st.caption(t("home.threads.legend") + " " + t("home.thread3.note"))
@@ -136,7 +128,7 @@ st.subheader(t("home.pages.title"))
 link_cols = st.columns(2)
 for i, spec in enumerate(PAGES[1:]):
     with link_cols[i % 2].container(border=True):
-        _page_link(spec.path, t(spec.title_key), spec.icon)
+        page_link(spec.path, t(spec.title_key), spec.icon)
         st.caption(t(spec.desc_key))
 
 # ---- model status ------------------------------------------------------------------------------
@@ -155,7 +147,8 @@ else:
     def _note(row: lab_status.ModelRow) -> str:  # a table cell: plain text
         if row.info is None:
             return t("home.models.hub_note_cached" if row.ready else "home.models.hub_note_missing")
-        return (model_description(row.info) if row.ready else error_text(row.info.problem, markdown=False)) or ""
+        problem = None if row.ready else row.info.problem  # set whenever an embedded model is not ready
+        return (error_text(problem, markdown=False) if problem else model_description(row.info)) or ""
 
     # a static table: its cells wrap, so the long notes stay readable (a data grid would cut them)
     status = pd.DataFrame({

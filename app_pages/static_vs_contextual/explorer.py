@@ -56,7 +56,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
     large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
     names = [layer_name(n) for n in view.layer_names]
-    has_points = view.num_occurrences > 0 and view.coords is not None
+    has_points = view.num_occurrences > 0 and view.coords is not None  # coords and projection: set together
     pair = has_points and view.num_occurrences == 2
     with st.container(key="static_result"):
         # on the projector the controls (and a pair's cosine) share one row, so that they and the whole
@@ -83,7 +83,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             # two points: PCA always puts them at mirrored ends, so the number must carry the message
             pair_cos = float(view.cosine[centre][j][0][1])
             pair_note = t("static.pair_cos_note", dim=view.stacked().shape[-1])
-            if not large:  # the metric beside its explanation
+            if slot_pair is None:  # not on the projector: the metric beside its explanation
                 slot_pair, c_note = st.columns([3, 5], vertical_alignment="center")  # the label is cut below ~280 px
                 c_note.caption(pair_note)
             slot_pair.metric(t("static.pair_cos", word=word_md), f"{pair_cos:.2f}")
@@ -100,11 +100,11 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             contextual_note = t("static.fig.ctx_unavailable")
         elif not has_points:
             contextual_note = t("static.fig.ctx_none")
-        coords = view.coords[j] if has_points else None
-        background = view.background_coords[j] if has_points and view.background_coords is not None else None
+        coords = view.coords[j] if view.coords is not None else None
+        background = view.background_coords[j] if view.background_coords is not None else None
         axis = None
-        if has_points:
-            allc = view.coords.reshape(-1, 2) if background is None else np.concatenate(
+        if view.coords is not None:
+            allc = view.coords.reshape(-1, 2) if view.background_coords is None else np.concatenate(
                 [view.coords.reshape(-1, 2), view.background_coords.reshape(-1, 2)])
             # the background's labels sit above its markers: room for the top row
             axis = (figs.padded_range(allc[:, 0]), figs.padded_range(allc[:, 1], 0.12 if background is None else 0.2))
@@ -114,7 +114,8 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             static_words=words, static_coords=s_coords, static_explained=s_explained,
             static_label=t("static.fig.static_point"), static_hover=s_hover, static_note=s_note,
             coords=coords, ids=view.ids, labels=view.occurrence_labels, hover=view.hover,
-            explained=view.projection.explained_variance_ratio if has_points else None, axis_range=axis,
+            explained=view.projection.explained_variance_ratio if view.projection is not None else None,
+            axis_range=axis,
             static_title=static_title, contextual_title=ctx_title,
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
             neighbour_name=t("static.fig.neighbours"), background_tokens=view.background_tokens,
@@ -124,7 +125,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
         chart(fig, "static_scatter")
     if pair and large:
         st.caption(pair_note)
-    if has_points:
+    if view.projection is not None:
         ev = view.projection.explained_variance_ratio
         st.caption(t("static.caption_spaces_background" if background is not None else "static.caption_spaces",
                      pc1=f"{100 * ev[0]:.0f}", pc2=f"{100 * ev[1]:.0f}", n=view.num_occurrences,
@@ -132,7 +133,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
     else:
         st.caption(t("static.caption_spaces_short"))
 
-    if has_points and view.num_occurrences >= 2:
+    if view.contextual is not None and view.num_occurrences >= 2:
         col_heat, col_table = st.columns([1, 1], gap="large")
         with col_heat:
             matrix = view.cosine[centre][j]

@@ -183,9 +183,10 @@ def _elmo_page_note(view: transfer.TransferView) -> None:
         gap = transfer.elmo_page_gap(view, cache.experiment_results())
     except LabError:  # an unreadable experiments file: the ELMo page says so; nothing to compare with here
         return
-    if gap is None:
+    elmo = view.elmo
+    if gap is None or elmo is None:  # no gap without an ELMo row
         return
-    elmo, cmp = view.elmo, gap.comparison
+    cmp = gap.comparison
     if not (elmo.standardised and elmo.choice):
         st.caption(t("transfer.elmo_page.old", page=_fmt_acc(gap.page_accuracy), here=_fmt_acc(elmo.accuracy),
                      c=view.config.get("lr_C", "—")))  # the fixed C of files from before the choice
@@ -327,17 +328,17 @@ def lora_today(view: transfer.TransferView | None) -> None:
             if view.lora is None:
                 st.info(t("transfer.lora.missing"))
             else:
-                _lora_summary(view)
+                _lora_summary(view, view.lora)
     st.subheader(t("transfer.prompting.title"))
     st.markdown(t("transfer.prompting.body"))
 
 
-def _lora_summary(view: transfer.TransferView) -> None:
+def _lora_summary(view: transfer.TransferView, lora: transfer.Trained) -> None:
     top = len(view.bert.layers) - 1
     # the top layer's features, [CLS] (what the fine-tuned models classify) and the mean over the review
     approaches = [(t("transfer.bar.bert", layer=_layer_name(top), pool=t(f"transfer.pool.{p}")), "feature",
                    view.bert.probe(p, top)) for p in transfer.POOLINGS]
-    approaches += [(t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", view.lora)]
+    approaches += [(t("transfer.bar.finetune"), "finetune", view.finetune), (t("transfer.bar.lora"), "lora", lora)]
     chart(shared_figure(figs.approach_summary,
                         [name for name, _, _ in approaches], [kind for _, kind, _ in approaches],
                         [a.accuracy for _, _, a in approaches],
@@ -346,7 +347,7 @@ def _lora_summary(view: transfer.TransferView) -> None:
                         panel_titles=[t("transfer.lora.panel.acc"), t("transfer.lora.panel.params"),
                                       t("transfer.lora.panel.time")],
                         title=t("transfer.fig.lora"), large=presenting()), "transfer_lora_fig")
-    _verdict("transfer.lora.verdict", transfer.compare(view.lora, view.finetune), n=view.n_test,
+    _verdict("transfer.lora.verdict", transfer.compare(lora, view.finetune), n=view.n_test,
              share=_lora_share(view))
 
 
@@ -361,10 +362,12 @@ def recompute(from_session: bool) -> None:
     infos = {m.name: m for m in list_models()}
     bert_info = infos.get(transfer.BERT_MODEL)
     elmo_info = infos.get(transfer.ELMO_MODEL) if transfer.ELMO_MODEL else None
-    bert_ok = bert_info is None or bert_info.available  # None: a directory or hub id (tests, custom setups)
-    if not bert_ok:
-        st.warning(t("transfer.recompute.no_bert", reason=error_text(bert_info.problem)))
-    if transfer.ELMO_MODEL and elmo_info is not None and not elmo_info.available:
+    # a problem is set exactly when a listed model is not available; an unlisted one is a directory or hub id
+    bert_problem = bert_info.problem if bert_info is not None else None
+    bert_ok = bert_problem is None
+    if bert_problem is not None:
+        st.warning(t("transfer.recompute.no_bert", reason=error_text(bert_problem)))
+    if transfer.ELMO_MODEL and elmo_info is not None and elmo_info.problem is not None:
         st.warning(t("transfer.recompute.no_elmo", reason=error_text(elmo_info.problem)))
     r1, r2 = st.columns(2)
     default_steps = transfer.DEFAULT_CONFIG.steps

@@ -87,7 +87,7 @@ class Trained(Approach):
     losses: list[float] = field(default_factory=list)
     lr: float  # the learning rate it was trained with
     adapter_params: int | None = None  # LoRA only
-    settings: dict | None = None  # LoRA only: r, alpha, targets, lr
+    settings: dict = field(default_factory=dict)  # LoRA only: r, alpha, targets, lr (empty for fine-tuning)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +129,7 @@ def _trained(entry: dict, n_test: int, lr: float) -> Trained:
                    curve_steps=[p["step"] for p in entry["curve"]],
                    curve_accuracy=[p["accuracy"] for p in entry["curve"]],
                    losses=list(entry.get("losses", [])), adapter_params=entry.get("adapter_params"),
-                   settings=entry.get("settings"))
+                   settings=entry.get("settings") or {})
 
 
 def _per_pooling(table: dict | None, read=lambda x: x) -> dict | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 
 import pytest
 
@@ -209,6 +210,32 @@ def check_attention(page) -> None:
     wait_for(page, lambda: zh("att.heatmap_title", l=2, h=1) in (plotly_layout_titles(page, "att_heatmap") or [""])[0],
              "the heatmap of layer 2")
     assert plotly_data(page, "att_heatmap") != before
+
+
+def test_attention_keeps_its_tab_and_token_by_name(page, warm_server):
+    """The open tab is kept by its id across a language switch (its label changes), the chosen token by its text
+    across a sentence edit that moves it (ui.state.KeptChoice); both stay in the URL."""
+    def open_tab() -> str:
+        return page.locator('[data-testid="stMain"] [role="tab"][aria-selected="true"]').first.inner_text().strip()
+
+    open_page(page, warm_server.url("attention-heatmap", tab="avg", token="手"))
+    try:
+        check_healthy(page)
+        assert wait_for(page, lambda: open_tab() == zh("att.tab.avg") and open_tab(), "the head-average tab")
+        box = page.get_by_role("combobox", name=zh("att.token"))
+        assert wait_for(page, lambda: box.input_value() == "9: 手", "手 chosen, on row 9 ([CLS] is 0)")
+        page.locator('[data-testid="stSidebar"] [data-testid="stRadio"] label').filter(has_text="English").click()
+        assert wait_for(page, lambda: open_tab() == en("att.tab.avg"), "the same tab, now in English")
+        assert "tab=avg" in page.url and "lang=en" in page.url
+        sentence = page.get_by_label(en("att.sentence"), exact=True)
+        sentence.fill("我的新手机很好。")
+        sentence.press("Enter")
+        box = page.get_by_role("combobox", name=en("att.token"))
+        assert wait_for(page, lambda: box.input_value() == "4: 手", "手 followed to row 4 of the new sentence")
+        assert open_tab() == en("att.tab.avg") and "token=手" in urllib.parse.unquote(page.url)
+        check_healthy(page)
+    finally:
+        screenshot(page, "attention-kept-tab-and-token")
 
 
 def check_transfer(page) -> None:
