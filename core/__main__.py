@@ -305,7 +305,8 @@ def _masked_lm(name: str):
 
 
 def cmd_fill_mask(args) -> None:
-    from .fillmask import fill_mask, word_candidates
+    from .fillmask.prediction import fill_mask
+    from .fillmask.words import word_candidates
 
     encoder = _masked_lm(args.model)
     hide = not args.show_all

@@ -28,8 +28,9 @@ import torch
 from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_text
 from .errors import LabError
-from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
-from .fillmask import fill_mask as _fill_mask
+from .fillmask.prediction import FillMaskResult, MaskSlot
+from .fillmask.prediction import fill_mask as _fill_mask
+from .fillmask.words import MaskRun, word_candidates
 from .mixing import scalar_mix
 from .models.cache import ModelRef, load_encoder
 from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
@@ -253,8 +254,8 @@ class MaskPredictions:
 
 
 def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool = True) -> MaskPredictions:
-    """The fill-mask page's predictions: top-k tokens per ``[MASK]`` (``core.fillmask.fill_mask``) and, for
-    runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
+    """The fill-mask page's predictions: top-k tokens per ``[MASK]`` (``core.fillmask.prediction.fill_mask``) and, for
+    runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.words.word_candidates``).
     ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
     encoder = load_masked_lm(model)
     sentence = _text(sentence, "sentence")

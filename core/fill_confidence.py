@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from . import fill_examples as fx
-from . import fillmask as fm
 from . import results_store
+from .fillmask.prediction import FillMaskResult, fill_mask
+from .fillmask.words import MaskRun, proposals, word_candidates
 
 CONFIDENCE_FILE = fx.EVAL_DIR / "fill_confidence.json"
 VERSION = 1
@@ -48,9 +49,9 @@ def _entropy_bits(p: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
-def signals(result: fm.FillMaskResult, runs: Sequence[fm.MaskRun]) -> list[Signal]:
+def signals(result: FillMaskResult, runs: Sequence[MaskRun]) -> list[Signal]:
     """One signal per gap of ``result``'s sentence, in sentence order (``runs``: its runs of two or more masks,
-    as ``fm.word_candidates`` gives them)."""
+    as ``word_candidates`` gives them)."""
     in_run = {run.first + j for run in runs for j in range(run.length)}
     gaps = [(run.first, run.length, [(w.word, w.score) for w in run.words]) for run in runs]
     gaps += [(slot.index, 1, [(c.token, c.score) for c in slot.candidates])
@@ -86,9 +87,9 @@ def measure(encoder, check_sets: dict[str, Path] = fx.CHECK_SETS) -> list[Checke
     for name, path in check_sets.items():
         for masked, accepted in fx.answer_set(path):
             masked = masked.replace(fx.MASK, encoder.mask_token)
-            result = fm.fill_mask(encoder, masked, characters_only=True)
-            runs = fm.word_candidates(encoder, masked)
-            proposed = fm.proposals(result, runs)
+            result = fill_mask(encoder, masked, characters_only=True)
+            runs = word_candidates(encoder, masked)
+            proposed = proposals(result, runs)
             signal = signals(result, runs)[0]
             rows.append(Checked(name, masked, signal.answer, fx.answer_rank(proposed[:1], accepted) == 1,
                                 fx.answer_rank(proposed[:3], accepted) is not None,

@@ -6,7 +6,9 @@ import pytest
 
 from core import fill_confidence as fc
 from core import fill_examples as fx
-from core import fillmask as fm
+from core.fillmask.prediction import fill_mask
+from core.fillmask.tokens import is_punctuation
+from core.fillmask.words import word_candidates
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +69,15 @@ def test_everyday_sentences_of_a_student(bert, stored):
     """Sentences of the issue's student (none in the check sets): no punctuation as an answer, and the wrong
     first answers are not called sure."""
     for sentence in ("今天三十八度，太[MASK]了。", "妈妈做了一盘红烧[MASK]。", "他在网上发了一条[MASK][MASK]。"):
-        result = fm.fill_mask(bert, sentence, characters_only=True)
-        signals = fc.signals(result, fm.word_candidates(bert, sentence))
-        assert len(signals) == 1 and not fm._is_punctuation(signals[0].answer)
+        result = fill_mask(bert, sentence, characters_only=True)
+        signals = fc.signals(result, word_candidates(bert, sentence))
+        assert len(signals) == 1 and not is_punctuation(signals[0].answer)
         assert stored.level(signals[0]) != "sure", (sentence, signals[0])
-    sure = fc.signals(fm.fill_mask(bert, "我吃了一个苹[MASK]。", characters_only=True), [])
+    sure = fc.signals(fill_mask(bert, "我吃了一个苹[MASK]。", characters_only=True), [])
     assert sure[0].answer == "果" and stored.level(sure[0]) == "sure"
     # a sentence with a run and a single mask: two gaps, in sentence order
     two = "我吃了一个[MASK][MASK]，他喝了一杯牛[MASK]。"
-    gaps = fc.signals(fm.fill_mask(bert, two, characters_only=True), fm.word_candidates(bert, two))
+    gaps = fc.signals(fill_mask(bert, two, characters_only=True), word_candidates(bert, two))
     assert [(g.first, g.length) for g in gaps] == [(0, 2), (2, 1)]
 
 

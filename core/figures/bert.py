@@ -69,7 +69,7 @@ def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) 
     """The sentence after ``upto`` steps of iterative filling, one cell per character or mask.
 
     Kinds: "text" (typed by the user), "open" (a [MASK] still open), "filled" (filled in an
-    earlier step), "new" (filled in step ``upto``). ``steps`` are ``core.fillmask.FillStep``s,
+    earlier step), "new" (filled in step ``upto``). ``steps`` are ``core.fillmask.iterative.FillStep``s,
     whose ``filled_mask`` counts among the masks still open at that step.
     """
     parts = masked.split(mask_token)
