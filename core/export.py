@@ -36,7 +36,7 @@ from .errors import LabError
 from .occurrences import WordVectors
 from .safe_text import csv_safe
 from .token_vectors import layer_indices
-from .vectors_view import highlight
+from .vectors.view import highlight
 
 PROJECTOR_FILES = ("vectors.tsv", "metadata.tsv")
 METADATA_COLUMNS = ("sentence_index", "sentence", "layer", "model")  # + "label" when senses are given

@@ -265,23 +265,25 @@ def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
     on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
     from core import geometry
-    from core import vectors_view as vv
     from core.models import cache
+    from core.vectors.mix import mix_view
+    from core.vectors.parsing import parse_input
+    from core.vectors.view import occurrence_layers
 
     link_real_elmo(models_dir)
     lecture = scenes.SCENES["lecture_apple"]
     at = make_app(tiny_bert_dir, vec_scene="lecture_apple", vec_text=lecture.text)
     assert_no_exception(at)
     note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
-    parsed = vv.parse_input(lecture.text, lecture.word)
-    stack = vv.occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
-    mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
+    parsed = parse_input(lecture.text, lecture.word)
+    stack = occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    mixed = mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
     assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
 
 
 def test_weights_verdict_on_synthetic_outcomes():
     """The verdict's three cases on made-up nearest-neighbour outcomes of 40 occurrences."""
-    from core.vectors_view import MixView, weights_verdict
+    from core.vectors.mix import MixView, weights_verdict
 
     def view(mix, *layers):
         arr = [np.array(x, dtype=float) for x in (mix, *layers)]
@@ -300,17 +302,19 @@ def test_weights_verdict_on_synthetic_outcomes():
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
-    from core import vectors_view as vv
     from core.mixing import layer_normalise, mean_norms
     from core.models.cache import load_encoder
     from core.models.catalogue import DEFAULT_ELMO
+    from core.vectors.mix import mix_view
+    from core.vectors.parsing import parse_input
+    from core.vectors.view import occurrence_layers
     from ui.i18n import translate
 
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
     assert_no_exception(at)
-    parsed = vv.parse_input(APPLE, "苹果")
-    view = vv.occurrence_layers(load_encoder(DEFAULT_ELMO), None, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input(APPLE, "苹果")
+    view = occurrence_layers(load_encoder(DEFAULT_ELMO), None, parsed.sentences, parsed.word, parsed.labels)
     names = ["字向量层", "第 1 层 biLSTM", "第 2 层 biLSTM"]
     raw = mean_norms(view.stacked())
     listed = " · ".join(f"{name} {norm:.1f}" for name, norm in zip(names, raw))
@@ -320,7 +324,7 @@ def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir)
     at.toggle(key="elmo_layer_norm").set_value(True).run()
     assert_no_exception(at)
     assert at.query_params["norm"] == "1"
-    expected = vv.mix_view(view.stacked(), [0.0, 0.0, 0.0], 1.0, True, view.occurrence_labels, layer_norm=True)
+    expected = mix_view(view.stacked(), [0.0, 0.0, 0.0], 1.0, True, view.occurrence_labels, layer_norm=True)
     mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
     xs = np.concatenate([plotly_array(tr["x"]) for tr in mixed])
     assert np.allclose(np.sort(xs), np.sort(expected.coords[:, 0]), atol=1e-4)

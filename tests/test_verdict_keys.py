@@ -27,7 +27,7 @@ PRODUCED = {
     "elmo.concat.verdict.": ("core.experiments.concat:verdict", {"both", "one", "none"}),
     "elmo.concat.word.": ("core.experiments.concat:compare", {"better", "worse", "tie"}),
     "elmo.concat.grid_edge": ("core.experiments.concat:grid_edges", None),
-    "elmo.live.weights.": ("core.vectors_view:weights_verdict", {"differ", "tie", "layer0", "mix"}),
+    "elmo.live.weights.": ("core.vectors.mix:weights_verdict", {"differ", "tie", "layer0", "mix"}),
     "transfer.gain.": ("core.transfer.compare:compare",
                        {"higher", "lower", "tie", "picked", "chosen_note", "one_run"}),
     "transfer.qa.verdict.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),

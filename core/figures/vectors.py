@@ -1,6 +1,6 @@
 """Figures of the vector pages: arrays and (already translated, already escaped) strings in,
 ``go.Figure`` out. Hover strings that contain user text must be ``html.escape``d by the caller
-(core.vectors_view does it); words from a model's vocabulary are escaped here.
+(core.vectors does it); words from a model's vocabulary are escaped here.
 """
 from __future__ import annotations
 
