@@ -97,7 +97,7 @@ def measure(encoder, check_sets: dict[str, Path] = fx.CHECK_SETS) -> list[Checke
     return rows
 
 
-def _youden(rows: Sequence[Checked]) -> float:
+def youden_threshold(rows: Sequence[Checked]) -> float:
     """The first-answer probability τ that maximises (right answers with top1 ≥ τ) / (right answers) minus
     (wrong answers with top1 ≥ τ) / (wrong answers); the lowest such τ."""
     right = sum(r.right for r in rows) or 1
@@ -109,7 +109,7 @@ def _youden(rows: Sequence[Checked]) -> float:
     return max(sorted({r.top1 for r in rows}), key=lambda tau: (j(tau), -tau))
 
 
-def _sure_from(rows: Sequence[Checked]) -> float:
+def sure_threshold(rows: Sequence[Checked]) -> float:
     """The lowest first-answer probability above which at least ``SURE_PRECISION`` of (at least ``MIN_SURE``)
     answers were right; above every answer when there is none."""
     ranked = sorted(rows, key=lambda r: -r.top1)
@@ -131,11 +131,11 @@ class Calibration:
     # (each O(rows²)) took 0.55 s of the fill-mask page's 0.73-s run, on every run
     @cached_property
     def low(self) -> float:
-        return _youden(self.rows)
+        return youden_threshold(self.rows)
 
     @cached_property
     def high(self) -> float:
-        return max(_sure_from(self.rows), self.low)
+        return max(sure_threshold(self.rows), self.low)
 
     def level(self, signal: Signal) -> str:
         if signal.top1 >= self.high:

@@ -29,7 +29,7 @@ def test_thresholds_are_computed_from_the_rows():
     # τ = 0.5 keeps 4 of 5 right answers and lets no wrong one through: J = 0.8, the best (0.2: 1 − 2/4)
     assert calibration.low == 0.5
     # at least 3 in 4 right above 0.45 (4 of 5), not above 0.2 (5 of 7): "sure" starts at the higher of the two
-    assert fc._sure_from(rows) == 0.45 and calibration.high == 0.5
+    assert fc.sure_threshold(rows) == 0.45 and calibration.high == 0.5
     assert calibration.level(fc.Signal(0, 1, "a", 0.55, 0.1, 1.0)) == "sure"
     assert calibration.level(fc.Signal(0, 1, "a", 0.2, 0.1, 1.0)) == "guess"
     assert calibration.record("sure") == (4, 4) and calibration.record("guess") == (1, 5)
@@ -86,8 +86,8 @@ def test_thresholds_are_computed_once_per_calibration(stored, monkeypatch):
     search over all rows, are computed once (recomputed per row they were 0.55 s of a 0.73-s fill-mask run)."""
     calibration = fc.Calibration(stored.model, stored.parameters, stored.layers, stored.rows)
     calls = []
-    youden = fc._youden
-    monkeypatch.setattr(fc, "_youden", lambda rows: calls.append(1) or youden(rows))
+    youden = fc.youden_threshold
+    monkeypatch.setattr(fc, "youden_threshold", lambda rows: calls.append(1) or youden(rows))
     records = {level: calibration.record(level) for level in fc.LEVELS}
     assert len(calls) == 1
     assert records == {level: stored.record(level) for level in fc.LEVELS}  # the same records as before
