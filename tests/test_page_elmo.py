@@ -409,7 +409,7 @@ def with_results(monkeypatch, tmp_path, results: dict) -> None:
 
 
 def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
-    from core.experiments import learned_mix
+    from core.experiments import learned_mix, learned_mix_verdict
     from core.mixing import format_vector
 
     results = committed_results()
@@ -423,7 +423,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
                 PRESETS["semantics"][0]]
     assert np.allclose([plotly_array(tr["y"]) for tr in fig["data"]], expected)
     assert fig["data"][0]["name"] == f"词性标注学到的（γ = {tasks['pos']['learned']['gamma']:.1f}）"
-    low, high = learned_mix.s_range(tasks["sentiment"])  # the seeds' spread as error bars
+    low, high = learned_mix_verdict.s_range(tasks["sentiment"])  # the seeds' spread as error bars
     s = np.array(tasks["sentiment"]["learned"]["s"])
     assert s - plotly_array(fig["data"][1]["error_y"]["arrayminus"]) == pytest.approx(low, abs=1e-9)
     assert s + plotly_array(fig["data"][1]["error_y"]["array"]) == pytest.approx(high, abs=1e-9)
@@ -442,7 +442,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     high = plotly_array(dots[0]["error_x"]["array"]) + plotly_array(dots[0]["x"])
     assert high == pytest.approx([tasks["pos"]["learned"]["interval"][1], uniform["interval"][1]])
     # every verdict sentence is the one the numbers select
-    verdict = learned_mix.verdict(tasks)
+    verdict = learned_mix_verdict.verdict(tasks)
     headline = {"same": "顺序和讲义一致，而且学到的 s 有用", "weak": "只是权重的排序", "opposite": "和讲义相反",
                 "unclear": "得不出可以带走的排序"}
     assert [h for h in headline.values() if h in text] == [headline[verdict.headline]]
@@ -462,7 +462,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     assert "Peters 等（2018）§5.5" in text
     assert ("每个随机种子都把最大权重给了第一个 biLSTM 层" in text) is bool(verdict.paper_layer)
     for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
-        low, high = learned_mix.s_range(tasks[task])
+        low, high = learned_mix_verdict.s_range(tasks[task])
         unstable = max(h - l for l, h in zip(low, high)) > learned_mix.UNSTABLE_SPREAD
         assert (f"{name}的 s 没有被数据确定下来" in text) is unstable
     assert "python -m core.experiments" in "\n".join(c.value for c in at.caption)
@@ -541,7 +541,7 @@ def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_be
 def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     """A student at home reads what the two tasks learned here, by the section's verdict (issue #44): on the shipped
     results, and on session results whose seeds put POS high and sentiment low (the lecture's opposite)."""
-    from core.experiments import learned_mix
+    from core.experiments import learned_mix_verdict
     from core.mixing import format_vector
     from ui.cache import EXPERIMENT_RESULTS_KEY
     from ui.i18n import translate
@@ -555,7 +555,7 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     with_results(monkeypatch, tmp_path, results)
     tasks = results["learned_mix"]["tasks"]
     text = answer(make_app(tiny_bert_dir))
-    headline = learned_mix.verdict(tasks).headline
+    headline = learned_mix_verdict.verdict(tasks).headline
     assert translate("zh", f"elmo.qa.verdict.{headline}") in text
     for task in ("pos", "sentiment"):
         learned = tasks[task]["learned"]
@@ -564,7 +564,7 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     for task, s in (("pos", [0.1, 0.1, 0.8]), ("sentiment", [0.8, 0.1, 0.1])):
         for seed_run in flipped["learned_mix"]["tasks"][task]["seeds"]:
             seed_run["s"] = s
-    assert learned_mix.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
+    assert learned_mix_verdict.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
     text = answer(make_app(tiny_bert_dir, **{EXPERIMENT_RESULTS_KEY: flipped}))
     assert translate("zh", "elmo.qa.verdict.opposite") in text
     at = make_app(tiny_bert_dir, present=True)
