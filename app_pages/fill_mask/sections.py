@@ -16,7 +16,7 @@ from core import fill_examples as fx
 from core.attention_view import TextNotes, inspect_text
 from core.budgets import TRAINING_FILE, load_budgets
 from core.errors import LabError
-from core.figures import bert as figs
+from core.figures import predictions as figs
 from core.figures.style import export_html
 from core.fill_view import FillView, corruption_view, next_sentence_view
 from core.fillmask.iterative import FillStep

@@ -12,8 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bert import wrap_note
-from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout, wrap_note
 
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
