@@ -6,7 +6,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..errors import LabError
-from ..occurrences import MAX_SENTENCES, parse_labelled
+from ..occurrences import check_sentences, parse_labelled
 from ..validation import check_length
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
@@ -51,12 +51,7 @@ def parse_input(text: str, word: str) -> ParsedInput:
     check_length(text, MAX_TEXT_CHARS)
     clean, removed = strip_controls(text)
     sentences, labels = parse_labelled(clean.split("\n"))
-    if not sentences:
-        raise LabError("empty_input")
-    if len(sentences) > MAX_SENTENCES:
-        raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
-    for sentence in sentences:
-        check_length(sentence, MAX_LINE_CHARS)
+    check_sentences(sentences, MAX_LINE_CHARS)
     word_clean, removed_word = strip_controls(word or "")
     word_clean = " ".join(word_clean.split())
     if not word_clean:
