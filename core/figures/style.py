@@ -1,4 +1,5 @@
-"""Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector."""
+"""Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector; how wide a label renders
+and where a long note wraps."""
 from __future__ import annotations
 
 import html
