@@ -1,6 +1,6 @@
 """``fillmask_app_vs_bare_forward``: the fill-mask page's code path against a bare forward pass.
 
-``core.fillmask.fill_mask(encoder, s)`` (input checks, length check, one forward with hidden
+``core.fillmask.prediction.fill_mask(encoder, s)`` (input checks, length check, one forward with hidden
 states, softmax over the vocabulary, top-k) against ``model(**tokenizer(s, return_tensors="pt"))``
 of the same model, both under ``torch.inference_mode()``, tokenizer included in both, interleaved.
 Value = median(app) / median(bare); target ≤ 1.3×.
@@ -23,7 +23,7 @@ def measure(cfg: Config) -> list[dict]:
         return [skipped_result(NAME, LIMIT, reason, unit="x")]
     import torch
 
-    from core.fillmask import fill_mask
+    from core.fillmask.prediction import fill_mask
 
     sentence = FILL_MASK_SENTENCE.replace("[MASK]", encoder.mask_token)
     model, tokenizer = encoder.model, encoder.tokenizer

@@ -1,9 +1,9 @@
 """ELMo weights page: one slider move re-mixes cached layers and runs no model.
 
 - ``elmo_slider_remix_ms``: what the ELMo page's mixer fragment (app_pages/elmo_weights/mixer.py) computes when
-  a weight or γ slider moves: ``core.vectors_view.normalised_s(values, True)`` then
-  ``core.vectors_view.mix_view(view.stacked(), s, γ, False, view.occurrence_labels, view.projection)``
-  on the view the page caches, ``core.vectors_view.occurrence_layers`` of 20 labelled sentences.
+  a weight or γ slider moves: ``core.vectors.mix.normalised_s(values, True)`` then
+  ``core.vectors.mix.mix_view(view.stacked(), s, γ, False, view.occurrence_labels, view.projection)``
+  on the view the page caches, ``core.vectors.view.occurrence_layers`` of 20 labelled sentences.
   The moves sweep the top layer's softmax-mode slider −3 → 3 and γ 0.5 → 2.
   Value = median ms per move; target ≤ 20 ms.
 - ``elmo_slider_forward_passes``: model forward passes during those moves, counted by
@@ -99,16 +99,17 @@ def measure(cfg: Config) -> list[dict]:
     if encoder is None:
         return [skipped_result(NAMES[0], LIMITS[0], reason, unit="ms"),
                 skipped_result(NAMES[1], LIMITS[1], reason, unit="passes")]
-    from core import vectors_view as vv
+    from core.vectors.mix import mix_view, normalised_s
+    from core.vectors.view import occurrence_layers
 
     labels, sentences = map(list, zip(*make_labelled_sentences(cfg.slider_sentences, seed=1)))
-    view = vv.occurrence_layers(encoder, None, sentences, WORD, labels)  # once: the page caches it
+    view = occurrence_layers(encoder, None, sentences, WORD, labels)  # once: the page caches it
     stack_shape = list(view.stacked().shape)  # (num_layers, n_occ, dim)
     positions = slider_positions(stack_shape[0], cfg.slider_moves)
 
     def move(values, gamma):
-        s = vv.normalised_s(values, True)
-        return vv.mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
+        s = normalised_s(values, True)
+        return mix_view(view.stacked(), s, gamma, False, view.occurrence_labels, view.projection)
 
     for values, gamma in positions[:5]:
         move(values, gamma)

@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import vectors_view as vv
 from .attention_view import AttentionView, attention_view, encode_text
 from .errors import LabError
-from .fillmask import FillMaskResult, MaskRun, MaskSlot, word_candidates
-from .fillmask import fill_mask as _fill_mask
+from .fillmask.prediction import FillMaskResult, MaskSlot
+from .fillmask.prediction import fill_mask as _fill_mask
+from .fillmask.words import MaskRun, word_candidates
 from .mixing import scalar_mix
 from .models.cache import ModelRef, load_encoder
 from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
@@ -39,6 +39,7 @@ from .token_vectors import SentenceVectors, TokenVectors, check_batch_size
 from .token_vectors import sentence_vectors as _sentence_vectors
 from .token_vectors import token_vectors as _token_vectors
 from .validation import BAD_SENTENCE_POLICIES
+from .vectors.projection import joint_projection, project_layers
 
 Model = str | Encoder | ModelRef
 MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) before a batch goes out anyway
@@ -230,16 +231,16 @@ class LayerProjection:
 
 
 def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
-    """The page's projection (``core.vectors_view.joint_projection``: each layer centred, one PCA with
+    """The page's projection (``core.vectors.projection.joint_projection``: each layer centred, one PCA with
     seed 0 and sign-fixed components over all layers) of a :func:`embed` result or an array
     ``(num_layers, num_occurrences, dim)``. Fitted on the occurrences alone: with fewer than
-    ``core.vectors_view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
+    ``core.vectors.view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
     land at mirrored ends; the page adds the sentences' other tokens as a background); compare cosines."""
     stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
     if stack.ndim != 3 or stack.shape[1] == 0:
         raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))
-    projection = vv.joint_projection(stack)
-    return LayerProjection(vv.project_layers(projection, stack), projection.explained_variance_ratio)
+    projection = joint_projection(stack)
+    return LayerProjection(project_layers(projection, stack), projection.explained_variance_ratio)
 
 
 @dataclass
@@ -253,8 +254,8 @@ class MaskPredictions:
 
 
 def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool = True) -> MaskPredictions:
-    """The fill-mask page's predictions: top-k tokens per ``[MASK]`` (``core.fillmask.fill_mask``) and, for
-    runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.word_candidates``).
+    """The fill-mask page's predictions: top-k tokens per ``[MASK]`` (``core.fillmask.prediction.fill_mask``) and, for
+    runs of adjacent masks such as 我吃了一个[MASK][MASK]。, whole words (``core.fillmask.words.word_candidates``).
     ``hide_vulgar`` leaves out candidates that complete a word of the vulgar-word list."""
     encoder = load_masked_lm(model)
     sentence = _text(sentence, "sentence")

@@ -11,7 +11,7 @@ shows where each sentence's word lands (``app_pages/class_board/``). Pure Python
 - :func:`join_url` / :func:`qr_svg`: the link students open (``LAB_BOARD_URL``) and its QR code, drawn here.
 - :func:`mix_points`: ELMo's mix (uniform s) of the class's vectors in the board's projection frame.
   The projection, similarities and nearest-neighbour sense accuracy per layer are the static-vs-contextual
-  page's own (``core.vectors_view.occurrence_layers``).
+  page's own (``core.vectors.view.occurrence_layers``).
 """
 from __future__ import annotations
 
@@ -29,13 +29,15 @@ from urllib.parse import urlencode, urlsplit
 
 import segno
 
-from . import vectors_view as vv
 from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Store, data_dir
 from .errors import LabError
 from .models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .occurrences import MAX_SENTENCES, find_spans
 from .safe_text import csv_safe
 from .validation import check_length, check_text
+from .vectors.mix import MixView, mix_view
+from .vectors.parsing import strip_controls
+from .vectors.view import VectorsView
 from .wordfilter import contains_vulgar
 
 _LOG = logging.getLogger("elmo_bert_lab")
@@ -99,7 +101,7 @@ def _require_lecturer(given: str | None) -> None:
 
 def parse_senses(text: str | None) -> tuple[str, ...]:
     """The senses the students choose from: comma-, 、- or line-separated, at most 6 of 12 characters each."""
-    clean, _ = vv.strip_controls(text or "")
+    clean, _ = strip_controls(text or "")
     for sep in "，、\n;；":
         clean = clean.replace(sep, ",")
     senses = tuple(dict.fromkeys(s.strip() for s in clean.split(",") if s.strip()))
@@ -113,7 +115,7 @@ def parse_senses(text: str | None) -> tuple[str, ...]:
 def open_board(store: Store, secret: str | None, word: str, senses_text: str | None, model: str) -> Board:
     """A new board for ``word`` (LabError for a wrong secret, an empty or long word, bad senses, unknown model)."""
     _require_lecturer(secret)
-    clean, _ = vv.strip_controls(word or "")
+    clean, _ = strip_controls(word or "")
     clean = " ".join(clean.split())
     if not clean:
         raise LabError("empty_word")
@@ -195,7 +197,7 @@ def origin_limit() -> int:
 
 def check_sentence(board: Board, text: str | None, sense: str | None) -> tuple[str, str | None]:
     """The sentence as stored (control characters dropped, one line) and the sense, or LabError why not."""
-    clean, _ = vv.strip_controls(text or "")
+    clean, _ = strip_controls(text or "")
     sentence = check_text(" ".join(clean.split()), MAX_SENTENCE_CHARS)
     if not find_spans(sentence, board.word):
         raise LabError("board_no_word", word=board.word)
@@ -239,10 +241,10 @@ def withdraw(store: Store, board_id: str, contribution_id: int, client: str) -> 
 
 # ---- what the projector shows ---------------------------------------------------------------------------
 
-def mix_points(view: vv.VectorsView) -> vv.MixView:
+def mix_points(view: VectorsView) -> MixView:
     """ELMo's mix of every layer with uniform s (γ = 1) in the view's own frame, with its sense accuracy."""
     layers = view.stacked().shape[0]
-    return vv.mix_view(view.stacked(), [1.0] * layers, 1.0, False, view.occurrence_labels, view.projection)
+    return mix_view(view.stacked(), [1.0] * layers, 1.0, False, view.occurrence_labels, view.projection)
 
 
 def export_csv(contributions: Sequence[Contribution]) -> str:

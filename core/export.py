@@ -36,7 +36,7 @@ from .errors import LabError
 from .occurrences import WordVectors
 from .safe_text import csv_safe
 from .token_vectors import layer_indices
-from .vectors_view import highlight
+from .vectors.view import highlight
 
 PROJECTOR_FILES = ("vectors.tsv", "metadata.tsv")
 METADATA_COLUMNS = ("sentence_index", "sentence", "layer", "model")  # + "label" when senses are given
@@ -294,7 +294,7 @@ def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str
     """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
     with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
     which load their scripts from a CDN."""
-    from .figures.bert import attention_grid
+    from .figures.attention import attention_grid
 
     layers, heads = attention.shape[:2]
     figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from . import fill_examples as fx
-from . import fillmask as fm
 from . import results_store
+from .fillmask.prediction import FillMaskResult, fill_mask
+from .fillmask.words import MaskRun, proposals, word_candidates
 
 CONFIDENCE_FILE = fx.EVAL_DIR / "fill_confidence.json"
 VERSION = 1
@@ -48,9 +49,9 @@ def _entropy_bits(p: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
-def signals(result: fm.FillMaskResult, runs: Sequence[fm.MaskRun]) -> list[Signal]:
+def signals(result: FillMaskResult, runs: Sequence[MaskRun]) -> list[Signal]:
     """One signal per gap of ``result``'s sentence, in sentence order (``runs``: its runs of two or more masks,
-    as ``fm.word_candidates`` gives them)."""
+    as ``word_candidates`` gives them)."""
     in_run = {run.first + j for run in runs for j in range(run.length)}
     gaps = [(run.first, run.length, [(w.word, w.score) for w in run.words]) for run in runs]
     gaps += [(slot.index, 1, [(c.token, c.score) for c in slot.candidates])
@@ -86,9 +87,9 @@ def measure(encoder, check_sets: dict[str, Path] = fx.CHECK_SETS) -> list[Checke
     for name, path in check_sets.items():
         for masked, accepted in fx.answer_set(path):
             masked = masked.replace(fx.MASK, encoder.mask_token)
-            result = fm.fill_mask(encoder, masked, characters_only=True)
-            runs = fm.word_candidates(encoder, masked)
-            proposed = fm.proposals(result, runs)
+            result = fill_mask(encoder, masked, characters_only=True)
+            runs = word_candidates(encoder, masked)
+            proposed = proposals(result, runs)
             signal = signals(result, runs)[0]
             rows.append(Checked(name, masked, signal.answer, fx.answer_rank(proposed[:1], accepted) == 1,
                                 fx.answer_rank(proposed[:3], accepted) is not None,
@@ -96,7 +97,7 @@ def measure(encoder, check_sets: dict[str, Path] = fx.CHECK_SETS) -> list[Checke
     return rows
 
 
-def _youden(rows: Sequence[Checked]) -> float:
+def youden_threshold(rows: Sequence[Checked]) -> float:
     """The first-answer probability τ that maximises (right answers with top1 ≥ τ) / (right answers) minus
     (wrong answers with top1 ≥ τ) / (wrong answers); the lowest such τ."""
     right = sum(r.right for r in rows) or 1
@@ -108,7 +109,7 @@ def _youden(rows: Sequence[Checked]) -> float:
     return max(sorted({r.top1 for r in rows}), key=lambda tau: (j(tau), -tau))
 
 
-def _sure_from(rows: Sequence[Checked]) -> float:
+def sure_threshold(rows: Sequence[Checked]) -> float:
     """The lowest first-answer probability above which at least ``SURE_PRECISION`` of (at least ``MIN_SURE``)
     answers were right; above every answer when there is none."""
     ranked = sorted(rows, key=lambda r: -r.top1)
@@ -130,11 +131,11 @@ class Calibration:
     # (each O(rows²)) took 0.55 s of the fill-mask page's 0.73-s run, on every run
     @cached_property
     def low(self) -> float:
-        return _youden(self.rows)
+        return youden_threshold(self.rows)
 
     @cached_property
     def high(self) -> float:
-        return max(_sure_from(self.rows), self.low)
+        return max(sure_threshold(self.rows), self.low)
 
     def level(self, signal: Signal) -> str:
         if signal.top1 >= self.high:

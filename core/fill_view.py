@@ -16,8 +16,14 @@ from dataclasses import dataclass
 
 from . import fill_confidence
 from . import fill_examples as fx
-from . import fillmask as fm
 from .attention_view import TextNotes, inspect_text
+from .fillmask import words
+from .fillmask.corruption import CorruptedToken, corruption_stats, mlm_corruption
+from .fillmask.iterative import FillStep, iterative_fill
+from .fillmask.masks import masked_input
+from .fillmask.nsp import next_sentence
+from .fillmask.prediction import FillMaskResult, fill_mask
+from .fillmask.words import MaskRun, word_candidates
 from .models.encoders import BertEncoder
 
 
@@ -25,26 +31,26 @@ from .models.encoders import BertEncoder
 class FillView:
     masked: str  # the sentence BERT sees
     mask_token: str  # the model's mask token in ``masked``
-    result: fm.FillMaskResult
-    runs: list[fm.MaskRun]  # whole-word candidates of every run of two or more masks
-    steps: list[fm.FillStep]  # filling the most confident mask, one at a time
+    result: FillMaskResult
+    runs: list[MaskRun]  # whole-word candidates of every run of two or more masks
+    steps: list[FillStep]  # filling the most confident mask, one at a time
     known: fx.Known | None  # accepted answers and true sentence, when the app's data knows the sentence
     signals: list[fill_confidence.Signal]  # how sure the model is at each gap, from its distribution
 
     @property
     def proposals(self) -> list[str]:
-        return fm.proposals(self.result, self.runs)
+        return words.proposals(self.result, self.runs)
 
 
 def fill_view(encoder: BertEncoder, mode: str, *, sentence: str = "", plain: str = "", word: str = "",
               chars: Sequence[int] = (), top_k: int = 5, hide_vulgar: bool = True) -> FillView:
-    """Everything the page shows for one input (``fm.masked_input``'s three modes). Bad input raises LabError."""
-    masked = fm.masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
-    result = fm.fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar, characters_only=True)
-    runs = fm.word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar)
+    """Everything the page shows for one input (``masked_input``'s three modes). Bad input raises LabError."""
+    masked = masked_input(encoder, mode, sentence=sentence, plain=plain, word=word, chars=chars)
+    result = fill_mask(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar, characters_only=True)
+    runs = word_candidates(encoder, masked, top_n=top_k, hide_vulgar=hide_vulgar)
     return FillView(masked=masked, mask_token=encoder.mask_token, result=result, runs=runs,
-                    steps=fm.iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
-                                            characters_only=True),
+                    steps=iterative_fill(encoder, masked, top_k=top_k, hide_vulgar=hide_vulgar,
+                                         characters_only=True, first=result),
                     known=fx.lookup(masked, encoder.mask_token), signals=fill_confidence.signals(result, runs))
 
 
@@ -72,7 +78,7 @@ def corruption_source(mode: str, plain: str, view: FillView | None) -> tuple[str
 
 @dataclass(frozen=True)
 class CorruptionView:
-    tokens: list[fm.CorruptedToken]  # this draw (its seed)
+    tokens: list[CorruptedToken]  # this draw (its seed)
     stats: dict[str, float]  # shares over many draws: chosen, and of those mask / random / unchanged
 
     @property
@@ -84,7 +90,7 @@ class CorruptionView:
 
 
 def corruption_view(encoder: BertEncoder, sentence: str, seed: int = 0) -> CorruptionView:
-    return CorruptionView(fm.mlm_corruption(encoder, sentence, seed=seed), fm.corruption_stats(encoder, sentence))
+    return CorruptionView(mlm_corruption(encoder, sentence, seed=seed), corruption_stats(encoder, sentence))
 
 
 @dataclass(frozen=True)
@@ -99,5 +105,5 @@ class NextSentenceView:
 
 
 def next_sentence_view(encoder: BertEncoder, first: str, second: str) -> NextSentenceView:
-    return NextSentenceView(fm.next_sentence(encoder, first, second), fx.nsp_label(first, second),
+    return NextSentenceView(next_sentence(encoder, first, second), fx.nsp_label(first, second),
                             inspect_text(encoder, first + second))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import LabError
-from .fillmask import Candidate, fill_masks, top_candidates
+from .fillmask.prediction import Candidate, fill_masks, top_candidates
 from .models.encoders import BertEncoder, ElmoEncoder, Encoding
 from .validation import check_text
 

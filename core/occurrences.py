@@ -83,6 +83,17 @@ def parse_labelled(lines: list[str]) -> tuple[list[str], list[str | None]]:
     return sentences, labels
 
 
+def check_sentences(sentences: Sequence[str], max_chars: int) -> None:
+    """Raise LabError ``empty_input`` for no sentence, ``too_many_sentences`` above :data:`MAX_SENTENCES`,
+    ``too_long`` for a sentence over ``max_chars``."""
+    if not sentences:
+        raise LabError("empty_input")
+    if len(sentences) > MAX_SENTENCES:
+        raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
+    for sentence in sentences:
+        check_length(sentence, max_chars)
+
+
 def word_vectors(encoder: Encoder, sentences: list[str], word: str,
                  labels: Sequence[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None
                  ) -> WordVectors:
@@ -92,12 +103,7 @@ def word_vectors(encoder: Encoder, sentences: list[str], word: str,
     if not word:
         raise LabError("empty_word")
     sentences = [s for s in sentences]
-    if not sentences:
-        raise LabError("empty_input")
-    if len(sentences) > MAX_SENTENCES:
-        raise LabError("too_many_sentences", count=len(sentences), limit=MAX_SENTENCES)
-    for sentence in sentences:
-        check_length(sentence, MAX_SENTENCE_CHARS)
+    check_sentences(sentences, MAX_SENTENCE_CHARS)
     labels = labels or [None] * len(sentences)
     spans = [find_spans(s, word) for s in sentences]
     missing = [i for i, found in enumerate(spans) if not found]

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from core import api
-from core import vectors_view as vv
 from core.errors import LabError
 from core.models import cache
 from core.occurrences import word_vectors
+from core.vectors.view import occurrence_layers
 
 APPLE = ["我吃了一个苹果。", "苹果昨天发布了新手机。", "今天天气很好。"]
 
@@ -132,14 +132,14 @@ def test_mix_lecture_example_and_word_vectors(elmo):
 def test_project_is_the_pages_frame(bert):
     sentences = APPLE + ["苹果很甜"]  # three occurrences: the page fits its frame on them alone too
     projection = api.project(api.embed(bert, sentences, "苹果"))
-    page = vv.occurrence_layers(bert, None, sentences, "苹果")
+    page = occurrence_layers(bert, None, sentences, "苹果")
     assert projection.coords.shape == (bert.num_layers, 3, 2)
     np.testing.assert_allclose(projection.coords, page.coords)
     np.testing.assert_allclose(projection.explained_variance_ratio, page.projection.explained_variance_ratio)
     # two occurrences: the page adds the sentences' other tokens as a background, the API keeps the bare frame
     pair = api.project(api.embed(bert, APPLE, "苹果"))
     np.testing.assert_allclose(pair.coords[:, 0], -pair.coords[:, 1], atol=1e-9)  # mirrored, whatever the cosine
-    assert vv.occurrence_layers(bert, None, APPLE, "苹果").background_coords is not None
+    assert occurrence_layers(bert, None, APPLE, "苹果").background_coords is not None
 
 
 def test_fill_mask_with_whole_words(bert):

@@ -79,7 +79,7 @@ def test_sentences_are_deterministic_and_contain_the_word():
 
 def test_slider_positions_sweep_the_page_sliders():
     from app_pages.elmo_weights.mixer import W_RANGE
-    from core.vectors_view import normalised_s
+    from core.vectors.mix import normalised_s
 
     assert slider.W_RANGE == W_RANGE
     positions = slider.slider_positions(3, 7)
@@ -92,16 +92,16 @@ def test_slider_positions_sweep_the_page_sliders():
 
 
 def test_slider_times_the_pages_mix_view_call(tiny_bert_dir, monkeypatch):
-    from core import vectors_view as vv
+    from core.vectors import mix
 
     calls = []
-    real = vv.mix_view
+    real = mix.mix_view
 
     def recorded(layer_stack, weights, gamma, pre_softmax, labels, projection=None):
         calls.append((pre_softmax, labels, projection))
         return real(layer_stack, weights, gamma, pre_softmax, labels, projection)
 
-    monkeypatch.setattr(vv, "mix_view", recorded)
+    monkeypatch.setattr(mix, "mix_view", recorded)
     cfg = common.Config.for_mode(True, elmo_model=str(tiny_bert_dir), slider_moves=6)
     remix, _ = slider.measure(cfg)
     assert len(calls) == 5 + 6  # the warm-up moves, then the timed ones

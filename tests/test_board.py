@@ -6,10 +6,10 @@ import sqlite3
 import pytest
 
 from core import board
-from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, WITHDRAWN, Store
 from core.errors import LabError
 from core.models.cache import load_encoder
+from core.vectors.view import occurrence_layers
 
 SECRET = "test-lecturer-secret"
 
@@ -153,7 +153,7 @@ def test_the_class_view_is_the_static_pages_projection_and_accuracy(store, apple
         board.send(store, apple.id, f"p{i}", f"o{i}", sentence, sense)
     shown = store.contributions(apple.id)
     elmo = load_encoder(board.MODELS["elmo"])
-    view = vv.occurrence_layers(elmo, load_encoder("word2vec-zh"), [c.sentence for c in shown], "苹果",
+    view = occurrence_layers(elmo, load_encoder("word2vec-zh"), [c.sentence for c in shown], "苹果",
                                 [c.sense for c in shown])
     assert view.coords.shape == (len(elmo.layer_names), len(CLASS), 2)
     assert all(a is not None for a in view.accuracy[False])

@@ -10,7 +10,7 @@ import plotly.io as pio
 import pytest
 import streamlit  # noqa: F401  (imported first on purpose: it replaces plotly's default template)
 
-from core.figures import bert as figs
+from core.figures import predictions as figs
 from core.figures.grid import subplot_grid
 from core.figures.style import FONT_FAMILY, PALETTE, base_layout
 

@@ -6,7 +6,9 @@ import pytest
 
 from core import fill_confidence as fc
 from core import fill_examples as fx
-from core import fillmask as fm
+from core.fillmask.prediction import fill_mask
+from core.fillmask.tokens import is_punctuation
+from core.fillmask.words import word_candidates
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def test_thresholds_are_computed_from_the_rows():
     # τ = 0.5 keeps 4 of 5 right answers and lets no wrong one through: J = 0.8, the best (0.2: 1 − 2/4)
     assert calibration.low == 0.5
     # at least 3 in 4 right above 0.45 (4 of 5), not above 0.2 (5 of 7): "sure" starts at the higher of the two
-    assert fc._sure_from(rows) == 0.45 and calibration.high == 0.5
+    assert fc.sure_threshold(rows) == 0.45 and calibration.high == 0.5
     assert calibration.level(fc.Signal(0, 1, "a", 0.55, 0.1, 1.0)) == "sure"
     assert calibration.level(fc.Signal(0, 1, "a", 0.2, 0.1, 1.0)) == "guess"
     assert calibration.record("sure") == (4, 4) and calibration.record("guess") == (1, 5)
@@ -67,15 +69,15 @@ def test_everyday_sentences_of_a_student(bert, stored):
     """Sentences of the issue's student (none in the check sets): no punctuation as an answer, and the wrong
     first answers are not called sure."""
     for sentence in ("今天三十八度，太[MASK]了。", "妈妈做了一盘红烧[MASK]。", "他在网上发了一条[MASK][MASK]。"):
-        result = fm.fill_mask(bert, sentence, characters_only=True)
-        signals = fc.signals(result, fm.word_candidates(bert, sentence))
-        assert len(signals) == 1 and not fm._is_punctuation(signals[0].answer)
+        result = fill_mask(bert, sentence, characters_only=True)
+        signals = fc.signals(result, word_candidates(bert, sentence))
+        assert len(signals) == 1 and not is_punctuation(signals[0].answer)
         assert stored.level(signals[0]) != "sure", (sentence, signals[0])
-    sure = fc.signals(fm.fill_mask(bert, "我吃了一个苹[MASK]。", characters_only=True), [])
+    sure = fc.signals(fill_mask(bert, "我吃了一个苹[MASK]。", characters_only=True), [])
     assert sure[0].answer == "果" and stored.level(sure[0]) == "sure"
     # a sentence with a run and a single mask: two gaps, in sentence order
     two = "我吃了一个[MASK][MASK]，他喝了一杯牛[MASK]。"
-    gaps = fc.signals(fm.fill_mask(bert, two, characters_only=True), fm.word_candidates(bert, two))
+    gaps = fc.signals(fill_mask(bert, two, characters_only=True), word_candidates(bert, two))
     assert [(g.first, g.length) for g in gaps] == [(0, 2), (2, 1)]
 
 
@@ -84,8 +86,8 @@ def test_thresholds_are_computed_once_per_calibration(stored, monkeypatch):
     search over all rows, are computed once (recomputed per row they were 0.55 s of a 0.73-s fill-mask run)."""
     calibration = fc.Calibration(stored.model, stored.parameters, stored.layers, stored.rows)
     calls = []
-    youden = fc._youden
-    monkeypatch.setattr(fc, "_youden", lambda rows: calls.append(1) or youden(rows))
+    youden = fc.youden_threshold
+    monkeypatch.setattr(fc, "youden_threshold", lambda rows: calls.append(1) or youden(rows))
     records = {level: calibration.record(level) for level in fc.LEVELS}
     assert len(calls) == 1
     assert records == {level: stored.record(level) for level in fc.LEVELS}  # the same records as before

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from core import fill_examples as fx
-from core import fillmask as fm
+from core.fillmask.iterative import iterative_fill
+from core.fillmask.masks import masked_input
+from core.fillmask.nsp import next_sentence
+from core.fillmask.prediction import fill_mask
+from core.fillmask.scoring import candidate_scores
+from core.fillmask.words import proposals, word_candidates
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 from ui import lecture_scenes as pres
@@ -31,16 +36,16 @@ def _assert_teaches(encoder, masked: str) -> None:
     filling's end (②)."""
     known = fx.lookup(masked)
     assert known is not None, f"{masked}: no accepted answers in the data"
-    proposed = fm.proposals(fm.fill_mask(encoder, masked), fm.word_candidates(encoder, masked))
+    proposed = proposals(fill_mask(encoder, masked), word_candidates(encoder, masked))
     assert fx.answer_rank(proposed, known.accepted) == 1, f"{masked}: {proposed} does not start with {known.accepted}"
-    final = fm.iterative_fill(encoder, masked)[-1].text_after
+    final = iterative_fill(encoder, masked)[-1].text_after
     assert _filled_word(masked, final) in known.accepted, f"{masked}: filled step by step as {final}"
 
 
 @pytest.mark.parametrize("example", fx.EXAMPLES, ids=lambda e: e.masked)
 def test_every_example_teaches_its_point(mini_bert, example):
     # the page masks the example's word with the model's tokenizer: the same sentence as the data's
-    assert fm.masked_input(mini_bert, "word", plain=example.plain, word=example.word) == example.masked
+    assert masked_input(mini_bert, "word", plain=example.plain, word=example.word) == example.masked
     assert example.word in example.accepted and fx.lookup(example.masked).sentence == example.plain
     _assert_teaches(mini_bert, example.masked)
 
@@ -52,7 +57,7 @@ def test_every_fill_mask_scene_teaches_its_point(mini_bert, scene):
 
 def test_default_candidates_prefer_an_accepted_answer(mini_bert):
     default = fx.EXAMPLES[0]
-    scored = fm.candidate_scores(mini_bert, default.masked, list(fx.DEFAULT_CANDIDATES))
+    scored = candidate_scores(mini_bert, default.masked, list(fx.DEFAULT_CANDIDATES))
     assert all(s.score is not None for s in scored)
     best = max(scored, key=lambda s: s.score or 0.0)
     assert best.word in default.accepted
@@ -61,7 +66,7 @@ def test_default_candidates_prefer_an_accepted_answer(mini_bert):
 
 @pytest.mark.parametrize("pair", fx.NSP_EXAMPLES, ids=lambda p: "IsNext" if p.is_next else "NotNext")
 def test_nsp_examples_are_judged_right(mini_bert, pair):
-    p = fm.next_sentence(mini_bert, pair.first, pair.second)
+    p = next_sentence(mini_bert, pair.first, pair.second)
     assert (p > 0.5) == pair.is_next, f"P(IsNext) = {p:.3f}"
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 import pytest
 
 from core import fill_examples as fx
-from core import fillmask as fm
 from core.errors import LabError
 from core.fill_view import corruption_source, corruption_view, fill_view, next_sentence_view
+from core.fillmask.corruption import corruption_stats, mlm_corruption
+from core.fillmask.iterative import iterative_fill
+from core.fillmask.words import proposals
 
 
 def test_a_known_example_in_every_input_mode_gives_one_view(bert):
@@ -22,8 +24,25 @@ def test_a_known_example_in_every_input_mode_gives_one_view(bert):
     assert len(view.result.masks) == len(view.steps) == masks
     assert all(len(slot.candidates) == 5 for slot in view.result.masks)
     assert view.known is not None and view.known.accepted == fx.lookup(example.masked).accepted
-    assert view.proposals == fm.proposals(view.result, view.runs)
+    assert view.proposals == proposals(view.result, view.runs)
     assert bert.mask_token not in view.steps[-1].text_after
+
+
+def test_filling_one_at_a_time_starts_from_the_view_s_own_forward_pass(tiny_bert, monkeypatch):
+    """The first step of BERT filling one mask at a time is the prediction the view already made: two separate
+    masks (no run, so no whole-word search) take two forward passes, not three; the steps are unchanged."""
+    from core.models.encoders import BertEncoder
+
+    sentence = "我[MASK]了一个苹果[MASK]"
+    alone = iterative_fill(tiny_bert, sentence, top_k=5, characters_only=True)
+    passes = []
+    forward = BertEncoder.forward
+    monkeypatch.setattr(BertEncoder, "forward",
+                        lambda self, texts, *a, **k: passes.append(list(texts)) or forward(self, texts, *a, **k))
+    view = fill_view(tiny_bert, "masked", sentence=sentence, top_k=5)
+    assert passes == [[sentence], [view.steps[0].text_after]]
+    assert [(s.filled_mask, s.token, s.score, s.text_after) for s in view.steps] == \
+        [(s.filled_mask, s.token, s.score, s.text_after) for s in alone]
 
 
 def test_an_unknown_sentence_has_no_answers_and_bad_input_raises(bert):
@@ -50,9 +69,9 @@ def test_the_corruption_starts_from_a_true_sentence_never_the_model_s_guess(bert
 
 def test_corruption_view_counts_its_own_draw(bert):
     view = corruption_view(bert, "我吃了一个苹果，味道很好。", seed=3)
-    assert view.tokens == fm.mlm_corruption(bert, "我吃了一个苹果，味道很好。", seed=3)
+    assert view.tokens == mlm_corruption(bert, "我吃了一个苹果，味道很好。", seed=3)
     assert view.chosen == sum(view.count(action) for action in ("mask", "random", "unchanged")) >= 1
-    assert view.stats == pytest.approx(fm.corruption_stats(bert, "我吃了一个苹果，味道很好。"))
+    assert view.stats == pytest.approx(corruption_stats(bert, "我吃了一个苹果，味道很好。"))
 
 
 def test_next_sentence_view_labels_example_pairs_only(bert):

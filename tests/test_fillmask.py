@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from core import fillmask as fm
 from core.errors import LabError
+from core.fillmask.corruption import corruption_stats, mlm_corruption
+from core.fillmask.iterative import iterative_fill
+from core.fillmask.masks import check_masked_sentence, mask_runs, whole_word_mask
+from core.fillmask.prediction import fill_mask, fill_masks
+from core.fillmask.scoring import candidate_scores
+from core.fillmask.words import proposals, word_candidates
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 
@@ -35,20 +40,20 @@ def _mini_bert():
 )
 def test_check_masked_sentence_rejects(sentence, code):
     with pytest.raises(LabError) as info:
-        fm.check_masked_sentence(sentence)
+        check_masked_sentence(sentence)
     assert info.value.code == code
     assert info.value.message("zh") and info.value.message("en")
 
 
 def test_check_masked_sentence_accepts_and_normalises():
-    assert fm.check_masked_sentence("  我吃了一个[mask]［MASK］。 ") == "我吃了一个[MASK][MASK]。"
-    assert fm.check_masked_sentence("今天" + "[MASK]" * 16).count("[MASK]") == 16
-    assert fm.check_masked_sentence("今天[ Mask ]", "<mask>") == "今天<mask>"
+    assert check_masked_sentence("  我吃了一个[mask]［MASK］。 ") == "我吃了一个[MASK][MASK]。"
+    assert check_masked_sentence("今天" + "[MASK]" * 16).count("[MASK]") == 16
+    assert check_masked_sentence("今天[ Mask ]", "<mask>") == "今天<mask>"
 
 
 # ---- fill_mask -----------------------------------------------------------------------------------
 def test_fill_mask_full_distributions_sum_to_one(tiny_bert):
-    result = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]。", top_k=7)
+    result = fill_mask(tiny_bert, "我吃了一个[MASK][MASK]。", top_k=7)
     assert result.tokens[0] == "[CLS]" and result.tokens[-1] == "[SEP]"
     assert [slot.index for slot in result.masks] == [0, 1]
     assert [slot.token_index for slot in result.masks] == [6, 7]
@@ -65,28 +70,28 @@ def test_fill_mask_full_distributions_sum_to_one(tiny_bert):
 
 def test_fill_mask_never_offers_special_tokens(tiny_bert):
     special = set(tiny_bert.tokenizer.all_special_tokens)
-    result = fm.fill_mask(tiny_bert, "[MASK]天气很好", top_k=50)
+    result = fill_mask(tiny_bert, "[MASK]天气很好", top_k=50)
     assert not special & {c.token for c in result.masks[0].candidates}
 
 
 def test_fill_mask_top_k_bounds(tiny_bert):
     for k in (0, 51):
         with pytest.raises(LabError) as info:
-            fm.fill_mask(tiny_bert, "今天[MASK]", top_k=k)
+            fill_mask(tiny_bert, "今天[MASK]", top_k=k)
         assert info.value.code == "out_of_range"
 
 
 def test_fill_mask_too_many_tokens(tiny_bert):
     # the tiny model has 64 positions; 80 characters are 80 tokens
     with pytest.raises(LabError) as info:
-        fm.fill_mask(tiny_bert, "今天" * 40 + "[MASK]")
+        fill_mask(tiny_bert, "今天" * 40 + "[MASK]")
     assert info.value.code == "too_many_tokens"
 
 
 @pytest.mark.realmodel
 def test_fill_mask_mini_bert_sums_to_one():
     encoder = _mini_bert()
-    result = fm.fill_mask(encoder, "我吃了一个[MASK][MASK]。", top_k=5)
+    result = fill_mask(encoder, "我吃了一个[MASK][MASK]。", top_k=5)
     assert len(result.masks) == 2
     for slot in result.masks:
         assert slot.probabilities.shape == (len(encoder.tokenizer),)
@@ -96,9 +101,9 @@ def test_fill_mask_mini_bert_sums_to_one():
 # ---- candidate_scores ----------------------------------------------------------------------------
 def test_candidate_scores_product_and_fit(tiny_bert):
     sentence = "我吃了一个[MASK][MASK]。"
-    result = fm.fill_mask(tiny_bert, sentence)
+    result = fill_mask(tiny_bert, sentence)
     vocab = tiny_bert.tokenizer.get_vocab()
-    scored = fm.candidate_scores(tiny_bert, sentence, ["苹果", " 水果 ", "", "公司的", "好", "犇犇"])
+    scored = candidate_scores(tiny_bert, sentence, ["苹果", " 水果 ", "", "公司的", "好", "犇犇"])
     by_word = {s.word: s for s in scored}
     assert set(by_word) == {"苹果", "水果", "公司的", "好", "犇犇"}  # empty entries skipped, stripped
     apple = by_word["苹果"]
@@ -112,27 +117,27 @@ def test_candidate_scores_product_and_fit(tiny_bert):
 
 def test_candidate_scores_first_mask(tiny_bert):
     sentence = "我吃了一个[MASK][MASK]。"
-    result = fm.fill_mask(tiny_bert, sentence)
+    result = fill_mask(tiny_bert, sentence)
     vocab = tiny_bert.tokenizer.get_vocab()
-    (score,) = fm.candidate_scores(tiny_bert, sentence, ["果"], first_mask=1)
+    (score,) = candidate_scores(tiny_bert, sentence, ["果"], first_mask=1)
     assert score.fits and score.score == pytest.approx(result.masks[1].probabilities[vocab["果"]])
-    (too_long,) = fm.candidate_scores(tiny_bert, sentence, ["苹果"], first_mask=1)
+    (too_long,) = candidate_scores(tiny_bert, sentence, ["苹果"], first_mask=1)
     assert not too_long.fits
 
 
 # ---- whole_word_mask -----------------------------------------------------------------------------
 def test_whole_word_mask(tiny_bert):
-    assert fm.whole_word_mask("他背着包袱去北京。", "包袱") == "他背着[MASK][MASK]去北京。"
-    assert fm.whole_word_mask("苹果和苹果", "苹果", tiny_bert) == "[MASK][MASK]和[MASK][MASK]"
-    assert fm.whole_word_mask("苹果昨天发布了新手机。", "手", tiny_bert) == "苹果昨天发布了新[MASK]机。"
+    assert whole_word_mask("他背着包袱去北京。", "包袱") == "他背着[MASK][MASK]去北京。"
+    assert whole_word_mask("苹果和苹果", "苹果", tiny_bert) == "[MASK][MASK]和[MASK][MASK]"
+    assert whole_word_mask("苹果昨天发布了新手机。", "手", tiny_bert) == "苹果昨天发布了新[MASK]机。"
     with pytest.raises(LabError) as info:
-        fm.whole_word_mask("今天天气很好", "北京")
+        whole_word_mask("今天天气很好", "北京")
     assert info.value.code == "word_not_in_sentence" and "北京" in info.value.message("zh")
 
 
 # ---- iterative_fill ------------------------------------------------------------------------------
 def test_iterative_fill_one_mask_per_step(tiny_bert):
-    steps = fm.iterative_fill(tiny_bert, "他背着[MASK][MASK]去[MASK]京。")
+    steps = iterative_fill(tiny_bert, "他背着[MASK][MASK]去[MASK]京。")
     assert [s.step for s in steps] == [1, 2, 3]
     assert [len(s.open_masks) for s in steps] == [3, 2, 1]
     for step in steps:
@@ -158,10 +163,10 @@ def test_iterative_fill_terminates_when_model_prefers_mask(tmp_path):
         for bias in {id(b): b for b in (predictions.bias, getattr(predictions.decoder, "bias", None))
                      if b is not None}.values():
             bias[mask_id] = 50.0
-    result = fm.fill_mask(encoder, "今天[MASK]好")
+    result = fill_mask(encoder, "今天[MASK]好")
     assert result.masks[0].probabilities[mask_id] > 0.9  # the model really prefers [MASK] ...
     assert result.masks[0].candidates[0].token != "[MASK]"  # ... but it is never offered
-    steps = fm.iterative_fill(encoder, "今天[MASK][MASK]好")
+    steps = iterative_fill(encoder, "今天[MASK][MASK]好")
     assert len(steps) == 2 and "[MASK]" not in steps[-1].text_after
 
 
@@ -169,7 +174,7 @@ def test_iterative_fill_terminates_when_model_prefers_mask(tmp_path):
 @pytest.mark.parametrize("sentence", ["今天天气很好。", "我吃了一个苹果，苹果昨天发布了新手机。他背着包袱去北京。"])
 def test_mlm_corruption_fifteen_percent(tiny_bert, sentence):
     tokens = tiny_bert.tokenizer.tokenize(sentence)
-    corrupted = fm.mlm_corruption(tiny_bert, sentence, seed=4)
+    corrupted = mlm_corruption(tiny_bert, sentence, seed=4)
     assert [c.token for c in corrupted] == tokens
     assert sum(c.chosen for c in corrupted) == max(1, round(0.15 * len(tokens)))
     for c in corrupted:
@@ -180,13 +185,13 @@ def test_mlm_corruption_fifteen_percent(tiny_bert, sentence):
             assert c.shown == "[MASK]"
         else:
             assert c.shown not in tiny_bert.tokenizer.all_special_tokens
-    assert fm.mlm_corruption(tiny_bert, sentence, seed=4) == corrupted  # a fixed seed is reproducible
+    assert mlm_corruption(tiny_bert, sentence, seed=4) == corrupted  # a fixed seed is reproducible
 
 
 def test_mlm_corruption_80_10_10(tiny_bert):
     counts = {"mask": 0, "random": 0, "unchanged": 0}
     for seed in range(600):
-        for c in fm.mlm_corruption(tiny_bert, "我吃了一个苹果，苹果昨天发布了新手机。", seed=seed):
+        for c in mlm_corruption(tiny_bert, "我吃了一个苹果，苹果昨天发布了新手机。", seed=seed):
             if c.chosen:
                 counts[c.action] += 1
     total = sum(counts.values())
@@ -197,21 +202,21 @@ def test_mlm_corruption_80_10_10(tiny_bert):
 
 def test_corruption_stats_count_the_same_draws_as_mlm_corruption(tiny_bert):
     sentence = "我吃了一个苹果，苹果昨天发布了新手机。"
-    draws = [fm.mlm_corruption(tiny_bert, sentence, seed=seed) for seed in range(500, 700)]
+    draws = [mlm_corruption(tiny_bert, sentence, seed=seed) for seed in range(500, 700)]
     chosen = [c for draw in draws for c in draw if c.chosen]
-    stats = fm.corruption_stats(tiny_bert, sentence, draws=200, first_seed=500)
+    stats = corruption_stats(tiny_bert, sentence, draws=200, first_seed=500)
     assert stats["chosen"] == len(chosen) / sum(len(draw) for draw in draws)
     for action in ("mask", "random", "unchanged"):
         assert stats[action] == sum(c.action == action for c in chosen) / len(chosen)
     assert stats["mask"] + stats["random"] + stats["unchanged"] == pytest.approx(1.0)
     with pytest.raises(LabError):
-        fm.corruption_stats(tiny_bert, "  ")
+        corruption_stats(tiny_bert, "  ")
 
 
 def test_mlm_corruption_rejects_empty(tiny_bert):
     for text in ("", "   "):
         with pytest.raises(LabError) as info:
-            fm.mlm_corruption(tiny_bert, text)
+            mlm_corruption(tiny_bert, text)
         assert info.value.code == "empty_input"
 
 
@@ -233,11 +238,11 @@ def test_nsp_probability_and_missing_head(tiny_bert, tiny_mlm_dir):
     ("[MASK] [MASK]", []),  # a space between masks separates them
 ])
 def test_mask_runs(sentence, runs):
-    assert fm.mask_runs(sentence) == runs
+    assert mask_runs(sentence) == runs
 
 
 def test_word_candidates_are_joint_chain_probabilities(tiny_bert):
-    runs = fm.word_candidates(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_n=6)
+    runs = word_candidates(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_n=6)
     assert [(r.first, r.length) for r in runs] == [(0, 2), (3, 3)]
     for run in runs:
         assert len(run.words) == 6
@@ -249,7 +254,7 @@ def test_word_candidates_are_joint_chain_probabilities(tiny_bert):
             assert not any(ch in "。，！？" for ch in w.word)
     # the first character's probability is the one fill_mask gives for that mask (same context)
     first = runs[0].words[0]
-    slot = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_k=50).masks[0]
+    slot = fill_mask(tiny_bert, "我吃了一个[MASK][MASK]，[MASK]很好。[MASK][MASK][MASK]", top_k=50).masks[0]
     first_id = tiny_bert.tokenizer.get_vocab()[first.word[0]]
     assert first.per_token[0] == pytest.approx(float(slot.probabilities[first_id]), rel=1e-4)
 
@@ -257,23 +262,23 @@ def test_word_candidates_are_joint_chain_probabilities(tiny_bert):
 def test_word_candidates_second_character_sees_the_first(tiny_bert):
     """The second probability is conditioned on the first character: it equals fill_mask on the
     sentence with the first character written in."""
-    word = fm.word_candidates(tiny_bert, "我吃了一个[MASK][MASK]。", top_n=1)[0].words[0]
-    slot = fm.fill_mask(tiny_bert, f"我吃了一个{word.word[0]}[MASK]。", top_k=1).masks[0]
+    word = word_candidates(tiny_bert, "我吃了一个[MASK][MASK]。", top_n=1)[0].words[0]
+    slot = fill_mask(tiny_bert, f"我吃了一个{word.word[0]}[MASK]。", top_k=1).masks[0]
     vocab = tiny_bert.tokenizer.get_vocab()
     assert word.per_token[1] == pytest.approx(float(slot.probabilities[vocab[word.word[1]]]), rel=1e-4)
 
 
 def test_word_candidates_without_runs_is_empty(tiny_bert):
-    assert fm.word_candidates(tiny_bert, "我吃了一个[MASK]。") == []
+    assert word_candidates(tiny_bert, "我吃了一个[MASK]。") == []
 
 
 def test_proposals_are_whole_words_of_a_run_else_characters(tiny_bert):
     run = "我吃了一个[MASK][MASK]。"
-    assert fm.proposals(fm.fill_mask(tiny_bert, run), fm.word_candidates(tiny_bert, run, top_n=4)) == \
-        [w.word for w in fm.word_candidates(tiny_bert, run, top_n=4)[0].words]
+    assert proposals(fill_mask(tiny_bert, run), word_candidates(tiny_bert, run, top_n=4)) == \
+        [w.word for w in word_candidates(tiny_bert, run, top_n=4)[0].words]
     single = "今天天气很[MASK]。"
-    result = fm.fill_mask(tiny_bert, single, top_k=4)
-    assert fm.proposals(result, fm.word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]
+    result = fill_mask(tiny_bert, single, top_k=4)
+    assert proposals(result, word_candidates(tiny_bert, single)) == [c.token for c in result.masks[0].candidates]
 
 
 @pytest.mark.realmodel
@@ -281,9 +286,9 @@ def test_a_batch_of_sentences_fills_as_each_alone():
     """fill_masks pads the shorter sentences of one forward pass: each still gets its own masks' candidates."""
     bert = _mini_bert()
     sentences = ["我吃了一个[MASK]果", "他每天早上都喝一杯牛[MASK]，然后去[MASK]校上课。"]
-    together = fm.fill_masks(bert, sentences, top_k=3)
+    together = fill_masks(bert, sentences, top_k=3)
     for sentence, batched in zip(sentences, together):
-        alone = fm.fill_mask(bert, sentence, top_k=3)
+        alone = fill_mask(bert, sentence, top_k=3)
         assert batched.tokens == alone.tokens  # no padding tokens
         assert [m.token_index for m in batched.masks] == [m.token_index for m in alone.masks]
         for a, b in zip(batched.masks, alone.masks):

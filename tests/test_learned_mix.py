@@ -9,6 +9,7 @@ import torch
 import core.experiments as experiments
 from core import transfer
 from core.experiments import learned_mix as lm
+from core.experiments import learned_mix_verdict as lmv
 from core.experiments import view
 from core.experiments.corpus import sample_split
 from core.mixing import PRESETS, one_hot, scalar_mix
@@ -39,16 +40,16 @@ def test_fixed_settings_and_the_ordering():
     assert settings["layer_2"] == one_hot(3, 2).tolist()
     assert settings["syntax"] == PRESETS["syntax"][0] and settings["semantics"] == PRESETS["semantics"][0]
     assert "syntax" not in lm.fixed_settings(4)  # the lecture's presets are written for L + 1 = 3
-    assert lm.depth([1, 0, 0]) == 0 and lm.depth([0, 0, 1]) == 1
-    assert lm.depth(PRESETS["syntax"][0]) == pytest.approx(0.3)
+    assert lmv.depth([1, 0, 0]) == 0 and lmv.depth([0, 0, 1]) == 1
+    assert lmv.depth(PRESETS["syntax"][0]) == pytest.approx(0.3)
 
     def task(*seeds):
         return {"seeds": [{"s": s} for s in seeds]}
     low, high = task([0.6, 0.3, 0.1], [0.5, 0.4, 0.1]), task([0.1, 0.3, 0.6], [0.2, 0.2, 0.6])
-    assert lm.ordering({"pos": low, "sentiment": high}).verdict == "same"
-    assert lm.ordering({"pos": high, "sentiment": low}).verdict == "opposite"
-    assert lm.ordering({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}).verdict == "unclear"
-    assert lm.s_range(low) == ([0.5, 0.3, 0.1], [0.6, 0.4, 0.1])
+    assert lmv.ordering({"pos": low, "sentiment": high}).verdict == "same"
+    assert lmv.ordering({"pos": high, "sentiment": low}).verdict == "opposite"
+    assert lmv.ordering({"pos": low, "sentiment": task([0.8, 0.2, 0.0], [0.1, 0.3, 0.6])}).verdict == "unclear"
+    assert lmv.s_range(low) == ([0.5, 0.3, 0.1], [0.6, 0.4, 0.1])
 
 
 def test_a_gap_the_seeds_spread_could_close_is_no_ordering():
@@ -56,13 +57,13 @@ def test_a_gap_the_seeds_spread_could_close_is_no_ordering():
     0.07 while sentiment's own seeds spread over 0.22, so "unclear"; the same gap with tight seeds orders."""
     def task(*seeds):
         return {"seeds": [{"s": s} for s in seeds]}
-    order = lm.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS)})
+    order = lmv.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS)})
     assert order.verdict == "unclear"
-    assert order.gap == pytest.approx(lm.depth(HIGH_SEEDS[1]) - lm.depth(LOW_SEEDS[0]))
-    assert order.spread == pytest.approx(lm.depth(HIGH_SEEDS[2]) - lm.depth(HIGH_SEEDS[1]))
-    tight = lm.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS[:2])})  # gap 0.07 > spread 0.01
+    assert order.gap == pytest.approx(lmv.depth(HIGH_SEEDS[1]) - lmv.depth(LOW_SEEDS[0]))
+    assert order.spread == pytest.approx(lmv.depth(HIGH_SEEDS[2]) - lmv.depth(HIGH_SEEDS[1]))
+    tight = lmv.ordering({"pos": task(*LOW_SEEDS), "sentiment": task(*HIGH_SEEDS[:2])})  # gap 0.07 > spread 0.01
     assert tight.verdict == "same" and tight.gap > tight.spread
-    wide_pos = lm.ordering({"pos": task(*LOW_SEEDS, [0.3, 0.6, 0.1]), "sentiment": task(*HIGH_SEEDS[:2])})
+    wide_pos = lmv.ordering({"pos": task(*LOW_SEEDS, [0.3, 0.6, 0.1]), "sentiment": task(*HIGH_SEEDS[:2])})
     assert wide_pos.verdict == "unclear"  # a POS seed at 0.4 widens POS's spread past the gap
 
 
@@ -85,7 +86,7 @@ TOP_SEEDS = ([0.03, 0.30, 0.67], [0.02, 0.31, 0.67], [0.02, 0.50, 0.48])  # cent
 ])
 def test_the_verdict_follows_the_accuracies(pos, sentiment, headline):
     tasks = {"pos": numbers_task(LOW_SEEDS, *pos), "sentiment": numbers_task(TOP_SEEDS, *sentiment)}
-    verdict = lm.verdict(tasks)
+    verdict = lmv.verdict(tasks)
     assert verdict.ordering.verdict == "same" and verdict.headline == headline
     expected = {"pos": "tie" if pos[0] - pos[1] == pytest.approx(0.003) else "better" if pos[0] > pos[1] else "worse",
                 "sentiment": "tie"}  # 2.4 points on 400 reviews: within error
@@ -96,12 +97,12 @@ def test_the_verdict_follows_the_accuracies(pos, sentiment, headline):
     assert verdict.tasks["sentiment"].spread == pytest.approx(0.2)
     assert verdict.tasks["pos"].seed_accuracy == pytest.approx((pos[0], pos[0] + 0.002))
     assert verdict.unused == {0: pytest.approx(0.03)}  # the token layer: at most 3% in any seed
-    flipped = lm.verdict({"pos": numbers_task(TOP_SEEDS, *pos), "sentiment": numbers_task(LOW_SEEDS, *sentiment)})
+    flipped = lmv.verdict({"pos": numbers_task(TOP_SEEDS, *pos), "sentiment": numbers_task(LOW_SEEDS, *sentiment)})
     assert flipped.headline == "opposite"  # no "weak" qualifier turns an opposite ordering into agreement
-    mixed = lm.verdict({"pos": numbers_task(LOW_SEEDS + ([0.0, 0.1, 0.9],), *pos),
+    mixed = lmv.verdict({"pos": numbers_task(LOW_SEEDS + ([0.0, 0.1, 0.9],), *pos),
                         "sentiment": numbers_task(TOP_SEEDS, *sentiment)})
     assert mixed.headline == "unclear" and mixed.tasks["pos"].top_layer is None  # one POS seed sits on top
-    shipped_shape = lm.verdict({"pos": numbers_task(LOW_SEEDS, *pos),
+    shipped_shape = lmv.verdict({"pos": numbers_task(LOW_SEEDS, *pos),
                                 "sentiment": numbers_task(HIGH_SEEDS, *sentiment)})
     assert shipped_shape.headline == "unclear"  # #38: not "weak" any more, whatever the accuracies
 
@@ -113,10 +114,10 @@ def test_learned_vs_uniform_is_paired_when_outcomes_are_stored():
     learned = "1" * 310 + "0" * 90
     task = numbers_task(LOW_SEEDS, 0.775, 0.75, 400)
     task["learned"]["outcomes"], task["fixed"]["uniform"]["outcomes"] = learned, uniform
-    paired = lm.task_verdict(task)
+    paired = lmv.task_verdict(task)
     assert paired.paired and paired.vs_uniform == "better" and paired.diff == pytest.approx(0.025)
     task["learned"]["outcomes"] = learned[:-1]  # not the same items: no pairing
-    independent = lm.task_verdict(task)
+    independent = lmv.task_verdict(task)
     assert not independent.paired and independent.vs_uniform == "tie"
 
 
@@ -124,7 +125,7 @@ def test_the_shipped_verdict_agrees_with_its_numbers():
     """assets/experiments.json: the verdict the ELMo page prints, checked against the raw numbers
     (fails when a rerun changes the numbers in a way the verdict no longer fits)."""
     tasks = view.learned_mix(experiments.load_results())["tasks"]
-    verdict = lm.verdict(tasks)
+    verdict = lmv.verdict(tasks)
     for name, task in tasks.items():
         low, high = paired_difference_interval(task["learned"]["outcomes"], task["fixed"]["uniform"]["outcomes"])[1:]
         assert verdict.tasks[name].paired, name  # the shipped file stores each test item's outcome
@@ -135,7 +136,7 @@ def test_the_shipped_verdict_agrees_with_its_numbers():
     gains = [name for name, v in verdict.tasks.items() if v.vs_uniform == "better"]
     if verdict.headline in ("same", "weak"):
         assert verdict.ordering.verdict == "same" and (verdict.headline == "same") is bool(gains)
-    depths = {name: [lm.depth(r["s"]) for r in task["seeds"]] for name, task in tasks.items()}
+    depths = {name: [lmv.depth(r["s"]) for r in task["seeds"]] for name, task in tasks.items()}
     spread = max(max(d) - min(d) for d in depths.values())
     pos, sentiment = depths["pos"], depths["sentiment"]
     if min(sentiment) - max(pos) <= spread and min(pos) - max(sentiment) <= spread:

@@ -14,7 +14,7 @@ import torch
 from core import objectives as obj
 from core.__main__ import main
 from core.errors import LabError
-from core.fillmask import fill_mask
+from core.fillmask.prediction import fill_mask
 from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 
 SENTENCE = "我吃了一个苹果"

@@ -360,7 +360,7 @@ def test_selectors_do_not_rerun_the_model(tiny, monkeypatch):
 
 def test_figures_escape_user_text():
     """Plotly renders a subset of HTML in labels and hover text: user strings arrive escaped."""
-    from core.figures import bert as figs
+    from core.figures import attention as figs
 
     labels = ["<script>", "a&b", "<b>x</b>"]
     matrix = np.full((3, 3), 1 / 3)

@@ -265,23 +265,25 @@ def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
     on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
     from core import geometry
-    from core import vectors_view as vv
     from core.models import cache
+    from core.vectors.mix import mix_view
+    from core.vectors.parsing import parse_input
+    from core.vectors.view import occurrence_layers
 
     link_real_elmo(models_dir)
     lecture = scenes.SCENES["lecture_apple"]
     at = make_app(tiny_bert_dir, vec_scene="lecture_apple", vec_text=lecture.text)
     assert_no_exception(at)
     note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
-    parsed = vv.parse_input(lecture.text, lecture.word)
-    stack = vv.occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
-    mixed = vv.mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
+    parsed = parse_input(lecture.text, lecture.word)
+    stack = occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
+    mixed = mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
     assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
 
 
 def test_weights_verdict_on_synthetic_outcomes():
     """The verdict's three cases on made-up nearest-neighbour outcomes of 40 occurrences."""
-    from core.vectors_view import MixView, weights_verdict
+    from core.vectors.mix import MixView, weights_verdict
 
     def view(mix, *layers):
         arr = [np.array(x, dtype=float) for x in (mix, *layers)]
@@ -300,17 +302,19 @@ def test_weights_verdict_on_synthetic_outcomes():
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
-    from core import vectors_view as vv
     from core.mixing import layer_normalise, mean_norms
     from core.models.cache import load_encoder
     from core.models.catalogue import DEFAULT_ELMO
+    from core.vectors.mix import mix_view
+    from core.vectors.parsing import parse_input
+    from core.vectors.view import occurrence_layers
     from ui.i18n import translate
 
     link_real_elmo(models_dir)
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
     assert_no_exception(at)
-    parsed = vv.parse_input(APPLE, "苹果")
-    view = vv.occurrence_layers(load_encoder(DEFAULT_ELMO), None, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input(APPLE, "苹果")
+    view = occurrence_layers(load_encoder(DEFAULT_ELMO), None, parsed.sentences, parsed.word, parsed.labels)
     names = ["字向量层", "第 1 层 biLSTM", "第 2 层 biLSTM"]
     raw = mean_norms(view.stacked())
     listed = " · ".join(f"{name} {norm:.1f}" for name, norm in zip(names, raw))
@@ -320,7 +324,7 @@ def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir)
     at.toggle(key="elmo_layer_norm").set_value(True).run()
     assert_no_exception(at)
     assert at.query_params["norm"] == "1"
-    expected = vv.mix_view(view.stacked(), [0.0, 0.0, 0.0], 1.0, True, view.occurrence_labels, layer_norm=True)
+    expected = mix_view(view.stacked(), [0.0, 0.0, 0.0], 1.0, True, view.occurrence_labels, layer_norm=True)
     mixed = [tr for tr in chart(at, "elmo_scatter")["data"] if tr["name"].startswith("混合后")]
     xs = np.concatenate([plotly_array(tr["x"]) for tr in mixed])
     assert np.allclose(np.sort(xs), np.sort(expected.coords[:, 0]), atol=1e-4)
@@ -405,7 +409,7 @@ def with_results(monkeypatch, tmp_path, results: dict) -> None:
 
 
 def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
-    from core.experiments import learned_mix
+    from core.experiments import learned_mix, learned_mix_verdict
     from core.mixing import format_vector
 
     results = committed_results()
@@ -419,7 +423,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
                 PRESETS["semantics"][0]]
     assert np.allclose([plotly_array(tr["y"]) for tr in fig["data"]], expected)
     assert fig["data"][0]["name"] == f"词性标注学到的（γ = {tasks['pos']['learned']['gamma']:.1f}）"
-    low, high = learned_mix.s_range(tasks["sentiment"])  # the seeds' spread as error bars
+    low, high = learned_mix_verdict.s_range(tasks["sentiment"])  # the seeds' spread as error bars
     s = np.array(tasks["sentiment"]["learned"]["s"])
     assert s - plotly_array(fig["data"][1]["error_y"]["arrayminus"]) == pytest.approx(low, abs=1e-9)
     assert s + plotly_array(fig["data"][1]["error_y"]["array"]) == pytest.approx(high, abs=1e-9)
@@ -438,7 +442,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     high = plotly_array(dots[0]["error_x"]["array"]) + plotly_array(dots[0]["x"])
     assert high == pytest.approx([tasks["pos"]["learned"]["interval"][1], uniform["interval"][1]])
     # every verdict sentence is the one the numbers select
-    verdict = learned_mix.verdict(tasks)
+    verdict = learned_mix_verdict.verdict(tasks)
     headline = {"same": "顺序和讲义一致，而且学到的 s 有用", "weak": "只是权重的排序", "opposite": "和讲义相反",
                 "unclear": "得不出可以带走的排序"}
     assert [h for h in headline.values() if h in text] == [headline[verdict.headline]]
@@ -458,7 +462,7 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     assert "Peters 等（2018）§5.5" in text
     assert ("每个随机种子都把最大权重给了第一个 biLSTM 层" in text) is bool(verdict.paper_layer)
     for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
-        low, high = learned_mix.s_range(tasks[task])
+        low, high = learned_mix_verdict.s_range(tasks[task])
         unstable = max(h - l for l, h in zip(low, high)) > learned_mix.UNSTABLE_SPREAD
         assert (f"{name}的 s 没有被数据确定下来" in text) is unstable
     assert "python -m core.experiments" in "\n".join(c.value for c in at.caption)
@@ -537,7 +541,7 @@ def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_be
 def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     """A student at home reads what the two tasks learned here, by the section's verdict (issue #44): on the shipped
     results, and on session results whose seeds put POS high and sentiment low (the lecture's opposite)."""
-    from core.experiments import learned_mix
+    from core.experiments import learned_mix_verdict
     from core.mixing import format_vector
     from ui.cache import EXPERIMENT_RESULTS_KEY
     from ui.i18n import translate
@@ -551,7 +555,7 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     with_results(monkeypatch, tmp_path, results)
     tasks = results["learned_mix"]["tasks"]
     text = answer(make_app(tiny_bert_dir))
-    headline = learned_mix.verdict(tasks).headline
+    headline = learned_mix_verdict.verdict(tasks).headline
     assert translate("zh", f"elmo.qa.verdict.{headline}") in text
     for task in ("pos", "sentiment"):
         learned = tasks[task]["learned"]
@@ -560,7 +564,7 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     for task, s in (("pos", [0.1, 0.1, 0.8]), ("sentiment", [0.8, 0.1, 0.1])):
         for seed_run in flipped["learned_mix"]["tasks"][task]["seeds"]:
             seed_run["s"] = s
-    assert learned_mix.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
+    assert learned_mix_verdict.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
     text = answer(make_app(tiny_bert_dir, **{EXPERIMENT_RESULTS_KEY: flipped}))
     assert translate("zh", "elmo.qa.verdict.opposite") in text
     at = make_app(tiny_bert_dir, present=True)

@@ -23,7 +23,13 @@ from apptest_support import (
     zh_message,
 )
 from core import fill_examples as fx
-from core import fillmask as fm
+from core.fillmask.corruption import mlm_corruption
+from core.fillmask.iterative import iterative_fill
+from core.fillmask.masks import MAX_CHARS, MAX_MASKS
+from core.fillmask.prediction import fill_mask
+from core.fillmask.scoring import candidate_scores
+from core.fillmask.tokens import is_punctuation
+from core.fillmask.words import proposals, word_candidates
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 
@@ -45,7 +51,7 @@ def test_default_run_top_k_bars_match_the_model(tiny, tiny_bert):
     assert at.text_input(key="fill_sentence").value == "我吃了一个[MASK][MASK]。"
     assert "我吃了一个[MASK][MASK]。" in texts(at, "code")
     # the page offers characters, never punctuation (its probability stays in the distribution)
-    expected = fm.fill_mask(tiny_bert, "我吃了一个[MASK][MASK]。", top_k=5, characters_only=True)
+    expected = fill_mask(tiny_bert, "我吃了一个[MASK][MASK]。", top_k=5, characters_only=True)
     spec = chart(at, "fill_topk_chart")
     bars = [trace for trace in spec["data"] if trace["type"] == "bar"]
     assert len(bars) == 2
@@ -111,7 +117,7 @@ def test_a_students_own_sentence_gets_a_sureness_warning():
     sure = [w for w in texts(at, "warning") if is_sureness(w)]
     top = chart(at, "fill_topk_chart")["layout"]["yaxis"]["ticktext"]
     assert len(sure) == 1 and f"「{top[0]}」" in sure[0] and "检查句" in sure[0]
-    assert not any(fm._is_punctuation(token) for token in top)
+    assert not any(is_punctuation(token) for token in top)
     assert at.text_input(key="fill_cands").value == ""
     assert any("至少一个候选词" in i for i in texts(at, "info"))
     assert any("≥ 40.5%" in c and "< 15.7%" in c for c in texts(at, "caption"))  # the thresholds, stated
@@ -173,7 +179,7 @@ def test_answer_check_is_computed_from_the_data(tiny, tiny_bert, shipped):
     sentence = "北京是中国的[MASK]都。"  # the lecture demo set's sentence (accepted answer 首)
     at = _app(name, query={"sentence": sentence}).run()
     assert_no_exception(at)
-    proposed = fm.proposals(fm.fill_mask(encoder, sentence, top_k=20), fm.word_candidates(encoder, sentence))
+    proposed = proposals(fill_mask(encoder, sentence, top_k=20), word_candidates(encoder, sentence))
     rank = fx.answer_rank(proposed, ("首",))
     if rank == 1:
         assert any("✓" in s and "「首」" in s for s in texts(at, "success"))
@@ -221,7 +227,7 @@ def test_candidate_comparison(tiny, tiny_bert):
     at = _app(tiny).run()
     at.text_input(key="fill_cands").set_value("苹果，水果、公司,好吃的").run()
     assert_no_exception(at)
-    expected = fm.candidate_scores(tiny_bert, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
+    expected = candidate_scores(tiny_bert, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
     table = at.dataframe[0].value
     assert list(table.iloc[:, 0]) == ["苹果", "水果", "公司", "好吃的"]
     assert list(table.iloc[:, 3]) == [True, True, True, False]
@@ -240,7 +246,7 @@ def test_candidate_comparison(tiny, tiny_bert):
 # ---- watch BERT fill --------------------------------------------------------------------------------
 def test_replay_buttons_and_slider(tiny, tiny_bert):
     sentence = "他背着[MASK][MASK]去北[MASK]。"
-    steps = fm.iterative_fill(tiny_bert, sentence)
+    steps = iterative_fill(tiny_bert, sentence)
     at = _app(tiny, query={"sentence": sentence}).run()
     assert at.slider(key="fill_step").value == 0
     assert at.button(key="fill_prev").disabled
@@ -274,7 +280,7 @@ def test_corruption_never_shows_a_model_guess_as_a_sentence(tiny, tiny_bert):
     # a masked sentence nobody knows the original of: the box keeps its text, and says why
     at.text_input(key="fill_sentence").set_value("今天[MASK]很好。").run()
     assert_no_exception(at)
-    guess = fm.iterative_fill(tiny_bert, "今天[MASK]很好。")[-1].text_after
+    guess = iterative_fill(tiny_bert, "今天[MASK]很好。")[-1].text_after
     assert at.text_input(key="fill_corrupt_text").value == "北京是中国的首都。" != guess
     assert any("不知道它的原句" in c for c in texts(at, "caption"))
 
@@ -289,7 +295,7 @@ def test_corruption_panel(tiny, tiny_bert):
     k = max(1, round(0.15 * n))
 
     def check(seed: int) -> None:
-        expected = fm.mlm_corruption(tiny_bert, text, seed=seed)
+        expected = mlm_corruption(tiny_bert, text, seed=seed)
         values = {m.label: m.value for m in at.metric}
         assert values["被选中的词符"] == f"{k} / {n}"
         for action in ("mask", "random", "unchanged"):
@@ -384,11 +390,11 @@ def test_model_problems():
 BAD = [
     ("", zh_message("empty_input")),
     ("   \t ", zh_message("empty_input")),
-    ("好" * 5000, zh_message("too_long", length=5000, limit=fm.MAX_CHARS)),
+    ("好" * 5000, zh_message("too_long", length=5000, limit=MAX_CHARS)),
     ("今天天气很好。", zh_message("no_mask")),
     ("[MASK][MASK]", zh_message("only_masks")),
     ("[MASK]，[MASK]！", zh_message("only_masks")),
-    ("今天" + "[MASK]" * 20, zh_message("too_many_masks", count=20, limit=fm.MAX_MASKS)),
+    ("今天" + "[MASK]" * 20, zh_message("too_many_masks", count=20, limit=MAX_MASKS)),
     ("<script>alert(1)</script>", zh_message("no_mask")),
     ("😀😀😀", zh_message("no_mask")),
     ("我們今天去學校", zh_message("no_mask")),

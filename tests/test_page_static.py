@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_support import assert_no_exception, messages, plotly_array
 from core import scenes
-from core import vectors_view as vv
 from core.safe_text import md_escape
+from core.vectors.view import occurrence_layers
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +150,7 @@ def test_a_pair_is_never_centred(models_dir, tiny_bert_dir, tiny_bert):
     assert_no_exception(at)
     toggle = at.toggle(key="static_centre")
     assert toggle.value is True and toggle.disabled and at.query_params["centre"] == "1"
-    view = vv.occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
+    view = occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
     raw = f"{view.cosine[False][-1][0][1]:.2f}"
     assert [m.value for m in at.metric] == [raw] and raw != "-1.00"
     heat = charts(at)["static_heatmap"]
@@ -341,7 +341,7 @@ def test_a_student_reads_the_question_the_inputs_then_a_cosine_against_its_basel
         ("inputs", lambda el: el.type == "text_area" and el.key == "vec_text"),
         ("result", lambda el: el.type == "plotly_chart" and "static_scatter" in el.proto.id))}
     assert first["question"] < first["inputs"] < first["result"]
-    view = vv.occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
+    view = occurrence_layers(tiny_bert, None, LECTURE_TEXT.splitlines(), "苹果")
     guide = next(m.value for m in at.markdown if "怎么读余弦" in m.value)
     assert f"**{view.mean_cosine(False, 0):.2f}**" in guide and f"**{view.mean_cosine(False, 2):.2f}**" in guide
     assert view.mean_cosine(False, 0) == pytest.approx(view.cosine[False][0][0][1])

@@ -7,16 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.figures.bert import (
-    AXIS_TITLE_PX,
-    attention_heatmap,
-    candidate_bars,
-    text_width,
-    token_strip,
-    topk_bars,
-    wrap_note,
-)
+from core.figures.attention import attention_heatmap
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels
+from core.figures.predictions import AXIS_TITLE_PX, candidate_bars, token_strip, topk_bars
+from core.figures.style import text_width, wrap_note
 from ui.i18n import translate
 
 LABELS = ["[CLS]", *"苹果昨天发布了新手机", "[SEP]"]

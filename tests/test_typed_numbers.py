@@ -230,13 +230,14 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
 
 def _constants() -> dict[str, set[str]]:
     """The numbers of the CONSTANT entries, read from the code (besides words the entry allows)."""
-    from core import board, fillmask, scenes
+    from core import board, scenes
     from core.experiments.pos_probe import DEFAULTS as POS
+    from core.fillmask import corruption, masks
     from core.transfer import DEFAULT_CONFIG
 
     upload_mb = f"{scenes.MAX_UPLOAD_BYTES / 1e6:g}"
-    draws = inspect.signature(fillmask.corruption_stats).parameters["draws"].default
-    return {"fill.sentence_help": {str(fillmask.MAX_MASKS), str(fillmask.MAX_CHARS)},
+    draws = inspect.signature(corruption.corruption_stats).parameters["draws"].default
+    return {"fill.sentence_help": {str(masks.MAX_MASKS), str(masks.MAX_CHARS)},
             "fill.corrupt_stats": {"10%", "15%", "80%", str(draws)},
             **{f"static.upload_{name}": {upload_mb} for name in ("limits", "refused", "help")},
             "evidence.pos.method": {"1", str(POS["max_chars"])},  # "January 1998"'s month, the sentence limit

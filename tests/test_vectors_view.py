@@ -1,4 +1,4 @@
-"""core.vectors_view (+ core.scenes, core.figures.vectors): the pure functions behind the two vector pages.
+"""core.vectors (+ core.scenes, core.figures.vectors): the pure functions behind the two vector pages.
 
 Contextual vectors come from the tiny random BERT of conftest.py; static vectors from a tiny
 word2vec (``model_support.build_tiny_static``, also used by the page tests). The embedded
@@ -14,11 +14,15 @@ import numpy as np
 import pytest
 
 from core import geometry, scenes
-from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix
 from core.safe_text import csv_safe, md_escape
+from core.vectors.export import export_rows, to_csv, to_json
+from core.vectors.mix import mix_view
+from core.vectors.parsing import parse_input
+from core.vectors.projection import joint_projection, project_layers
+from core.vectors.view import MIN_OWN_FRAME, STATIC_NEIGHBOURS_K, highlight, occurrence_layers
 from model_support import build_tiny_static
 
 
@@ -35,16 +39,16 @@ APPLE = ["水果|我吃了一个苹果", "公司|苹果昨天发布了新手机"
 
 # ---- parse_input --------------------------------------------------------------------------------
 def test_parse_input_labels_and_blank_lines():
-    parsed = vv.parse_input("\n".join(APPLE) + "\n\n   \n", " 苹果 ")
+    parsed = parse_input("\n".join(APPLE) + "\n\n   \n", " 苹果 ")
     assert parsed.sentences[0] == "我吃了一个苹果"
     assert parsed.labels == ["水果", "公司", "水果", "公司", None]
     assert parsed.word == "苹果"
     assert parsed.has_labels
-    assert not vv.parse_input("我吃了一个苹果\n苹果昨天发布了新手机", "苹果").has_labels
+    assert not parse_input("我吃了一个苹果\n苹果昨天发布了新手机", "苹果").has_labels
 
 
 def test_parse_input_strips_control_characters():
-    parsed = vv.parse_input("我吃了\x00一个苹果\x07\r\n苹\x1b果\t手机", "苹\x00果")
+    parsed = parse_input("我吃了\x00一个苹果\x07\r\n苹\x1b果\t手机", "苹\x00果")
     assert parsed.sentences == ["我吃了一个苹果", "苹果 手机"]
     assert parsed.word == "苹果"
     assert parsed.removed_controls == 4
@@ -63,14 +67,14 @@ def test_parse_input_strips_control_characters():
 ])
 def test_parse_input_errors(text, word, code):
     with pytest.raises(LabError) as info:
-        vv.parse_input(text, word)
+        parse_input(text, word)
     assert info.value.code == code
     assert info.value.message("zh") and info.value.message("en")
 
 
 def test_escaping_helpers():
-    assert vv.highlight("a<b>苹果&c", 4, 6) == "a&lt;b&gt;【苹果】&amp;c"
-    assert vv.highlight("a<b>苹果", 4, 6, escape=False) == "a<b>【苹果】"
+    assert highlight("a<b>苹果&c", 4, 6) == "a&lt;b&gt;【苹果】&amp;c"
+    assert highlight("a<b>苹果", 4, 6, escape=False) == "a<b>【苹果】"
     assert md_escape("**x** [l](javascript:1) <script> :red[x] &amp;") == \
         r"\*\*x\*\* \[l\]\(javascript\:1\) \<script\> \:red\[x\] \&amp;"
     assert csv_safe("=cmd()") == "'=cmd()" and csv_safe("苹果") == "苹果"
@@ -78,14 +82,14 @@ def test_escaping_helpers():
 
 # ---- occurrence_layers ------------------------------------------------------------------------------
 def test_occurrence_layers_contextual(tiny_bert):
-    parsed = vv.parse_input("\n".join(APPLE), "苹果")
+    parsed = parse_input("\n".join(APPLE), "苹果")
     calls = []
 
     def encode(texts):
         calls.append(list(texts))
         return tiny_bert.encode(texts)
 
-    view = vv.occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels, encode=encode)
+    view = occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels, encode=encode)
     assert calls == [parsed.sentences[:4]]  # only the sentences that contain the word are encoded
     assert view.missing == [4]
     assert view.num_occurrences == 4 and view.ids == ["1", "2", "3", "4"]
@@ -119,20 +123,20 @@ def test_occurrence_layers_contextual(tiny_bert):
 
 
 def test_repeated_word_gets_two_ids(tiny_bert):
-    view = vv.occurrence_layers(tiny_bert, None, ["苹果苹果", "我吃了一个苹果"], "苹果")
+    view = occurrence_layers(tiny_bert, None, ["苹果苹果", "我吃了一个苹果"], "苹果")
     assert view.ids == ["1·1", "1·2", "2"]
 
 
 def test_occurrence_layers_static(tiny_static):
-    parsed = vv.parse_input("\n".join(APPLE), "苹果")
-    view = vv.occurrence_layers(None, tiny_static, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input("\n".join(APPLE), "苹果")
+    view = occurrence_layers(None, tiny_static, parsed.sentences, parsed.word, parsed.labels)
     assert view.contextual is None and view.num_occurrences == 0
     occs = view.static.occurrences
     assert len(occs) == 4
     first = occs[0].layers
     assert all(np.array_equal(o.layers, first) for o in occs)  # ONE vector for every sentence
-    assert view.static_map.words[0] == "苹果" and len(view.static_map.words) == 1 + vv.STATIC_NEIGHBOURS_K
-    assert view.static_map.coords.shape == (1 + vv.STATIC_NEIGHBOURS_K, 2)
+    assert view.static_map.words[0] == "苹果" and len(view.static_map.words) == 1 + STATIC_NEIGHBOURS_K
+    assert view.static_map.coords.shape == (1 + STATIC_NEIGHBOURS_K, 2)
     assert len(view.static_hover) == 4 and view.static_hover[1] == "【苹果】昨天发布了新手机"
     # identical vectors: all others tie and share the vote; each sees 1 of 3 others with its sense
     assert view.static_accuracy[False] == pytest.approx(1 / 3)
@@ -141,21 +145,21 @@ def test_occurrence_layers_static(tiny_static):
 
 def test_oov_static_but_contextual_still_works(tiny_bert, tiny_static):
     sentences = ["很多公司都在谈论元宇宙", "他想在元宇宙里开店"]
-    view = vv.occurrence_layers(tiny_bert, tiny_static, sentences, "元宇宙")
+    view = occurrence_layers(tiny_bert, tiny_static, sentences, "元宇宙")
     assert view.oov and view.static.occurrences == [] and view.static_map is None
     assert view.num_occurrences == 2  # characters still give vectors ([UNK] pieces for unknown ones)
 
 
 def test_word_nowhere(tiny_bert, tiny_static):
     calls = []
-    view = vv.occurrence_layers(tiny_bert, tiny_static, ["我吃了一个苹果"], "香蕉",
+    view = occurrence_layers(tiny_bert, tiny_static, ["我吃了一个苹果"], "香蕉",
                                 encode=lambda texts: calls.append(texts) or tiny_bert.encode(texts))
     assert calls == [] and view.missing == [0] and view.num_occurrences == 0 and view.coords is None
     assert not view.oov and view.static_map is None
 
 
 def test_single_occurrence(tiny_bert):
-    view = vv.occurrence_layers(tiny_bert, None, ["我吃了一个苹果"], "苹果")
+    view = occurrence_layers(tiny_bert, None, ["我吃了一个苹果"], "苹果")
     assert view.num_occurrences == 1 and view.coords.shape == (tiny_bert.num_layers, 1, 2)
     assert view.neighbours[False][0] == [[]] and view.accuracy[False] == [None] * tiny_bert.num_layers
 
@@ -163,7 +167,7 @@ def test_single_occurrence(tiny_bert):
 @pytest.mark.parametrize("word", ["<script>alert(1)</script>", "😀", "蘋果", "apple", "APPLE"])
 def test_odd_words(tiny_bert, tiny_static, word):
     sentences = [f"我吃了一个{word}", "I like apple pie", "<b>苹果</b>"]
-    view = vv.occurrence_layers(tiny_bert, tiny_static, sentences, word)
+    view = occurrence_layers(tiny_bert, tiny_static, sentences, word)
     assert all("<script>" not in h for h in view.hover)
     assert view.oov  # none of these is in the tiny word2vec
     if word.lower() == "apple":
@@ -172,7 +176,7 @@ def test_odd_words(tiny_bert, tiny_static, word):
 
 def test_labels_length_checked(tiny_bert):
     with pytest.raises(ValueError):
-        vv.occurrence_layers(tiny_bert, None, ["苹果"], "苹果", labels=["a", "b"])
+        occurrence_layers(tiny_bert, None, ["苹果"], "苹果", labels=["a", "b"])
 
 
 # ---- mix_view -----------------------------------------------------------------------------------
@@ -184,69 +188,69 @@ IDENTITY_STACK = np.identity(3)[:, None, :]  # h_0, h_1, h_2 of one token: (L+1,
 ])
 def test_mix_view_lecture_numbers(name, expected):
     s, gamma, _ = PRESETS[name]
-    direct = vv.mix_view(IDENTITY_STACK, s, gamma, False, [None])
+    direct = mix_view(IDENTITY_STACK, s, gamma, False, [None])
     assert format_vector(direct.mixed[0]) == expected
     # the page's sliders hold pre-softmax values; their softmax is exactly the lecture's s
-    via_sliders = vv.mix_view(IDENTITY_STACK, pre_softmax_from_normalised(s), gamma, True, [None])
+    via_sliders = mix_view(IDENTITY_STACK, pre_softmax_from_normalised(s), gamma, True, [None])
     assert np.allclose(via_sliders.s, s, atol=1e-12)
     assert np.allclose(via_sliders.mixed, direct.mixed, atol=1e-12)
 
 
 def test_mix_view_uniform_and_direct_mode():
-    uniform = vv.mix_view(IDENTITY_STACK, [0.0, 0.0, 0.0], 1.0, True, [None])
+    uniform = mix_view(IDENTITY_STACK, [0.0, 0.0, 0.0], 1.0, True, [None])
     assert np.allclose(uniform.s, 1 / 3)
-    one_hot = vv.mix_view(IDENTITY_STACK, [0.0, 0.0, 1.0], 1.0, False, [None])
+    one_hot = mix_view(IDENTITY_STACK, [0.0, 0.0, 1.0], 1.0, False, [None])
     assert one_hot.s.tolist() == [0.0, 0.0, 1.0] and one_hot.mixed[0].tolist() == [0.0, 0.0, 1.0]
-    scaled = vv.mix_view(IDENTITY_STACK, [0.5, 0.5, 1.0], 1.0, False, [None])  # normalised by the sum
+    scaled = mix_view(IDENTITY_STACK, [0.5, 0.5, 1.0], 1.0, False, [None])  # normalised by the sum
     assert np.allclose(scaled.s, [0.25, 0.25, 0.5])
     for bad in ([0.0, 0.0, 0.0], [-0.1, 0.5, 0.6]):
         with pytest.raises(LabError) as info:
-            vv.mix_view(IDENTITY_STACK, bad, 1.0, False, [None])
+            mix_view(IDENTITY_STACK, bad, 1.0, False, [None])
         assert info.value.code == "bad_weights"
     with pytest.raises(LabError) as info:
-        vv.mix_view(IDENTITY_STACK, [0.0, 0.0], 1.0, True, [None])  # wrong number of weights
+        mix_view(IDENTITY_STACK, [0.0, 0.0], 1.0, True, [None])  # wrong number of weights
     assert info.value.code == "weights_count" and "3" in info.value.message("zh")
     with pytest.raises(LabError):
-        vv.mix_view(IDENTITY_STACK, [0.0, 0.0, 0.0], float("nan"), True, [None])
+        mix_view(IDENTITY_STACK, [0.0, 0.0, 0.0], float("nan"), True, [None])
 
 
 def test_mix_view_on_real_layers(tiny_bert):
-    parsed = vv.parse_input("\n".join(APPLE), "苹果")
-    view = vv.occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input("\n".join(APPLE), "苹果")
+    view = occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels)
     stack = view.stacked()
     n_layers = stack.shape[0]
     w = np.linspace(-1, 1, n_layers)
-    mix = vv.mix_view(stack, w, 1.5, True, view.occurrence_labels, view.projection)
+    mix = mix_view(stack, w, 1.5, True, view.occurrence_labels, view.projection)
     s = np.exp(w) / np.exp(w).sum()
     assert np.allclose(mix.mixed, 1.5 * np.tensordot(s, stack, axes=1), atol=1e-5)
     # linear mix in a fixed frame: the mixed point is γ × the s-weighted average of its layer points
     assert np.allclose(mix.coords, 1.5 * np.tensordot(s, view.coords, axes=1), atol=1e-5)
     # γ does not change cosine-based accuracy
-    other = vv.mix_view(stack, w, 0.3, True, view.occurrence_labels, view.projection)
+    other = mix_view(stack, w, 0.3, True, view.occurrence_labels, view.projection)
     assert other.accuracy == mix.accuracy
     # a one-hot mix reproduces the single layer's accuracy
-    last = vv.mix_view(stack, np.eye(n_layers)[-1], 1.0, False, view.occurrence_labels, view.projection)
+    last = mix_view(stack, np.eye(n_layers)[-1], 1.0, False, view.occurrence_labels, view.projection)
     assert last.accuracy == view.accuracy[False][-1]
     # without a projection one is fitted the same way
-    assert np.allclose(vv.mix_view(stack, w, 1.5, True, view.occurrence_labels).coords, mix.coords, atol=1e-6)
+    assert np.allclose(mix_view(stack, w, 1.5, True, view.occurrence_labels).coords, mix.coords, atol=1e-6)
     assert np.allclose(mix.layer_coords, view.coords, atol=1e-6)  # the page's grey markers, same frame
 
 
 def test_mix_view_with_standardised_layers(tiny_bert):
     """layer_norm mixes AllenNLP-standardised layers, in a frame fitted on them, whose grey markers are the
     standardised layers: the mixed point stays γ × the s-weighted average of its own layer points."""
-    parsed = vv.parse_input("\n".join(APPLE), "苹果")
-    view = vv.occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input("\n".join(APPLE), "苹果")
+    view = occurrence_layers(tiny_bert, None, parsed.sentences, parsed.word, parsed.labels)
     stack = view.stacked() * np.array([50.0, 1.0, 1.0])[:, None, None]  # one layer far longer than the others
     w = [0.0, 0.0, 0.0]
-    raw = vv.mix_view(stack, w, 2.0, True, view.occurrence_labels)
-    norm = vv.mix_view(stack, w, 2.0, True, view.occurrence_labels, layer_norm=True)
+    raw = mix_view(stack, w, 2.0, True, view.occurrence_labels)
+    norm = mix_view(stack, w, 2.0, True, view.occurrence_labels, layer_norm=True)
     assert np.allclose(norm.mixed, scalar_mix(stack, w, 2.0, pre_softmax=True, do_layer_norm=True), atol=1e-9)
-    assert np.allclose(norm.mixed, vv.mix_view(view.stacked(), w, 2.0, True, [None] * 4, layer_norm=True).mixed,
+    assert np.allclose(norm.mixed, mix_view(view.stacked(), w, 2.0, True, [None] * 4, layer_norm=True).mixed,
                        atol=1e-6)  # the scales are gone ...
-    assert not np.allclose(raw.mixed / 50, vv.mix_view(view.stacked(), w, 2.0, True, [None] * 4).mixed, atol=1e-3)
-    frame = vv.joint_projection(layer_normalise(stack))
-    assert np.allclose(norm.layer_coords, vv.project_layers(frame, layer_normalise(stack)), atol=1e-9)
+    assert not np.allclose(raw.mixed / 50, mix_view(view.stacked(), w, 2.0, True, [None] * 4).mixed, atol=1e-3)
+    frame = joint_projection(layer_normalise(stack))
+    assert np.allclose(norm.layer_coords, project_layers(frame, layer_normalise(stack)), atol=1e-9)
     assert np.allclose(norm.coords, 2.0 * norm.layer_coords.mean(axis=0), atol=1e-9)
     assert np.allclose(norm.explained, frame.explained_variance_ratio)
     assert raw.layer_accuracy == view.accuracy[False]  # the raw layers alone, as the page's view scores them
@@ -255,11 +259,11 @@ def test_mix_view_with_standardised_layers(tiny_bert):
 
 
 def test_centring_needs_three_occurrences(tiny_bert):
-    pair = vv.occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
+    pair = occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
     assert not pair.can_centre
     # why: two points centred on their mean are exact opposites, whatever they were
     assert np.allclose(pair.cosine[True][:, 0, 1], -1.0) and not np.allclose(pair.cosine[False][:, 0, 1], -1.0)
-    three = vv.occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机", "苹果很甜"],
+    three = occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机", "苹果很甜"],
                                  "苹果")
     assert three.can_centre and not np.allclose(three.cosine[True][:, 0, 1], -1.0)
 
@@ -267,16 +271,16 @@ def test_centring_needs_three_occurrences(tiny_bert):
 # ---- export -------------------------------------------------------------------------------------------
 def test_export_rows_csv_json(tiny_bert, tiny_static):
     sentences = ["=HYPERLINK(苹果)", "我吃了一个苹果"]
-    view = vv.occurrence_layers(tiny_bert, tiny_static, sentences, "苹果", ["水果", "水果"])
-    rows = vv.export_rows(view)
+    view = occurrence_layers(tiny_bert, tiny_static, sentences, "苹果", ["水果", "水果"])
+    rows = export_rows(view)
     assert len(rows) == 2 * 1 + 2 * tiny_bert.num_layers  # static: 1 layer; contextual: every layer
     assert {r["model"] for r in rows} == {"tiny-w2v", tiny_bert.name}
     assert rows[0]["start"] == 11 and rows[0]["end"] == 13
-    table = list(csv.reader(io.StringIO(vv.to_csv(rows))))
+    table = list(csv.reader(io.StringIO(to_csv(rows))))
     assert table[0] == ["model", "layer", "sentence_index", "sentence", "start", "end", "label", "vector"]
     assert table[1][3] == "'=HYPERLINK(苹果)"  # no formula injection
     assert len(table[1][7].split()) == 16
-    data = json.loads(vv.to_json(view))
+    data = json.loads(to_json(view))
     assert data["word"] == "苹果" and len(data["rows"]) == len(rows) and data["sentences"] == sentences
 
 
@@ -285,15 +289,15 @@ def test_scenes_are_consistent():
     assert scenes.DEFAULT_SCENE == "lecture_apple"
     assert scenes.SCENES["lecture_apple"].lines == ("我吃了一个苹果", "苹果昨天发布了新手机")
     for scene in scenes.SCENES.values():
-        parsed = vv.parse_input(scene.text, scene.word)
+        parsed = parse_input(scene.text, scene.word)
         assert all(scene.word in s for s in parsed.sentences), scene.id
         if scene.labelled:
             assert parsed.has_labels and None not in parsed.labels
             counts = {label: parsed.labels.count(label) for label in set(parsed.labels)}
             assert len(counts) >= 2 and min(counts.values()) >= 4, (scene.id, counts)
-    apple = vv.parse_input(scenes.SCENES["apple"].text, "苹果")
+    apple = parse_input(scenes.SCENES["apple"].text, "苹果")
     assert apple.labels.count("水果") == 8 and apple.labels.count("公司") == 8
-    assert set(vv.parse_input(scenes.SCENES["baofu"].text, "包袱").labels) == {"布包", "负担", "笑料"}
+    assert set(parse_input(scenes.SCENES["baofu"].text, "包袱").labels) == {"布包", "负担", "笑料"}
     assert scenes.get_scene("nope").id == scenes.DEFAULT_SCENE
 
 
@@ -311,7 +315,7 @@ def test_decode_upload():
 
 # ---- figure builders --------------------------------------------------------------------------------------
 def test_figures_escape_and_shape(tiny_bert, tiny_static):
-    view = vv.occurrence_layers(tiny_bert, tiny_static, ["<i>苹果</i>", "苹果手机"], "苹果")
+    view = occurrence_layers(tiny_bert, tiny_static, ["<i>苹果</i>", "苹果手机"], "苹果")
     m = view.static_map
     fig = figs.static_vs_contextual_figure(
         static_words=m.words, static_coords=m.coords, static_explained=m.explained, static_label="one",
@@ -353,8 +357,8 @@ def _embedded(name):
 def test_embedded_elmo_and_word2vec_on_apple_scene():
     elmo = _embedded("mini-elmo-zh")
     scene = scenes.SCENES["apple"]
-    parsed = vv.parse_input(scene.text, scene.word)
-    view = vv.occurrence_layers(elmo, None, parsed.sentences, parsed.word, parsed.labels)
+    parsed = parse_input(scene.text, scene.word)
+    view = occurrence_layers(elmo, None, parsed.sentences, parsed.word, parsed.labels)
     assert view.layer_names == ["token layer", "biLSTM 1", "biLSTM 2"]
     stacked = view.stacked()
     assert stacked.shape == (3, 16, stacked.shape[-1])
@@ -370,11 +374,11 @@ def test_embedded_elmo_and_word2vec_on_apple_scene():
 @pytest.mark.realmodel
 def test_embedded_word2vec_one_vector_and_oov():
     w2v = _embedded("word2vec-zh")
-    view = vv.occurrence_layers(None, w2v, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
+    view = occurrence_layers(None, w2v, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
     if view.oov:
         pytest.skip("苹果 is not in this word2vec-zh vocabulary")
     assert np.array_equal(view.static.occurrences[0].layers, view.static.occurrences[1].layers)
-    coinage = vv.occurrence_layers(None, w2v, ["他发明了量子煎饼侠这个词"], "量子煎饼侠")
+    coinage = occurrence_layers(None, w2v, ["他发明了量子煎饼侠这个词"], "量子煎饼侠")
     assert coinage.oov
 
 
@@ -383,9 +387,9 @@ def test_two_occurrences_are_drawn_among_the_sentences_other_tokens(elmo):
     the lecture's 苹果 pair on mini-elmo-zh); with the sentences' other characters as a background, the pair
     lies closer together than most pairs of those characters, as its cosine says, in every contextual layer."""
     scene = scenes.get_scene("lecture_apple")
-    parsed = vv.parse_input(scene.text, scene.word)
-    view = vv.occurrence_layers(elmo, None, parsed.sentences, scene.word, parsed.labels)
-    assert view.num_occurrences == 2 < vv.MIN_OWN_FRAME
+    parsed = parse_input(scene.text, scene.word)
+    view = occurrence_layers(elmo, None, parsed.sentences, scene.word, parsed.labels)
+    assert view.num_occurrences == 2 < MIN_OWN_FRAME
     assert view.background_tokens == [c for s in parsed.sentences for c in s.replace(scene.word, "")]
     assert view.background_coords.shape == (elmo.num_layers, len(view.background_tokens), 2)
     for j in range(1, elmo.num_layers):
@@ -395,5 +399,5 @@ def test_two_occurrences_are_drawn_among_the_sentences_other_tokens(elmo):
         others = np.linalg.norm(bg[:, None] - bg[None], axis=-1)[np.triu_indices(len(bg), 1)]
         assert pair < np.quantile(others, 0.1)
         assert geometry.cosine_matrix(view.stacked()[j])[0, 1] > 0.9
-    many = vv.occurrence_layers(elmo, None, parsed.sentences + ["苹果很甜"], scene.word)
+    many = occurrence_layers(elmo, None, parsed.sentences + ["苹果很甜"], scene.word)
     assert many.background_coords is None and not many.background_tokens  # three points: a frame of their own

@@ -20,14 +20,14 @@ VERDICT_WORDS = re.compile(
 # family of keys (a prefix, or one key) -> (module:function that picks the key or fills its verdict, the outcomes
 # that are keys of the family: the function's possible results; None for a single key shown on a condition)
 PRODUCED = {
-    "elmo.learned.verdict.": ("core.experiments.learned_mix:verdict", {"same", "weak", "opposite", "unclear"}),
-    "elmo.learned.compare.": ("core.experiments.learned_mix:task_verdict", {"better", "worse", "tie"}),
-    "elmo.learned.result.": ("core.experiments.learned_mix:task_verdict", {"pos", "sentiment"}),
-    "elmo.learned.peters_ours.": ("core.experiments.learned_mix:verdict", {"some", "none"}),
+    "elmo.learned.verdict.": ("core.experiments.learned_mix_verdict:verdict", {"same", "weak", "opposite", "unclear"}),
+    "elmo.learned.compare.": ("core.experiments.learned_mix_verdict:task_verdict", {"better", "worse", "tie"}),
+    "elmo.learned.result.": ("core.experiments.learned_mix_verdict:task_verdict", {"pos", "sentiment"}),
+    "elmo.learned.peters_ours.": ("core.experiments.learned_mix_verdict:verdict", {"some", "none"}),
     "elmo.concat.verdict.": ("core.experiments.concat:verdict", {"both", "one", "none"}),
     "elmo.concat.word.": ("core.experiments.concat:compare", {"better", "worse", "tie"}),
     "elmo.concat.grid_edge": ("core.experiments.concat:grid_edges", None),
-    "elmo.live.weights.": ("core.vectors_view:weights_verdict", {"differ", "tie", "layer0", "mix"}),
+    "elmo.live.weights.": ("core.vectors.mix:weights_verdict", {"differ", "tie", "layer0", "mix"}),
     "transfer.gain.": ("core.transfer.compare:compare",
                        {"higher", "lower", "tie", "picked", "chosen_note", "one_run"}),
     "transfer.qa.verdict.": ("core.transfer.compare:compare", {"higher", "lower", "tie"}),
@@ -46,7 +46,7 @@ PRODUCED = {
     "evidence.presets.verdict.": ("core.experiments:probe_presets", {"same", "differ"}),
     "evidence.presets.line": ("core.experiments.view:tied_with_best", None),
     "evidence.qa.outcome.": ("core.experiments.view:paper_findings", {"same", "opposite", "tie", "flat"}),
-    "elmo.qa.verdict.": ("core.experiments.learned_mix:verdict", {"same", "weak", "opposite", "unclear"}),
+    "elmo.qa.verdict.": ("core.experiments.learned_mix_verdict:verdict", {"same", "weak", "opposite", "unclear"}),
     "obj.qa.reading.": ("core.objectives:deep_reading", {"deep", "other"}),
 }
 

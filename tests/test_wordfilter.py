@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core import fillmask as fm
+from core.fillmask.iterative import iterative_fill
+from core.fillmask.prediction import fill_mask
+from core.fillmask.words import word_candidates
 from core.train.corpus import clean_lines, read_lines
 from core.wordfilter import contains_vulgar, creates_vulgar, vulgar_words
 from tests.conftest import build_tiny_bert
@@ -63,8 +65,8 @@ def vulgar_first_bert(tmp_path_factory):
 
 
 def test_fill_mask_hides_vulgar_completion_by_default(vulgar_first_bert):
-    shown = fm.fill_mask(vulgar_first_bert, "他喝了一杯牛[MASK]。", top_k=10, hide_vulgar=False).masks[0]
-    hidden = fm.fill_mask(vulgar_first_bert, "他喝了一杯牛[MASK]。", top_k=10).masks[0]
+    shown = fill_mask(vulgar_first_bert, "他喝了一杯牛[MASK]。", top_k=10, hide_vulgar=False).masks[0]
+    hidden = fill_mask(vulgar_first_bert, "他喝了一杯牛[MASK]。", top_k=10).masks[0]
     assert shown.candidates[0].token == "逼" and shown.hidden == 0
     assert "逼" not in [c.token for c in hidden.candidates] and hidden.hidden == 1
     # the rest keeps its order and moves up; the distribution itself is untouched
@@ -74,20 +76,20 @@ def test_fill_mask_hides_vulgar_completion_by_default(vulgar_first_bert):
 
 
 def test_fill_mask_keeps_the_character_where_it_makes_no_vulgar_word(vulgar_first_bert):
-    slot = fm.fill_mask(vulgar_first_bert, "我吃了一个[MASK]。", top_k=5).masks[0]
+    slot = fill_mask(vulgar_first_bert, "我吃了一个[MASK]。", top_k=5).masks[0]
     assert slot.candidates[0].token == "逼" and slot.hidden == 0  # 一个逼 completes no listed word
 
 
 def test_iterative_fill_never_writes_a_vulgar_word(vulgar_first_bert):
-    steps = fm.iterative_fill(vulgar_first_bert, "他喝了一杯牛[MASK]。")
+    steps = iterative_fill(vulgar_first_bert, "他喝了一杯牛[MASK]。")
     assert not contains_vulgar(steps[-1].text_after)
-    steps = fm.iterative_fill(vulgar_first_bert, "他喝了一杯牛[MASK]。", hide_vulgar=False)
+    steps = iterative_fill(vulgar_first_bert, "他喝了一杯牛[MASK]。", hide_vulgar=False)
     assert steps[-1].text_after == "他喝了一杯牛逼。"
 
 
 def test_word_candidates_hide_vulgar_words(vulgar_first_bert):
-    shown = fm.word_candidates(vulgar_first_bert, "他是[MASK][MASK]。", hide_vulgar=False)[0]
+    shown = word_candidates(vulgar_first_bert, "他是[MASK][MASK]。", hide_vulgar=False)[0]
     # 逼逼 is not on the list: the filter judges words, not characters
     assert shown.words[0].word == "逼逼" and shown.hidden == 0
-    run = fm.word_candidates(vulgar_first_bert, "真是傻[MASK][MASK]。")[0]
+    run = word_candidates(vulgar_first_bert, "真是傻[MASK][MASK]。")[0]
     assert all(not w.word.startswith("逼") for w in run.words) and run.hidden > 0

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from core import api, experiments
-from core import vectors_view as vv
 from core.models.cache import ModelRef, load_ref
 from core.models.encoders import Encoding, StaticEncoder
+from core.vectors.view import VectorsView, occurrence_layers
 
 Result = TypeVar("Result")
 
@@ -56,8 +56,8 @@ def _model_call(_func: Callable, func_name: str, model: ModelRef, args: tuple,  
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_KEY)
 def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tuple[str, ...],
-                    word: str, labels: tuple[str | None, ...], one_by_one: bool = False) -> vv.VectorsView:
-    """Every layer's vector of every occurrence of ``word`` (``core.vectors_view.occurrence_layers``),
+                    word: str, labels: tuple[str | None, ...], one_by_one: bool = False) -> VectorsView:
+    """Every layer's vector of every occurrence of ``word`` (``core.vectors.view.occurrence_layers``),
     shared by the static, ELMo and class board pages; the sentences are encoded through :func:`encode`'s cache,
     all at once, or ``one_by_one`` (the class board, which grows by a sentence at a time: only the new one is
     encoded)."""
@@ -67,7 +67,7 @@ def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tu
 
     static_encoder = static.encoder() if static else None
     assert static_encoder is None or isinstance(static_encoder, StaticEncoder)  # the pages pass word2vec-zh
-    return vv.occurrence_layers(ctx.encoder() if ctx else None, static_encoder,
+    return occurrence_layers(ctx.encoder() if ctx else None, static_encoder,
                                 list(sentences), word, list(labels), encode=run)
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import export
 from core.attention_view import AttentionView
-from core.vectors_view import VectorsView
+from core.vectors.view import VectorsView
 from ui.i18n import t
 
 

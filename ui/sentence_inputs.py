@@ -11,9 +11,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core import scenes
-from core import vectors_view as vv
 from core.errors import LabError
 from core.safe_text import md_escape
+from core.vectors.parsing import MAX_TEXT_CHARS, ParsedInput
+from core.vectors.view import VectorsView
 from ui.i18n import current_lang, t
 from ui.page import show_error
 from ui.state import Field, sync_to_url, url_param
@@ -63,7 +64,7 @@ def fields() -> tuple[Field, ...]:
     A text is cut to its limit as it comes from the URL; what the user typed is never cut."""
     scene = scenes.get_scene(url_param("scene", scenes.DEFAULT_SCENE))
     return (Field("vec_scene", None, scene.id),
-            Field("vec_text", None, url_param("text", scene.text)[: vv.MAX_TEXT_CHARS]),
+            Field("vec_text", None, url_param("text", scene.text)[: MAX_TEXT_CHARS]),
             Field("vec_word", None, url_param("word", scene.word)[:MAX_WORD]))
 
 
@@ -119,7 +120,7 @@ def current(**more_url_params) -> tuple[str, str, scenes.Scene]:
     return text, word, scene
 
 
-def show_occurrence_notes(view: vv.VectorsView, parsed: vv.ParsedInput, *, contextual: bool = True) -> None:
+def show_occurrence_notes(view: VectorsView, parsed: ParsedInput, *, contextual: bool = True) -> None:
     """Where the word was not found: the sentences without it (a table), or a note that it is nowhere, or
     that the contextual model (``contextual``: one is loaded) split it into no token of its own."""
     word_md = md_escape(parsed.word)

@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from core.attention_view import AttentionView
-from core.figures import bert as figs
+from core.figures import attention as figs
+from core.figures.predictions import topk_bars
 from core.figures.style import export_html
 from core.safe_text import md_escape
 from ui import downloads
@@ -61,7 +62,7 @@ def single_head(view: AttentionView, token: int) -> None:
             # a student alone reads the chosen token's row first, one labelled bar a token: a 17 × 17 map is hard
             # to read, and on a phone its cells and labels shrink to nothing (the map stays one switch away)
             if not large:
-                chart(figs.topk_bars([(t("att.row_title", token=labels[token], l=layer, h=head),
+                chart(topk_bars([(t("att.row_title", token=labels[token], l=layer, h=head),
                                        [f"{i}: {label}" for i, label in enumerate(labels)], matrix[token])],
                                      xaxis_title=t("att.weight")), "att_token_bars")
             if unfolded(t("att.full_map", n=len(labels)), "att_full_map"):

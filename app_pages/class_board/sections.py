@@ -9,7 +9,6 @@ import re
 import streamlit as st
 
 from core import board
-from core import vectors_view as vv
 from core.board_store import HIDDEN, SHOWN, Board, Store
 from core.board_store import store as board_store
 from core.errors import LabError
@@ -17,6 +16,7 @@ from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
 from core.models.catalogue import DEFAULT_STATIC
 from core.safe_text import md_escape
+from core.vectors.view import VectorsView
 from ui import cache, downloads
 from ui.i18n import error_text, layer_name, t
 from ui.page import attempt, chart, how_computed, load_model, presenting, show_error
@@ -69,11 +69,11 @@ def join_panel(b: Board, count: int) -> None:
         st.caption(t("board.loopback", env=board.URL_ENV))
 
 
-def _layer_options(view: vv.VectorsView, model_key: str) -> list[int | str]:
+def _layer_options(view: VectorsView, model_key: str) -> list[int | str]:
     return list(range(len(view.layer_names))) + ([MIX] if model_key == "elmo" else [])
 
 
-def _option_name(view: vv.VectorsView, option: int | str, *, long: bool = False) -> str:
+def _option_name(view: VectorsView, option: int | str, *, long: bool = False) -> str:
     if isinstance(option, str):  # MIX
         return t("board.mix_long" if long else "board.mix", layers=len(view.layer_names))
     return layer_name(view.layer_names[option])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import experiments
-from core.experiments import concat, learned_mix
+from core.experiments import concat, learned_mix, learned_mix_verdict
 from core.experiments import view as results_view
 from core.figures.evidence import Estimate, interval_dots, preset_bars
 from core.mixing import PRESETS, format_vector
@@ -56,7 +56,8 @@ def _skipped(entry: dict | None) -> None:
         st.caption(t("elmo.learned.skipped", name=name, reason=(reason or {}).get(current_lang(), "?")))
 
 
-def _learned_pattern(verdict: learned_mix.MixVerdict, task_names: dict, layer_labels: list[str], seeds: int) -> str:
+def _learned_pattern(verdict: learned_mix_verdict.MixVerdict, task_names: dict, layer_labels: list[str],
+                     seeds: int) -> str:
     """What the tasks learned, whatever the ordering: each task's most weighted layer and the unused layers."""
     syntax = PRESETS["syntax"][0]
     tops = [t("elmo.learned.pattern.top", task=task_names[task], layer=layer_labels[v.top_votes[0]],
@@ -75,7 +76,7 @@ def learned_answer() -> None:
     if entry is None:
         return  # on the projector, or without results (the section below says how to compute them)
     tasks = entry["tasks"]
-    box.markdown(t("elmo.qa.learned", verdict=t(f"elmo.qa.verdict.{learned_mix.verdict(tasks).headline}"),
+    box.markdown(t("elmo.qa.learned", verdict=t(f"elmo.qa.verdict.{learned_mix_verdict.verdict(tasks).headline}"),
                    **{task: format_vector(tasks[task]["learned"]["s"], 2) for task in learned_mix.TASKS},
                    **{f"{task}_gamma": f"{tasks[task]['learned']['gamma']:.1f}" for task in learned_mix.TASKS}))
 
@@ -92,7 +93,7 @@ def learned_section() -> None:
         st.info(t("elmo.learned.missing"))
         return
     tasks = entry["tasks"]
-    verdict = learned_mix.verdict(tasks)
+    verdict = learned_mix_verdict.verdict(tasks)
     task_names = {task: t(f"elmo.learned.task.{task}") for task in learned_mix.TASKS}
     layer_labels = [f"{j} · {layer_name(n)}" for j, n in enumerate(entry["layer_names"])]
     groups = [(t("elmo.learned.group.learned", task=task_names[task], gamma=f"{tasks[task]['learned']['gamma']:.1f}"),
@@ -102,7 +103,7 @@ def learned_section() -> None:
     large = presenting()
     chart(shared_figure(preset_bars, layer_labels, groups, title=t("elmo.learned.chart_title"),
                         yaxis_title=t("elmo.learned.axis"),
-                        ranges=[learned_mix.s_range(tasks[task]) for task in learned_mix.TASKS],
+                        ranges=[learned_mix_verdict.s_range(tasks[task]) for task in learned_mix.TASKS],
                         large=large, height=520 if large else 440), "elmo_learned_bars")
     st.caption(t("elmo.learned.chart_caption", seeds=len(tasks["pos"]["seeds"])))
     dots = [_estimate(t(f"elmo.learned.dot.{kind}", task=task_names[task]),
@@ -123,12 +124,12 @@ def learned_section() -> None:
                        diff=_points(v.diff), lo=_points(v.low), hi=_points(v.high),
                        method=t("elmo.learned.method_paired" if v.paired else "elmo.learned.method_independent"),
                        compare=t(f"elmo.learned.compare.{v.vs_uniform}")))
-    depths = {task: [learned_mix.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
+    depths = {task: [learned_mix_verdict.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
     st.markdown(t(f"elmo.learned.verdict.{verdict.headline}",
                   **{task: _span(min(d), max(d)) for task, d in depths.items()},
                   gap=f"{verdict.ordering.gap:.2f}", spread=f"{verdict.ordering.spread:.2f}",
-                  syntax=f"{learned_mix.depth(PRESETS['syntax'][0]):.2f}",
-                  semantics=f"{learned_mix.depth(PRESETS['semantics'][0]):.2f}"))
+                  syntax=f"{learned_mix_verdict.depth(PRESETS['syntax'][0]):.2f}",
+                  semantics=f"{learned_mix_verdict.depth(PRESETS['semantics'][0]):.2f}"))
     st.markdown(_learned_pattern(verdict, task_names, layer_labels, len(tasks["pos"]["seeds"])))
     ours = (t("elmo.learned.peters_ours.some", tasks=_join([task_names[x] for x in verdict.paper_layer]))
             if verdict.paper_layer else t("elmo.learned.peters_ours.none"))

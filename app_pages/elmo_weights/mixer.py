@@ -1,6 +1,6 @@
 """The ELMo page's mixer: one slider per layer weight (pre-softmax w or s directly), γ, presets, and the
 mix live on the occurrences of a word. It runs in an ``st.fragment`` and only calls
-``core.vectors_view.mix_view`` on the cached layer arrays, so moving a weight never re-runs the model.
+``core.vectors.mix.mix_view`` on the cached layer arrays, so moving a weight never re-runs the model.
 """
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import numpy as np
 import streamlit as st
 
 from core import geometry
-from core import vectors_view as vv
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import (
@@ -22,6 +21,8 @@ from core.mixing import (
     pre_softmax_from_normalised,
     scalar_mix,
 )
+from core.vectors.mix import mix_view, normalised_s, weights_verdict
+from core.vectors.view import VectorsView
 from ui.i18n import t
 from ui.page import chart, presenting
 from ui.state import Field, in_range, seed, sync_to_url, url_param
@@ -65,7 +66,7 @@ def _switch_mode(kind: str, n: int) -> None:
     old = "direct" if new == "softmax" else "softmax"
     values = [float(ss.get(slider_key(kind, old, j), 0.0 if old == "softmax" else 1.0)) for j in range(n)]
     try:
-        s = vv.normalised_s(values, old == "softmax")
+        s = normalised_s(values, old == "softmax")
     except LabError:
         s = np.full(n, 1.0 / n)
     if new == "direct":
@@ -122,7 +123,7 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
                       help=t("elmo.gamma_help"), persist_state="session")
     sync_to_url(w=[round(v, 3) for v in values], gamma=round(gamma, 2), mode=mode)
     try:
-        s = vv.normalised_s(values, pre_softmax)
+        s = normalised_s(values, pre_softmax)
     except LabError:
         st.error(t("elmo.zero_sum"))
         return None
@@ -142,7 +143,7 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
     return s, gamma
 
 
-def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[str], ctx_name: str,
+def _live(view: VectorsView, s: np.ndarray, gamma: float, layer_names: list[str], ctx_name: str,
           word: str) -> None:
     large = presenting()
     layer_norm = st.toggle(t("elmo.layer_norm"), key="elmo_layer_norm", help=t("elmo.layer_norm_help"),
@@ -150,7 +151,7 @@ def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[s
     sync_to_url(norm=True if layer_norm else None)
     stack = view.stacked()
     # standardised layers get a frame of their own (fitted in mix_view); raw ones keep the page's cached frame
-    mix = vv.mix_view(stack, s, gamma, False, view.occurrence_labels, None if layer_norm else view.projection,
+    mix = mix_view(stack, s, gamma, False, view.occurrence_labels, None if layer_norm else view.projection,
                       layer_norm=layer_norm)
     chart(figs.mix_scatter(
         mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=mix.layer_coords,
@@ -172,7 +173,7 @@ def _live(view: vv.VectorsView, s: np.ndarray, gamma: float, layer_names: list[s
     c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
         f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
     st.caption(t("elmo.live.acc_caption"))
-    verdict = vv.weights_verdict(mix)
+    verdict = weights_verdict(mix)
     if verdict is not None:
         def name(key: int | None) -> str:
             return t("elmo.live.weights.mix") if key is None else layer_names[key]
@@ -200,7 +201,7 @@ def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> 
 
 
 @st.fragment
-def mixer(view: vv.VectorsView | None, kind: str, layer_names: list[str], ctx_name: str, word: str) -> None:
+def mixer(view: VectorsView | None, kind: str, layer_names: list[str], ctx_name: str, word: str) -> None:
     """``kind`` ("elmo" / "bert") keeps each model's sliders apart; ``view`` is ``None`` without a model
     or a usable sentence (the sliders and the lecture's toy vectors still work)."""
     seed(*_fields(kind, len(layer_names)))

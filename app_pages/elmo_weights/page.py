@@ -3,7 +3,7 @@ s and γ as two tasks learned them, and ELMo used as the lecture says: [x; ELMo]
 
 Thin page: the layers of every occurrence are computed once per (model, sentences, word)
 (ui.cache.occurrence_view); the sliders live in ``mixer.py``'s fragment and only call
-core.vectors_view.mix_view on the cached arrays, so moving a weight never re-runs the model.
+core.vectors.mix.mix_view on the cached arrays, so moving a weight never re-runs the model.
 The learned s and γ and the [x; ELMo] comparison come from the experiments' results (``learned_mix_section.py``).
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import streamlit as st
 
 from app_pages.elmo_weights import mixer
 from app_pages.elmo_weights.learned_mix_section import concat_section, learned_answer, learned_section
-from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, scalar_mix
 from core.models.catalogue import DEFAULT_ELMO
+from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
 from ui.i18n import layer_name, t
 from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, unfolded
@@ -105,7 +105,7 @@ else:  # the lecture's L = 2: the sliders and the toy example still work without
 n_layers = len(layer_names)
 
 view = None
-parsed = attempt(vv.parse_input, text, word_raw)
+parsed = attempt(parse_input, text, word_raw)
 if parsed is not None and encoder is not None:
     with st.spinner(t("static.computing")):
         view = attempt(cache.occurrence_view, encoder, None, tuple(parsed.sentences), parsed.word,

@@ -15,8 +15,8 @@ import streamlit as st
 
 from app_pages.fill_mask import sections
 from core import fill_examples as fx
-from core import fillmask as fm
 from core.fill_view import FillView, corruption_source, fill_view
+from core.fillmask.masks import INPUT_MODES, MAX_CHARS, MAX_MASKS
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer
@@ -28,7 +28,7 @@ DEFAULT_SENTENCE = EXAMPLES[0].masked
 ss = st.session_state
 
 # ---- state: one declaration, seeded from the URL, kept across page switches -----------------------
-seed(Field("fill_mode", "mode", "masked", one_of(*fm.INPUT_MODES)),
+seed(Field("fill_mode", "mode", "masked", one_of(*INPUT_MODES)),
      Field("fill_sentence", "sentence", DEFAULT_SENTENCE),
      Field("fill_plain", "plain", EXAMPLES[0].plain),
      Field("fill_word", "word", EXAMPLES[0].word),
@@ -72,7 +72,7 @@ with st.container(border=True):
     st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
                  placeholder=t("fill.example_placeholder"), on_change=_use_example, help=_example_help(),
                  format_func=lambda i: EXAMPLES[i].masked)
-    st.radio(t("fill.mode"), fm.INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
+    st.radio(t("fill.mode"), INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
              format_func=lambda m: t(f"fill.mode.{m}"))
     mode = ss["fill_mode"]
     if mode == "masked":
@@ -83,10 +83,10 @@ with st.container(border=True):
             st.text_input(t("fill.word"), key="fill_word", persist_state="session", help=t("fill.word_help"))
         else:
             plain_text = ss["fill_plain"] or ""
-            options = [i for i, c in enumerate(plain_text[:fm.MAX_CHARS]) if not c.isspace()]
-            ss["fill_chars"] = [i for i in ss["fill_chars"] if i in options][:fm.MAX_MASKS]
+            options = [i for i, c in enumerate(plain_text[:MAX_CHARS]) if not c.isspace()]
+            ss["fill_chars"] = [i for i in ss["fill_chars"] if i in options][:MAX_MASKS]
             st.multiselect(t("fill.chars"), options, key="fill_chars", persist_state="session",
-                           format_func=_char_option(plain_text), max_selections=fm.MAX_MASKS, help=t("fill.chars_help"),
+                           format_func=_char_option(plain_text), max_selections=MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
     st.toggle(t("fill.show_all"), key="fill_show_all", persist_state="session", help=t("fill.show_all_help"))
 
@@ -102,15 +102,15 @@ if encoder is not None:
         st.code(view.masked, language=None, wrap_lines=True)
     typed = view.masked if view else (ss["fill_sentence"] if mode == "masked" else ss["fill_plain"]) or ""
     if typed.strip():
-        sections.show_text_notes(encoder, typed[: fm.MAX_CHARS])
+        sections.show_text_notes(encoder, typed[: MAX_CHARS])
 
 masked = view.masked if view else None
 typed_sentence = ss["fill_sentence"] or ""
 sync_to_url(
     mode=None if mode == "masked" else mode,
-    sentence=masked if masked else (typed_sentence if mode == "masked" and len(typed_sentence) <= 2 * fm.MAX_CHARS
+    sentence=masked if masked else (typed_sentence if mode == "masked" and len(typed_sentence) <= 2 * MAX_CHARS
                                     else None),
-    plain=ss["fill_plain"] if mode != "masked" and len(ss["fill_plain"] or "") <= 2 * fm.MAX_CHARS else None,
+    plain=ss["fill_plain"] if mode != "masked" and len(ss["fill_plain"] or "") <= 2 * MAX_CHARS else None,
     word=ss["fill_word"] if mode == "word" else None,
     chars=list(ss["fill_chars"]) if mode == "chars" else None,
 )

@@ -13,13 +13,17 @@ import streamlit as st
 
 from core import fill_confidence as fc
 from core import fill_examples as fx
-from core import fillmask as fm
 from core.attention_view import TextNotes, inspect_text
 from core.budgets import TRAINING_FILE, load_budgets
 from core.errors import LabError
-from core.figures import bert as figs
+from core.figures import predictions as figs
 from core.figures.style import export_html
 from core.fill_view import FillView, corruption_view, next_sentence_view
+from core.fillmask.iterative import FillStep
+from core.fillmask.masks import MAX_CHARS
+from core.fillmask.prediction import MaskSlot
+from core.fillmask.scoring import candidate_scores
+from core.fillmask.words import WORD_BEAM
 from core.models.cache import ModelRef
 from core.safe_text import md_escape
 from ui.cache import file_result, model_call
@@ -49,7 +53,7 @@ def _notes(notes: TextNotes, model: ModelRef) -> None:
         st.info(t("fill.control_chars", chars=", ".join(notes.control)))
 
 
-def _slots(masks: list[fm.MaskSlot], k: int, title) -> list[tuple[str, list[str], list[float]]]:
+def _slots(masks: list[MaskSlot], k: int, title) -> list[tuple[str, list[str], list[float]]]:
     return [(title(j, slot), [c.token for c in slot.candidates[:k]], [c.score for c in slot.candidates[:k]])
             for j, slot in enumerate(masks)]
 
@@ -122,7 +126,7 @@ def predictions(view: FillView) -> None:
                 chart(figs.topk_bars(word_slots, xaxis_title=t("fill.word_prob_axis"), large=large, cols=cols),
                       "fill_words_chart")
     if word_slots:
-        st.caption(t("fill.words_note", beam=fm.WORD_BEAM))
+        st.caption(t("fill.words_note", beam=WORD_BEAM))
     hidden = sum(slot.hidden for slot in result.masks) + sum(run.hidden for run in runs)
     if hidden:
         st.caption(t("fill.hidden_note", n=hidden))
@@ -182,7 +186,7 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     if not words:
         st.info(t("fill.cands_empty"))
         return
-    scored = model_call(fm.candidate_scores, model, masked, list(words), first_mask=first)
+    scored = model_call(candidate_scores, model, masked, list(words), first_mask=first)
     fitting = [(s.word, s.score) for s in scored if s.score is not None]
     if fitting:
         chart(figs.candidate_bars([word for word, _ in fitting], [score for _, score in fitting],
@@ -206,7 +210,7 @@ def _shift_step(delta: int, last: int) -> None:
 
 
 @st.fragment
-def replay(masked: str, mask_token: str, steps: list[fm.FillStep]) -> None:
+def replay(masked: str, mask_token: str, steps: list[FillStep]) -> None:
     last = len(steps)
     seed(Field("fill_step", None, 0, in_range(0, last)))
     c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
@@ -251,7 +255,7 @@ def corruption(model: ModelRef, source: str | None, default: str, origin: str | 
     changes (None: the box keeps its text, ``default`` at first); ``origin`` says where it came from:
     "plain" (the user's sentence), "answer" (the data's answer to the masked sentence), "unknown" (a
     masked sentence the data does not know, so nothing is filled in)."""
-    if source and len(source) <= fm.MAX_CHARS:
+    if source and len(source) <= MAX_CHARS:
         follow("fill_corrupt_text", source, source)
     seed(Field("fill_corrupt_text", None, source or default))
     if origin in ("answer", "unknown"):

@@ -13,7 +13,7 @@ import streamlit as st
 from core import api
 from core import objectives as obj
 from core.attention_view import inspect_text
-from core.figures import bert as bert_figs
+from core.figures import predictions as prediction_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
 from core.models.cache import ModelRef
@@ -110,7 +110,7 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
               [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
              (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
               [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-    chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+    chart(prediction_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
                                        cols=1 if phone() else None), "obj_topk_chart")
     token = reading.tokens[position]
     if forward.actual is None:
@@ -238,7 +238,7 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
         left = reading.forward[position]
         before, after = reading.tokens[:position], reading.tokens[position + 1:]
         with st.container(key="obj_gpt_result"):
-            chart(bert_figs.token_strip(
+            chart(prediction_figs.token_strip(
                 [before + ["？"] + after, before + [api.load_masked_lm(bert).mask_token] + after],
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
@@ -249,7 +249,7 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
                       [c.score for c in left.candidates[:top_k]]),
                      (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
                       [c.score for c in masked.candidates[:top_k]])]
-            chart(bert_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
+            chart(prediction_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
                                        cols=1 if phone() else None), "obj_gpt_chart")
             st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                          mp=_pct(masked.actual), mr=_rank(masked.rank)))

@@ -9,18 +9,20 @@ import html
 import numpy as np
 import streamlit as st
 
-from core import vectors_view as vv
 from core.figures import vectors as figs
 from core.figures.style import export_html
 from core.models.catalogue import DEFAULT_STATIC
 from core.safe_text import md_escape
+from core.vectors.export import export_rows, to_csv, to_json
+from core.vectors.parsing import ParsedInput
+from core.vectors.view import HOVER_MAX_SENTENCES, VectorsView, highlight
 from ui import downloads
 from ui.i18n import layer_name, t
 from ui.page import chart, phone, presenting
 from ui.state import Field, in_range, relabel, seed, sync_to_url
 
 
-def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
+def _static_parts(view: VectorsView, word: str, static_dim: int | None):
     """Words, coords, explained, hover, note of the left subplot."""
     if static_dim is None:
         return None, None, None, "", t("static.fig.static_unavailable")
@@ -28,8 +30,8 @@ def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
         return None, None, None, "", t("static.fig.oov", word=html.escape(word))
     if view.static_map is None:
         return None, None, None, "", t("static.fig.static_none")
-    lines = [f"{i + 1}. {h}" for i, h in enumerate(view.static_hover[: vv.HOVER_MAX_SENTENCES])]
-    more = len(view.static_hover) - vv.HOVER_MAX_SENTENCES
+    lines = [f"{i + 1}. {h}" for i, h in enumerate(view.static_hover[: HOVER_MAX_SENTENCES])]
+    more = len(view.static_hover) - HOVER_MAX_SENTENCES
     if more > 0:
         lines.append(t("static.fig.more", n=more))
     hover = f"<b>{t('static.fig.static_point')}</b><br>" + "<br>".join(lines)
@@ -37,7 +39,7 @@ def _static_parts(view: vv.VectorsView, word: str, static_dim: int | None):
     return m.words, m.coords, m.explained, hover, t("static.fig.static_caption", n=len(view.static_hover))
 
 
-def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int, centre: bool) -> None:
+def _reading_guide(view: VectorsView, word_md: str, names: list[str], j: int, centre: bool) -> None:
     """How to read the cosine: against the same word's layer 0 (before any context), not against 0 or another
     word's number."""
     base, now = view.mean_cosine(centre, 0), view.mean_cosine(centre, j)
@@ -51,7 +53,7 @@ def _reading_guide(view: vv.VectorsView, word_md: str, names: list[str], j: int,
 # C901 (17 > 15, noqa below): one fragment, so that the layer slider reruns only this figure; its branches are
 # the projector, phone and pair layouts of the same controls
 @st.fragment
-def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None, contextual: bool,  # noqa: C901
+def explorer(view: VectorsView, parsed: ParsedInput, ctx_name: str | None, contextual: bool,  # noqa: C901
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""
     large, word_md, narrow = presenting(), md_escape(parsed.word), phone()
@@ -148,7 +150,7 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
             rows = {"#": list(view.ids)}
             if parsed.has_labels:  # an empty column would push the neighbours out of sight at 1280 px
                 rows[t("static.col.label")] = [occ.label or "" for occ in occurrences]
-            rows[t("static.col.sentence")] = [vv.highlight(o.sentence, o.start, o.end, escape=False)
+            rows[t("static.col.sentence")] = [highlight(o.sentence, o.start, o.end, escape=False)
                                               for o in occurrences]
             rows[t("static.col.nn")] = ["  ".join(f"#{view.ids[k]} ({sim:.2f})" for k, sim in nearest)
                                         for nearest in view.neighbours[centre][j][:len(occurrences)]]
@@ -172,10 +174,10 @@ def explorer(view: vv.VectorsView, parsed: vv.ParsedInput, ctx_name: str | None,
     col1, col2, col3 = st.columns(3)
     col1.download_button(t("static.dl_html"), data=lambda: export_html(fig), file_name="static-vs-contextual.html",
                          mime="text/html", on_click="ignore", key="static_dl_html", icon=":material/download:")
-    col2.download_button(t("static.dl_csv"), data=lambda: vv.to_csv(vv.export_rows(view)),
+    col2.download_button(t("static.dl_csv"), data=lambda: to_csv(export_rows(view)),
                          file_name="vectors.csv", mime="text/csv", on_click="ignore", key="static_dl_csv",
                          icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
-    col3.download_button(t("static.dl_json"), data=lambda: vv.to_json(view), file_name="vectors.json",
+    col3.download_button(t("static.dl_json"), data=lambda: to_json(view), file_name="vectors.json",
                          mime="application/json", on_click="ignore", key="static_dl_json",
                          icon=":material/download:", disabled=not (view.num_occurrences or view.static_hover))
     downloads.projector_button(view)

@@ -1,7 +1,7 @@
 """静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
 
 A student reads the question and its answer, the inputs, then the result; on the projector the result comes
-first, the inputs below it. Thin page: widgets → core.vectors_view.occurrence_layers
+first, the inputs below it. Thin page: widgets → core.vectors.view.occurrence_layers
 (through ui.cache.occurrence_view: once per models, sentences and word) → ``explorer.py`` beside it
 (core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
 the cached arrays.
@@ -11,9 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.static_vs_contextual import explorer as static_explorer
-from core import vectors_view as vv
 from core.models.catalogue import DEFAULT_ELMO, DEFAULT_STATIC
 from core.safe_text import md_escape
+from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
 from ui.i18n import t
 from ui.page import attempt, load_model, plain_answer, presenting
@@ -53,7 +53,7 @@ with input_area, sentence_inputs.render("static_upload", height=250 if presentin
 ctx = ss["static_ctx"]
 text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 
-parsed = attempt(vv.parse_input, text, word_raw)
+parsed = attempt(parse_input, text, word_raw)
 if parsed is None:
     st.stop()
 word = parsed.word

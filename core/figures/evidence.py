@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, STATIC_COLOUR, base_layout, esc, titled_axis
+from .style import PALETTE, STATIC_COLOUR, base_layout, esc, font_size, titled_axis
 
 KIND_COLOURS = {"elmo": PALETTE[1], "bert": PALETTE[0], "static": STATIC_COLOUR}
 BASELINE_COLOURS = ("#6b7280", "#9467bd", "#8c564b", "#ff7f0e")
@@ -40,10 +40,6 @@ class Estimate:
     low: float
     high: float
     group: str = ""
-
-
-def _font(large: bool) -> int:
-    return 20 if large else 15
 
 
 def _colour(series: Series, index: int) -> str:
@@ -89,7 +85,7 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
 
     ``baselines``: ``[(label, value)]``; the label is drawn at the right end of its line.
     """
-    font = _font(large)
+    font = font_size(large)
     fig = go.Figure()
     for i, s in enumerate(series):
         fig.add_trace(_trace(s, i, percent=percent))
@@ -123,7 +119,7 @@ def layer_curves(series: Sequence[Series], *, title: str | None = None, xaxis_ti
 def specificity_panels(panels: Sequence[tuple[str, Sequence[Series]]], *, title: str | None = None,
                        xaxis_title: str = "layer", large: bool = False, height: int = 520) -> go.Figure:
     """Side-by-side panels (self-similarity, intra-sentence, anisotropy), one line per model each."""
-    font = _font(large)
+    font = font_size(large)
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[esc(name) for name, _ in panels],
                         horizontal_spacing=0.07)
     for col, (_, series) in enumerate(panels, start=1):
@@ -146,7 +142,7 @@ def word_heatmap(words: Sequence[str], layer_names: Sequence[str], values: Seque
     """Rows = words, columns = layers, colour = value (e.g. self-similarity), numbers in the cells.
 
     ``zrange`` fixes the colour scale (None: from the data)."""
-    font = _font(large)
+    font = font_size(large)
     z = [[None if v is None else float(v) for v in row] for row in values]
     labels = [esc(w) for w in words]
     zmin, zmax = zrange if zrange is not None else (None, None)
@@ -212,7 +208,7 @@ def interval_dots(rows: Sequence[Estimate], *, title: str | None = None, xaxis_t
 
     ``reference``: ``[(label, value)]`` drawn as dashed vertical lines (e.g. a lookup baseline).
     """
-    font = _font(large)
+    font = font_size(large)
     fmt = ".1%" if percent else ".3f"
     fig = go.Figure()
     groups = list(dict.fromkeys(r.group for r in rows))

@@ -1,7 +1,10 @@
-"""Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector."""
+"""Shared look of every figure: large, high-contrast, CJK-safe fonts for a projector; how wide a label renders
+and where a long note wraps."""
 from __future__ import annotations
 
 import html
+import re
+import unicodedata
 from typing import Any
 
 import plotly.graph_objects as go
@@ -26,6 +29,7 @@ STATIC_COLOUR = "#444444"
 # app (the evidence charts' y title sat on the tick labels inside a fixed 60-px margin), so a titled axis sets it
 # itself: the margin then grows to hold the tick labels and the title, this far apart.
 TITLE_STANDOFF = 12
+MAX_FIGURE_WIDTH = 1400  # px: the main area of a 1920-wide screen with the sidebar open
 
 
 def titled_axis(text: str) -> dict:
@@ -43,12 +47,47 @@ def plot_config(filename: str = "elmo-bert-lab") -> dict:
     return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": filename}}
 
 
+def font_size(large: bool) -> int:
+    """The figures' text size in px; ``large``: presentation mode."""
+    return 20 if large else 15
+
+
+def text_width(label: str, font_px: float) -> float:
+    """Approximate rendered width in px: CJK/fullwidth characters are one em, others ~0.6 em."""
+    width = 0.0
+    for ch in str(label):
+        wide = unicodedata.east_asian_width(ch) in ("W", "F") or ord(ch) >= 0x1F000
+        width += font_px * (1.0 if wide else 0.62)
+    return width
+
+
+_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
+_CLOSING = "）」』，。、：；！？)"  # never the first character of a line
+
+
+def wrap_note(text: str, font_px: float, max_px: float) -> str:
+    """``text`` (plotly markup, lines split by ``<br>``) broken between words, or between CJK characters,
+    so that no line is wider than ``max_px``."""
+    lines = []
+    for line in text.split("<br>"):
+        current = ""
+        for piece in _PIECE.findall(line):
+            if (current.strip() and piece[0] not in _CLOSING
+                    and text_width((current + piece).rstrip(), font_px) > max_px):
+                lines.append(current.rstrip())
+                current = piece.lstrip()
+            else:
+                current += piece
+        lines.append(current.rstrip())
+    return "<br>".join(lines)
+
+
 def style_layout(title: str | None = None, *, large: bool = False, height: int | None = None) -> dict:
     """The common layout as a dict, for builders that hand plotly the whole layout at once;
     ``large`` is presentation mode (bigger fonts for the back row)."""
     if pio.templates.default != TEMPLATE:  # importing streamlit sets its own default; setting costs ~50 ms
         pio.templates.default = TEMPLATE
-    size = 20 if large else 15
+    size = font_size(large)
     layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": size + 4, "weight": "bold"}} if title else None,
         "font": {"family": FONT_FAMILY, "size": size},

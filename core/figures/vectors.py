@@ -1,6 +1,6 @@
 """Figures of the vector pages: arrays and (already translated, already escaped) strings in,
 ``go.Figure`` out. Hover strings that contain user text must be ``html.escape``d by the caller
-(core.vectors_view does it); words from a model's vocabulary are escaped here.
+(core.vectors does it); words from a model's vocabulary are escaped here.
 """
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bert import wrap_note
-from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout, wrap_note
 
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open

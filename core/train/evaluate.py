@@ -121,7 +121,8 @@ def demo_set(path: Path = DEMO_FILE) -> list[tuple[str, list[str]]]:
 
 def evaluate_demo_set(model: str | BertEncoder = "mini-bert-zh", top: int = DEMO_TOP, path: Path = DEMO_FILE) -> dict:
     """Top-``top`` hits on the demo set (or another set in its format), with what the model proposed."""
-    from ..fillmask import fill_mask, proposals, word_candidates
+    from ..fillmask.prediction import fill_mask
+    from ..fillmask.words import proposals, word_candidates
 
     encoder = load_typed(model, BertEncoder) if isinstance(model, str) else model
     rows: list[dict[str, Any]] = []

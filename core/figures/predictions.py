@@ -1,0 +1,172 @@
+"""Figures of what BERT predicts at token positions (the fill-mask and objectives pages, the attention page's top-k):
+probability bars per mask, a word's score bars, and strips of tokens; arrays and strings in, ``go.Figure`` out.
+
+Every string that may come from the user (tokens, words, sentences) is passed through
+:func:`esc` before it reaches plotly, which renders a subset of HTML in labels and hover text.
+All translated UI text (titles, axis names) is passed in by the page; nothing here translates.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from .grid import subplot_grid
+from .style import MAX_FIGURE_WIDTH, PALETTE, esc, font_size, style_layout, text_width, titled_axis, wrap_note
+
+ROW_NAME_PX = 280  # a token strip's row name wider than this goes on two lines
+# a bar chart's axis title wider than this goes on more lines: beside the characters on the projector, the whole
+# words' chart has a narrow column, and plotly neither wraps a title nor keeps it inside the figure
+AXIS_TITLE_PX = 300
+
+
+def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) -> tuple[list[str], list[str]]:
+    """The sentence after ``upto`` steps of iterative filling, one cell per character or mask.
+
+    Kinds: "text" (typed by the user), "open" (a [MASK] still open), "filled" (filled in an
+    earlier step), "new" (filled in step ``upto``). ``steps`` are ``core.fillmask.iterative.FillStep``s,
+    whose ``filled_mask`` counts among the masks still open at that step.
+    """
+    parts = masked.split(mask_token)
+    open_slots = list(range(len(parts) - 1))
+    filled: dict[int, tuple[str, int]] = {}
+    for step in steps[:upto]:
+        slot = open_slots.pop(step.filled_mask)
+        token = step.token[2:] if step.token.startswith("##") else step.token
+        filled[slot] = (token, step.step)
+    cells, kinds = [], []
+    for k, part in enumerate(parts):
+        for ch in part:
+            cells.append("␣" if ch.isspace() else ch)
+            kinds.append("text")
+        if k < len(parts) - 1:
+            if k in filled:
+                token, when = filled[k]
+                cells.append(token)
+                kinds.append("new" if when == upto else "filled")
+            else:
+                cells.append(mask_token)
+                kinds.append("open")
+    return cells, kinds
+
+
+def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, title: str | None = None,
+              xaxis_title: str = "P", large: bool = False, cols: int | None = None) -> go.Figure:
+    """One horizontal bar chart per mask: ``slots`` = [(subplot title, tokens, probabilities)]."""
+    if not slots:
+        raise ValueError("slots must contain at least one mask")
+    font = font_size(large)
+    cols = cols or min(len(slots), 4)
+    rows = math.ceil(len(slots) / cols)
+    k = max(len(tokens) for _, tokens, _ in slots)
+    axis_title = wrap_note(xaxis_title, font, AXIS_TITLE_PX)
+    grid = subplot_grid(rows, cols, count=len(slots), titles=[esc(name) for name, _, _ in slots],
+                        h_spacing=0.09, v_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1, title_size=font + 1)
+    traces = []
+    for cell, (_, tokens, probs) in zip(grid.cells, slots):
+        probs = [float(p) for p in probs]
+        labels = [esc(tok) for tok in tokens]
+        traces.append(go.Bar(
+            x=probs, y=list(range(len(tokens))), orientation="h", marker_color=PALETTE[0],
+            text=[f"{p:.1%}" if p >= 0.001 else f"{p:.1e}" for p in probs], textposition="auto",
+            customdata=labels, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", showlegend=False,
+            xaxis=cell.x, yaxis=cell.y,
+        ))
+        grid.layout[cell.yaxis].update(tickvals=list(range(len(tokens))), ticktext=labels, autorange="reversed",
+                                       tickfont={"size": font + 2})
+        grid.layout[cell.xaxis].update(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%")
+        if cell.row == rows:
+            grid.layout[cell.xaxis].update(titled_axis(axis_title))
+    height = rows * (70 + (font + 16) * k) + 60 + axis_title.count("<br>") * round(1.3 * font)  # the title's lines
+    return go.Figure(data=traces, layout={**style_layout(title, large=large, height=height), **grid.layout})
+
+
+def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,
+                   xaxis_title: str = "P", large: bool = False) -> go.Figure:
+    """User candidates and their probability (product over their tokens), on a log axis."""
+    font = font_size(large)
+    scores = [max(float(s), 1e-30) for s in scores]
+    labels = [esc(w) for w in words]
+    low = math.floor(math.log10(min(scores))) - 1 if scores else -6
+    high = math.log10(max(scores)) + 0.8 if scores else 0
+    return go.Figure(go.Bar(
+        x=scores, y=list(range(len(words))), orientation="h",
+        marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
+        text=[f"{s:.2e}" for s in scores], customdata=labels,
+        textposition="auto", cliponaxis=False,  # inside a long bar: outside, a phone's narrow plot cut it off
+        hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
+    ), layout={
+        **style_layout(title, large=large, height=110 + (font + 26) * max(len(words), 1)),
+        "yaxis": {"tickvals": list(range(len(words))), "ticktext": labels, "autorange": "reversed",
+                  "tickfont": {"size": font + 2}},
+        "xaxis": {"type": "log", "title": {"text": xaxis_title}, "range": [low, min(high, 0.3)], "dtick": 1,
+                  "exponentformat": "power", "showexponent": "all"},
+    })
+
+
+def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]], *,
+                colours: dict[str, str], kind_names: dict[str, str], track_names: Sequence[str],
+                hover: Sequence[Sequence[str]] | None = None, per_line: int = 24, title: str | None = None,
+                large: bool = False) -> go.Figure:
+    """Sentences as rows of coloured cells, one cell per token.
+
+    ``tracks``: one or more aligned rows of cell texts (e.g. original / what the model sees);
+    ``kinds``: a kind per cell (its colour, from ``colours``; the legend uses ``kind_names``).
+    Long sentences wrap every ``per_line`` cells; each wrapped line repeats all tracks.
+    """
+    if not tracks or any(len(t) != len(tracks[0]) for t in tracks) or len(kinds) != len(tracks):
+        raise ValueError("tracks and kinds must be aligned rows of equal length")
+    n = len(tracks[0])
+    if n == 0:
+        raise ValueError("nothing to draw")
+    font = font_size(large)
+    order = list(colours)
+    code = {kind: i for i, kind in enumerate(order)}
+    lines = math.ceil(n / per_line)
+    width_cells = min(n, per_line)
+    z, text, custom, ylabels = [], [], [], []
+    for line in range(lines):
+        for t_index, (track, track_kinds) in enumerate(zip(tracks, kinds)):
+            cells = range(line * per_line, line * per_line + width_cells)
+            z.append([code[track_kinds[c]] + 0.5 if c < n else None for c in cells])
+            text.append([esc(track[c]) if c < n else "" for c in cells])
+            custom.append([esc(hover[t_index][c]) if hover and c < n else (esc(track[c]) if c < n else "")
+                           for c in cells])
+            ylabels.append(esc(track_names[t_index]))
+    k = len(order)
+    scale = []
+    for i, kind in enumerate(order):
+        scale += [[i / k, colours[kind]], [(i + 1) / k, colours[kind]]]
+    longest = max(text_width(cell, font + 2) for row in text for cell in row) if text else font
+    cell_w = max(46, min(110, longest + 14))
+    traces = [go.Heatmap(
+        z=z, text=text, customdata=custom, texttemplate="%{text}", textfont={"size": font + 2},
+        colorscale=scale, zmin=0, zmax=k, showscale=False, xgap=3, ygap=3,
+        hovertemplate="%{customdata}<extra></extra>", hoverongaps=False,
+    )]
+    traces += [go.Scatter(x=[None], y=[None], mode="markers", name=esc(kind_names[kind]),  # legend entries:
+                          marker={"size": 16, "symbol": "square", "color": colours[kind],  # a heatmap has none
+                                  "line": {"width": 1, "color": "#888"}})
+               for kind in order if kind in kind_names]
+    rows = len(z)
+    # a long row name on two lines: on one it took the width the cells need ([MASK] spilled out of its cell)
+    ylabels = [label if text_width(label, font) <= ROW_NAME_PX else
+               wrap_note(label, font, text_width(label, font) / 2 + font * 3) for label in ylabels]
+    left = max(text_width(line, font) for label in ylabels for line in label.split("<br>")) + 30
+    cell_h = font * 2 + 14
+    top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
+    return go.Figure(data=traces, layout={
+        **style_layout(title, large=large),
+        "yaxis": {"tickvals": list(range(rows)), "ticktext": ylabels, "autorange": "reversed", "showgrid": False,
+                  "zeroline": False},
+        "xaxis": {"showticklabels": False, "showgrid": False, "zeroline": False},
+        "width": int(min(MAX_FIGURE_WIDTH, left + 30 + cell_w * width_cells)),
+        "height": int(top + 16 + cell_h * rows),
+        "margin": {"l": int(left), "r": 20, "t": int(top), "b": 16},
+        "legend": {"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left", "x": 0,
+                   "font": {"size": font}},
+        "plot_bgcolor": "white",
+    })
+
+
