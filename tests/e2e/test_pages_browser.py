@@ -517,8 +517,9 @@ def test_sentences_follow_the_student_through_the_sidebar(page, warm_server):
     gives them other ids)."""
     area, box = page.locator(".st-key-vec_text textarea"), page.locator(".st-key-vec_word input")
     open_page(page, warm_server.url("static-vs-contextual"))
-    scene_text, scene_word = area.input_value(), box.input_value()
-    assert scene_text and scene_word
+    # right after the first run settles the boxes were once read empty (a moment later they were filled)
+    scene_text, scene_word = wait_for(page, lambda: area.input_value() and box.input_value() and
+                                      (area.input_value(), box.input_value()), "the scene's sentences and word")
     go_by_sidebar(page, "elmo-weights")
     assert (area.input_value(), box.input_value()) == (scene_text, scene_word)
 
