@@ -220,13 +220,26 @@ def reset_model_caches():
     st.cache_resource.clear()
 
 
+def use_tiny_models_dir(directory: Path, setattr) -> Path:
+    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
+    build_tiny_static(directory / "word2vec-zh")
+    use_models_dir(directory, setattr)
+    return directory
+
+
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
-    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    directory = tmp_path / "models"
-    build_tiny_static(directory / "word2vec-zh")
-    use_models_dir(directory, monkeypatch.setattr)
-    yield directory
+    """A tiny models directory of the test's own, which it may change."""
+    yield use_tiny_models_dir(tmp_path / "models", monkeypatch.setattr)
+    reset_model_caches()
+
+
+@pytest.fixture(scope="module")
+def shared_models_dir(tmp_path_factory):
+    """The tiny models directory for the module's tests that leave it as it is: its models are loaded once (each
+    load of the tiny word2vec builds a jieba dictionary, 0.8 s)."""
+    with pytest.MonkeyPatch.context() as mp:
+        yield use_tiny_models_dir(tmp_path_factory.mktemp("models"), mp.setattr)
     reset_model_caches()
 
 
