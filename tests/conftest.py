@@ -3,6 +3,7 @@ the test tiers (pytest.ini) and each tier's time at the end of a run."""
 from __future__ import annotations
 
 import string
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -38,24 +39,32 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(autouse=True)
-def _fast_tier_leaves_the_shipped_models_alone(request, monkeypatch):
-    """A fast-tier test that asks the registry for a shipped model fails (after its run: a page turns the failure
-    into a line): it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
+def _fast_tier_stays_fast(request, monkeypatch):
+    """A fast-tier test that asks the registry for a shipped model or starts a Python process fails (after its run:
+    a page turns the failure into a line): it belongs to the realmodel tier (or its pages should run on
+    ``tiny_embedded``), or to the subprocess tier (a library's own ``uname -p`` is no such process)."""
     if _tier_of.get(request.node.nodeid, "fast") != "fast":
         yield
         return
     from core.models import cache, catalogue
 
-    used, load_by_key = [], cache.load_by_key
+    used, started, load_by_key, popen_init = [], [], cache.load_by_key, subprocess.Popen.__init__
 
     def guarded(key: str):
         if key in catalogue.EMBEDDED and (Path(catalogue.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
             used.append(key)
         return load_by_key(key)
 
+    def starting(self, args, *more, **options):
+        if Path(args if isinstance(args, (str, Path)) else args[0]).name.startswith("python"):
+            started.append(args)
+        popen_init(self, args, *more, **options)
+
     monkeypatch.setattr(cache, "load_by_key", guarded)
+    monkeypatch.setattr(subprocess.Popen, "__init__", starting)
     yield
     assert not used, f"a fast-tier test used the shipped {sorted(set(used))}: mark it realmodel or use tiny_embedded"
+    assert not started, f"a fast-tier test started {started}: mark it subprocess"
 
 
 def pytest_runtest_logreport(report):

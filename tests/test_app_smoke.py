@@ -70,6 +70,7 @@ print(json.dumps({**home, "page_exceptions": len(at.exception), "threads": torch
 """
 
 
+@pytest.mark.subprocess
 def test_first_page_imports_no_model_library_and_torch_still_gets_the_thread_count(monkeypatch):
     """Start-up: the home page needs no model, so the app's cold start does not wait for torch, transformers or
     scikit-learn (seconds of imports); the first page with a model imports them and computes on
@@ -85,6 +86,7 @@ def test_first_page_imports_no_model_library_and_torch_still_gets_the_thread_cou
     assert result["page_exceptions"] == 0 and result["threads"] == 3
 
 
+@pytest.mark.subprocess
 def test_serve_py_imports_no_model_library_before_the_server_listens():
     """serve.py's module is run before the server listens; torch and transformers are imported by its warm-up
     thread (tests/e2e/test_serve.py checks that the models are then loaded), so the home page is served meanwhile."""

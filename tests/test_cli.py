@@ -19,6 +19,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.subprocess
 def test_models_subprocess():
     done = subprocess.run([sys.executable, "-m", "core", "models"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
@@ -31,6 +32,7 @@ def _imported(stderr: str) -> set[str]:
     return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time")}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
 def test_commands_that_need_no_model_import_no_torch(argv):
     """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
@@ -42,6 +44,7 @@ def test_commands_that_need_no_model_import_no_torch(argv):
     assert not {"torch", "transformers"} & imported
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]果"], ["embed", "--word", "苹果", "我吃了一个苹果"]])
 def test_model_commands_import_no_scikit_learn_or_pandas(argv):
     """Start-up: a fill-mask or an embedding needs torch and transformers' BERT, not scikit-learn's PCA (a second

@@ -421,6 +421,7 @@ def test_server_settings_keep_the_watcher_off_and_listen_locally():
     assert "--server.address 0.0.0.0" in readme and "127.0.0.1" in readme
 
 
+@pytest.mark.subprocess
 def test_server_reads_no_full_garbage_collection_after_each_run():
     """Streamlit's default gc.collect() after every script run held the GIL for ~0.25 s per run: 65% of the
     server's CPU with 30 sessions (benchmarks/README.md). The option must exist and be read as off."""
