@@ -143,6 +143,19 @@ def skip_component_discovery():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_script_cache():
+    """AppTest compiles the page's script anew for each run (a ScriptCache per run, 8 % of the bad-input matrix's
+    time); the server keeps one for all sessions' runs, and so do the tests."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
+
+    shared = ScriptCache()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app_test, "ScriptCache", lambda: shared)
+        yield
+
+
 # ---- the embedded models (tests of pages and views that need both real models) ----------------------
 @pytest.fixture(scope="module")
 def embedded_elmo_and_bert():
