@@ -339,6 +339,8 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    # no user-agent telemetry: it would first ask this hub for its agent registry, and wait 3 s for it
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_TELEMETRY", True)
     monkeypatch.setattr(hub, "_hub_probe", [])
     yield url, accepted
     stop.set()

@@ -341,9 +341,9 @@ def test_a_full_disk_is_one_line(capsys, monkeypatch, tiny_bert_dir, argv):
 def test_a_hub_that_never_answers_is_one_line(capsys, clean_registry, silent_hub, monkeypatch):
     """The hub accepts the connection and sends nothing: the CLI gives up after LAB_HUB_TIMEOUT_S."""
     _, accepted = silent_hub
-    monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "3")
+    monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "1")
     line = one_error_line(capsys, "fill-mask", "--model", "silent-org/silent-model", "我[MASK]")
-    assert "did not answer within 3 s" in line and accepted
+    assert "did not answer within 1 s" in line and accepted
 
 
 # ---- a corpus with bad lines (#39 item 6) ----------------------------------------------------------------
