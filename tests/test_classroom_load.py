@@ -29,6 +29,7 @@ def test_quantiles():
     assert bench._quantile([3.0], 0.95) == 3.0
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(os.environ.get("LAB_BENCH_CLASSROOM") != "1", reason="starts a server: LAB_BENCH_CLASSROOM=1")
 def test_two_sessions_against_a_real_server(tmp_path, capsys):
     out = tmp_path / "classroom.json"
