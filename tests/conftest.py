@@ -3,6 +3,7 @@ the test tiers (pytest.ini) and each tier's time at the end of a run."""
 from __future__ import annotations
 
 import string
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -38,24 +39,32 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(autouse=True)
-def _fast_tier_leaves_the_shipped_models_alone(request, monkeypatch):
-    """A fast-tier test that asks the registry for a shipped model fails (after its run: a page turns the failure
-    into a line): it belongs to the realmodel tier, or its pages should run on ``tiny_embedded``."""
+def _fast_tier_stays_fast(request, monkeypatch):
+    """A fast-tier test that asks the registry for a shipped model or starts a Python process fails (after its run:
+    a page turns the failure into a line): it belongs to the realmodel tier (or its pages should run on
+    ``tiny_embedded``), or to the subprocess tier (a library's own ``uname -p`` is no such process)."""
     if _tier_of.get(request.node.nodeid, "fast") != "fast":
         yield
         return
     from core.models import cache, catalogue
 
-    used, load_by_key = [], cache.load_by_key
+    used, started, load_by_key, popen_init = [], [], cache.load_by_key, subprocess.Popen.__init__
 
     def guarded(key: str):
         if key in catalogue.EMBEDDED and (Path(catalogue.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
             used.append(key)
         return load_by_key(key)
 
+    def starting(self, args, *more, **options):
+        if Path(args if isinstance(args, (str, Path)) else args[0]).name.startswith("python"):
+            started.append(args)
+        popen_init(self, args, *more, **options)
+
     monkeypatch.setattr(cache, "load_by_key", guarded)
+    monkeypatch.setattr(subprocess.Popen, "__init__", starting)
     yield
     assert not used, f"a fast-tier test used the shipped {sorted(set(used))}: mark it realmodel or use tiny_embedded"
+    assert not started, f"a fast-tier test started {started}: mark it subprocess"
 
 
 def pytest_runtest_logreport(report):
@@ -123,14 +132,27 @@ def tiny_bert(tiny_bert_dir):
     return load_encoder(str(tiny_bert_dir))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session", autouse=True)
 def skip_component_discovery():
-    """AppTest scans every installed package for custom components on each new AppTest (≈10 s on a
-    busy CPU); the pages use none, so page tests skip the scan."""
+    """AppTest scans every installed package's metadata for custom components on each new AppTest (0.1–0.3 s
+    each, a fifth of the fast tier when only some modules skipped it); the pages use none, so no test scans."""
     from streamlit.components.v2.component_manager import BidiComponentManager
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(BidiComponentManager, "discover_and_register_components", lambda self, *a, **k: None)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_script_cache():
+    """AppTest compiles the page's script anew for each run (a ScriptCache per run, 8 % of the bad-input matrix's
+    time); the server keeps one for all sessions' runs, and so do the tests."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
+
+    shared = ScriptCache()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app_test, "ScriptCache", lambda: shared)
         yield
 
 
@@ -220,13 +242,26 @@ def reset_model_caches():
     st.cache_resource.clear()
 
 
+def use_tiny_models_dir(directory: Path, setattr) -> Path:
+    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
+    build_tiny_static(directory / "word2vec-zh")
+    use_models_dir(directory, setattr)
+    return directory
+
+
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
-    """assets/models replaced by: a tiny word2vec-zh, no mini-elmo-zh (add it with model_support.link_real_elmo)."""
-    directory = tmp_path / "models"
-    build_tiny_static(directory / "word2vec-zh")
-    use_models_dir(directory, monkeypatch.setattr)
-    yield directory
+    """A tiny models directory of the test's own, which it may change."""
+    yield use_tiny_models_dir(tmp_path / "models", monkeypatch.setattr)
+    reset_model_caches()
+
+
+@pytest.fixture(scope="module")
+def shared_models_dir(tmp_path_factory):
+    """The tiny models directory for the module's tests that leave it as it is: its models are loaded once (each
+    load of the tiny word2vec builds a jieba dictionary, 0.8 s)."""
+    with pytest.MonkeyPatch.context() as mp:
+        yield use_tiny_models_dir(tmp_path_factory.mktemp("models"), mp.setattr)
     reset_model_caches()
 
 
@@ -305,6 +340,8 @@ def silent_hub(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", url)  # the probe (and a subprocess) read it here
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", url)  # read once at import by this process
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    # no user-agent telemetry: it would first ask this hub for its agent registry, and wait 3 s for it
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_TELEMETRY", True)
     hub.forget_probe()  # probe this hub, not remember another's answer
     yield url, accepted
     stop.set()

@@ -188,7 +188,7 @@ PARAMS = [pytest.param(box, case, id=f"{box.id}-{case}") for box in BOXES for ca
 
 # ---- AppTest plumbing ------------------------------------------------------------------------------
 @pytest.fixture(scope="module", autouse=True)
-def _setup_module(skip_component_discovery, tiny_embedded):
+def _setup_module(tiny_embedded):
     """The pages run on the tiny stand-ins of the embedded models: the table is about a page's handling of bad
     input (the same vocabulary, layers and 128 positions), not about the model's answer."""
 

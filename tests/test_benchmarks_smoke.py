@@ -208,6 +208,7 @@ def test_inconclusive_is_reported_and_never_a_pass(monkeypatch, capsys):
     assert bench.main(["--only", "slider", "--strict"]) == 1  # strict wants every figure shown to meet its target
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(os.environ.get("LAB_BENCH_COLDSTART") != "1",
                     reason="starts the app and Chromium (slow): set LAB_BENCH_COLDSTART=1")
 def test_cold_start_harness_runs():

@@ -22,6 +22,7 @@ def test_loopback_urls_are_accepted():
     assert bench.loopback_url("http://localhost:9000") == "http://localhost:9000"
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(os.environ.get("LAB_BENCH_CLASSROOM") != "1", reason="starts a server: LAB_BENCH_CLASSROOM=1")
 def test_two_sessions_against_a_real_server(tmp_path, capsys):
     out = tmp_path / "classroom.json"

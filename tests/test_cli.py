@@ -19,6 +19,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.subprocess
 def test_models_subprocess():
     done = subprocess.run([sys.executable, "-m", "core", "models"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
@@ -31,6 +32,7 @@ def _imported(stderr: str) -> set[str]:
     return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time")}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["models"], ["--help"], ["embed", "--help"]])
 def test_commands_that_need_no_model_import_no_torch(argv):
     """Start-up: torch and transformers take seconds to import; a listing or a usage text needs neither."""
@@ -42,6 +44,7 @@ def test_commands_that_need_no_model_import_no_torch(argv):
     assert not {"torch", "transformers"} & imported
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]果"], ["embed", "--word", "苹果", "我吃了一个苹果"]])
 def test_model_commands_import_no_scikit_learn_or_pandas(argv):
     """Start-up: a fill-mask or an embedding needs torch and transformers' BERT, not scikit-learn's PCA (a second
@@ -334,9 +337,9 @@ def test_a_full_disk_is_one_line(capsys, monkeypatch, tiny_bert_dir, argv):
 def test_a_hub_that_never_answers_is_one_line(capsys, clean_model_cache, silent_hub, monkeypatch):
     """The hub accepts the connection and sends nothing: the CLI gives up after LAB_HUB_TIMEOUT_S."""
     _, accepted = silent_hub
-    monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "3")
+    monkeypatch.setenv("LAB_HUB_TIMEOUT_S", "1")
     line = one_error_line(capsys, "fill-mask", "--model", "silent-org/silent-model", "我[MASK]")
-    assert "did not answer within 3 s" in line and accepted
+    assert "did not answer within 1 s" in line and accepted
 
 
 # ---- a corpus with bad lines (#39 item 6) ----------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_only_safetensors_masked_lms_are_listed(hub_cache_dir, tmp_path):
     assert hub_cache.cached_masked_lms(tmp_path / "no-cache-here") == []
 
 
-def test_the_sidebar_offers_cached_models(default_cache, skip_component_discovery):
+def test_the_sidebar_offers_cached_models(default_cache):
     def app():
         from ui.sidebar import render_sidebar
 

@@ -136,8 +136,7 @@ def live_directory_encoders() -> list[str]:
                   if issubclass(type(o), Encoder) and o.name not in catalogue.EMBEDDED)
 
 
-def test_open_sessions_do_not_keep_evicted_models_alive(clean_model_cache, tiny_bert_dir, tmp_path,
-                                                        skip_component_discovery):
+def test_open_sessions_do_not_keep_evicted_models_alive(clean_model_cache, tiny_bert_dir, tmp_path):
     """Every session keeps its last run's page globals (its widget callbacks reach them): the model it used
     must not stay in memory once the cache has dropped it."""
     from apptest_support import assert_no_exception, page_app

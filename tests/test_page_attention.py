@@ -33,7 +33,7 @@ SENTENCE = "苹果昨天发布了新手机。"
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
 # the attention page on mini-bert-zh
-pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
+pytestmark = pytest.mark.realmodel
 
 
 def _heat(spec: dict, index: int = 0) -> np.ndarray:

@@ -61,7 +61,7 @@ def sliders(at, kind="elmo", mode="softmax", n=3) -> list[float]:
 
 
 # ---- formula, diagram, worked example -----------------------------------------------------------------
-def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
+def test_formula_diagram_and_worked_example(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     assert_no_exception(at)
     assert at.title[0].value == "ELMo 层权重：按任务给各层加权求和"
@@ -89,7 +89,7 @@ def test_formula_diagram_and_worked_example(models_dir, tiny_bert_dir):
     assert np.allclose(bars(at), [1 / 3] * 3)
 
 
-def test_english(models_dir, tiny_bert_dir):
+def test_english(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
     assert_no_exception(at)
     assert "[0.4, 0.6, 1.0]" not in markdown(at)
@@ -99,7 +99,7 @@ def test_english(models_dir, tiny_bert_dir):
 
 
 # ---- sliders, γ, modes and presets ------------------------------------------------------------------
-def test_weight_slider_moves_softmax_bars(models_dir, tiny_bert_dir):
+def test_weight_slider_moves_softmax_bars(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.slider(key="elmo_w_elmo_softmax_2").set_value(2.0).run()
     assert_no_exception(at)
@@ -112,7 +112,7 @@ def test_weight_slider_moves_softmax_bars(models_dir, tiny_bert_dir):
     assert at.query_params["w"] == "[-3.0,0.0,2.0]"
 
 
-def test_gamma_slider(models_dir, tiny_bert_dir):
+def test_gamma_slider(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.slider(key="elmo_gamma").set_value(3.0).run()
     assert_no_exception(at)
@@ -125,7 +125,7 @@ def test_gamma_slider(models_dir, tiny_bert_dir):
 @pytest.mark.parametrize(("preset", "toy"), [
     ("syntax", "[1.00, 0.80, 0.20]"), ("semantics", "[0.20, 0.60, 1.20]"), ("worked_example", "[0.40, 0.60, 1.00]"),
 ])
-def test_lecture_presets(models_dir, tiny_bert_dir, preset, toy):
+def test_lecture_presets(shared_models_dir, tiny_bert_dir, preset, toy):
     at = make_app(tiny_bert_dir)
     at.button(key=f"elmo_preset_{preset}").click().run()
     assert_no_exception(at)
@@ -141,7 +141,7 @@ def test_lecture_presets(models_dir, tiny_bert_dir, preset, toy):
     assert f"ELMo = **{toy}**" in markdown(at)
 
 
-def test_uniform_and_onehot_presets_and_mode_switch(models_dir, tiny_bert_dir):
+def test_uniform_and_onehot_presets_and_mode_switch(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.button(key="elmo_preset_semantics").click().run()
     at.button(key="elmo_preset_uniform").click().run()
@@ -173,7 +173,7 @@ def test_uniform_and_onehot_presets_and_mode_switch(models_dir, tiny_bert_dir):
 
 
 # ---- live effect on sentences -----------------------------------------------------------------------
-def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_dir, encode_calls):
+def test_bert_toggle_live_mix_without_rerunning_the_model(shared_models_dir, tiny_bert_dir, encode_calls):
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=APPLE)
     assert chart(at, "elmo_scatter") is None  # no ELMo here
     at.toggle(key="elmo_use_bert").set_value(True).run()
@@ -196,7 +196,7 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(models_dir, tiny_bert_
     assert at.query_params["bert"] == "1"
 
 
-def test_bert_with_four_layers_disables_three_layer_presets(models_dir, tiny_bert4_dir):
+def test_bert_with_four_layers_disables_three_layer_presets(shared_models_dir, tiny_bert4_dir):
     at = make_app(tiny_bert4_dir, elmo_use_bert=True)
     assert_no_exception(at)
     assert [at.slider(key=f"elmo_w_bert_softmax_{j}").value for j in range(4)] == [0.0] * 4
@@ -210,7 +210,7 @@ def test_bert_with_four_layers_disables_three_layer_presets(models_dir, tiny_ber
     assert "[0.00, 0.00, 0.00, 1.00]" in markdown(at)
 
 
-def test_scene_word_and_missing_note(models_dir, tiny_bert_dir):
+def test_scene_word_and_missing_note(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, elmo_use_bert=True)
     at.selectbox(key="vec_scene").select("xing").run()
     assert_no_exception(at)
@@ -336,7 +336,7 @@ def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir)
     assert again.toggle(key="elmo_layer_norm").value is True
 
 
-def test_url_state(models_dir, tiny_bert_dir):
+def test_url_state(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, query={"scene": "da", "word": "打", "w": "[0.5,-1,2]", "gamma": "2.5",
                                         "mode": "softmax", "bert": "1"})
     assert_no_exception(at)
@@ -350,7 +350,7 @@ def test_url_state(models_dir, tiny_bert_dir):
     assert sliders(bad) == [0.0, 0.0, 0.0] and bad.slider(key="elmo_gamma").value == 1.0
 
 
-def test_upload(models_dir, tiny_bert_dir):
+def test_upload(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.file_uploader(key="elmo_upload").upload("a.txt", "打电话|我给他打电话\n".encode(), "text/plain").run()
     assert at.text_area(key="vec_text").value == "打电话|我给他打电话\n"
@@ -375,7 +375,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("text", "word", "expected"), BAD)
-def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
+def test_bad_input(shared_models_dir, tiny_bert_dir, text, word, expected):
     at = make_app(tiny_bert_dir, elmo_use_bert=True)
     at.text_area(key="vec_text").input(text)
     at.text_input(key="vec_word").input(word)
@@ -408,7 +408,7 @@ def with_results(monkeypatch, tmp_path, results: dict) -> None:
     monkeypatch.setattr(experiments, "DEFAULT_OUT", experiments.save_results(results, tmp_path / "experiments.json"))
 
 
-def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_learned_section_shows_the_committed_results(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     from core.experiments import learned_mix, learned_mix_verdict
     from core.mixing import format_vector
 
@@ -468,7 +468,8 @@ def test_learned_section_shows_the_committed_results(models_dir, tiny_bert_dir, 
     assert "python -m core.experiments" in "\n".join(c.value for c in at.caption)
 
 
-def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_concat_section_shows_static_elmo_and_both_with_intervals(shared_models_dir, tiny_bert_dir, monkeypatch,
+                                                                  tmp_path):
     from core.experiments import concat
 
     results = committed_results()
@@ -503,7 +504,7 @@ def test_concat_section_shows_static_elmo_and_both_with_intervals(models_dir, ti
         assert f"{100 * accuracy:.1f}%" in why and f"训练 {n_train} 个词" in why
 
 
-def test_concat_section_says_how_to_compute_missing_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_concat_section_says_how_to_compute_missing_results(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     results = committed_results()
     results.pop("concat")  # a results file from before the comparison existed
     with_results(monkeypatch, tmp_path, results)
@@ -513,7 +514,8 @@ def test_concat_section_says_how_to_compute_missing_results(models_dir, tiny_ber
     assert "python -m core.experiments --only concat" in messages(at)
 
 
-def test_learned_section_prefers_session_results_and_speaks_english(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_learned_section_prefers_session_results_and_speaks_english(shared_models_dir, tiny_bert_dir, monkeypatch,
+                                                                    tmp_path):
     from ui.cache import EXPERIMENT_RESULTS_KEY
 
     results = committed_results()
@@ -527,7 +529,7 @@ def test_learned_section_prefers_session_results_and_speaks_english(models_dir, 
     assert "| uniform |" in markdown(at)
 
 
-def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_learned_section_says_how_to_compute_missing_results(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     results = committed_results()
     results.pop("learned_mix")  # a results file from before the learned mix existed
     with_results(monkeypatch, tmp_path, results)
@@ -538,7 +540,7 @@ def test_learned_section_says_how_to_compute_missing_results(models_dir, tiny_be
     assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page is there
 
 
-def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+def test_the_plain_answer_reads_the_learned_s_and_its_verdict(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     """A student at home reads what the two tasks learned here, by the section's verdict (issue #44): on the shipped
     results, and on session results whose seeds put POS high and sentiment low (the lecture's opposite)."""
     from core.experiments import learned_mix_verdict
@@ -571,7 +573,7 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(models_dir, tiny_b
     assert not any(m.value.startswith("**问题**") for m in at.markdown)
 
 
-def test_a_phone_reaches_the_live_mix_with_the_secondary_sections_folded(models_dir, tiny_bert_dir, monkeypatch):
+def test_a_phone_reaches_the_live_mix_with_the_secondary_sections_folded(shared_models_dir, tiny_bert_dir, monkeypatch):
     """On a narrow screen the diagram and the two results sections sit behind switches, off (issue #44: the page
     was 13,500 px long on a phone); a switch draws its section; a wide screen and the projector show them all."""
     from ui import page

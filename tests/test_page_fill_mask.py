@@ -39,7 +39,7 @@ PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask" / 
 # ---- helpers -------------------------------------------------------------------------------------
 _app = partial(page_app, PAGE)
 # the fill-mask page's answers on mini-bert-zh
-pytestmark = [pytest.mark.usefixtures("skip_component_discovery"), pytest.mark.realmodel]
+pytestmark = pytest.mark.realmodel
 
 
 # ---- the default page ----------------------------------------------------------------------------

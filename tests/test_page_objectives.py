@@ -18,7 +18,7 @@ from ui.i18n import translate
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives" / "page.py")
 PAIR = ("苹果昨天发布了新手机", "苹果昨天掉在了地上")
 _app = partial(page_app, PAGE)
-pytestmark = pytest.mark.usefixtures("skip_component_discovery", "embedded_elmo_and_bert")
+pytestmark = pytest.mark.usefixtures("embedded_elmo_and_bert")
 
 
 def zh(key: str, **params) -> str:

@@ -60,7 +60,7 @@ def contextual_points(spec) -> tuple[list, list]:
 
 
 # ---- the default view -----------------------------------------------------------------------------------
-def test_default_lecture_pair(models_dir, tiny_bert_dir):
+def test_default_lecture_pair(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     assert_no_exception(at)
     assert at.title[0].value == "静态词向量 vs 上下文词向量"
@@ -84,7 +84,7 @@ def test_default_lecture_pair(models_dir, tiny_bert_dir):
     assert "2 次出现 → 只有 1 个点" in static_title  # under the title, clear of the right plot's axis title
 
 
-def test_english(models_dir, tiny_bert_dir):
+def test_english(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, lang="en")
     assert_no_exception(at)
     assert at.title[0].value == "Static vs contextual word vectors"
@@ -93,7 +93,7 @@ def test_english(models_dir, tiny_bert_dir):
 
 
 # ---- controls ------------------------------------------------------------------------------------------------
-def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_bert_dir):
+def test_scene_select_fills_text_and_word_and_shows_accuracy(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.selectbox(key="vec_scene").select("apple").run()
     assert_no_exception(at)
@@ -117,7 +117,7 @@ def test_scene_select_fills_text_and_word_and_shows_accuracy(models_dir, tiny_be
     assert legend == {"布包", "负担", "笑料"}
 
 
-def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_bert_dir, encode_calls):
+def test_layer_scrubber_and_centring_only_slice_cached_arrays(shared_models_dir, tiny_bert_dir, encode_calls):
     at = make_app(tiny_bert_dir, vec_scene="apple", vec_text=scenes.SCENES["apple"].text)
     assert_no_exception(at)
     runs = len(encode_calls)
@@ -143,7 +143,7 @@ def test_layer_scrubber_and_centring_only_slice_cached_arrays(models_dir, tiny_b
     assert at.query_params["layer"] == "0" and at.query_params["centre"] == "1"
 
 
-def test_a_pair_is_never_centred(models_dir, tiny_bert_dir, tiny_bert):
+def test_a_pair_is_never_centred(shared_models_dir, tiny_bert_dir, tiny_bert):
     """Two points centred on their mean are exact opposites: with the lecture's pair the centring toggle is
     off-limits (it keeps its URL value for later sentences), and the pair's cosine is the raw one."""
     at = make_app(tiny_bert_dir, query={"centre": "1"})
@@ -161,7 +161,7 @@ def test_a_pair_is_never_centred(models_dir, tiny_bert_dir, tiny_bert):
     assert "均值中心化" in charts(at)["static_heatmap"]["layout"]["title"]["text"]
 
 
-def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):
+def test_word_input_and_missing_sentences_note(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_input(key="vec_word").input("手机").run()
     assert_no_exception(at)
@@ -172,7 +172,7 @@ def test_word_input_and_missing_sentences_note(models_dir, tiny_bert_dir):
     assert len(xs) == 1  # everything else still renders
 
 
-def test_word_absent_everywhere(models_dir, tiny_bert_dir):
+def test_word_absent_everywhere(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_input(key="vec_word").input("香蕉").run()
     assert_no_exception(at)
@@ -180,7 +180,7 @@ def test_word_absent_everywhere(models_dir, tiny_bert_dir):
     assert at.text_input(key="vec_word").value == "香蕉"
 
 
-def test_oov_scene_is_the_third_limitation(models_dir, tiny_bert_dir):
+def test_oov_scene_is_the_third_limitation(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.selectbox(key="vec_scene").select("oov").run()
     assert_no_exception(at)
@@ -193,7 +193,7 @@ def test_oov_scene_is_the_third_limitation(models_dir, tiny_bert_dir):
     assert len(contextual_points(spec)[0]) == 3  # the contextual model still gives vectors
 
 
-def test_coinage_typed_by_hand(models_dir, tiny_bert_dir):
+def test_coinage_typed_by_hand(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.text_area(key="vec_text").input("他发明了量子煎饼侠\n量子煎饼侠来了").run()
     at.text_input(key="vec_word").input("量子煎饼侠").run()
@@ -201,7 +201,7 @@ def test_coinage_typed_by_hand(models_dir, tiny_bert_dir):
     assert "不在 word2vec-zh 的词表里" in messages(at)
 
 
-def test_contextual_model_radio_elmo_unavailable(models_dir, tiny_bert_dir):
+def test_contextual_model_radio_elmo_unavailable(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     at.radio(key="static_ctx").set_value("elmo").run()
     assert_no_exception(at)
@@ -234,7 +234,7 @@ def test_real_elmo(models_dir, tiny_bert_dir):
     assert np.allclose(xs, xs[0], atol=1e-6) and np.allclose(ys, ys[0], atol=1e-6)
 
 
-def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
+def test_upload_txt_and_binary(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     upload = "水果|我吃了一个苹果\n公司|苹果手机\n".encode()
     at.file_uploader(key="static_upload").upload("s.txt", upload, "text/plain").run()
@@ -246,7 +246,7 @@ def test_upload_txt_and_binary(models_dir, tiny_bert_dir):
     assert at.text_area(key="vec_text").value == "水果|我吃了一个苹果\n公司|苹果手机\n"  # text kept
 
 
-def test_url_state_round_trip(models_dir, tiny_bert_dir):
+def test_url_state_round_trip(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir, ctx=None,
                   query={"scene": "baofu", "word": "包袱", "ctx": "bert", "layer": "1", "centre": "1"})
     assert_no_exception(at)
@@ -258,7 +258,7 @@ def test_url_state_round_trip(models_dir, tiny_bert_dir):
     assert at.query_params["text"] == "我吃了一个包袱" and at.query_params["word"] == "包袱"
 
 
-def test_downloads(models_dir, tiny_bert_dir):
+def test_downloads(shared_models_dir, tiny_bert_dir):
     at = make_app(tiny_bert_dir)
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["下载图（HTML）", "下载向量（CSV）", "下载向量（JSON）",
@@ -284,7 +284,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("text", "word", "expected"), BAD)
-def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
+def test_bad_input(shared_models_dir, tiny_bert_dir, text, word, expected):
     at = make_app(tiny_bert_dir)
     at.text_area(key="vec_text").input(text)
     at.text_input(key="vec_word").input(word)
@@ -301,7 +301,7 @@ def test_bad_input(models_dir, tiny_bert_dir, text, word, expected):
         assert hover[0] == "我吃了【&lt;script&gt;】"
 
 
-def test_a_pair_is_drawn_among_the_other_characters(models_dir, tiny_bert_dir):
+def test_a_pair_is_drawn_among_the_other_characters(shared_models_dir, tiny_bert_dir):
     """#38 item 9: the default pair (two sentences) is drawn with the sentences' other characters behind it,
     and the caption says why; the points are not mirrored about the centre."""
     at = make_app(tiny_bert_dir)
@@ -329,7 +329,7 @@ def test_layer_slider_follows_a_model_switch(models_dir, tiny_bert_dir):
     assert slider.proto.set_value and list(slider.proto.raw_value) == ["2 · 第 2 层"]
 
 
-def test_a_student_reads_the_question_the_inputs_then_a_cosine_against_its_baseline(models_dir, tiny_bert_dir,
+def test_a_student_reads_the_question_the_inputs_then_a_cosine_against_its_baseline(shared_models_dir, tiny_bert_dir,
                                                                                      tiny_bert):
     """Outside presentation mode the page opens with its question and answer, then the inputs, then the
     result, and says how to read the cosine: against the same word's layer 0 (issue #44)."""

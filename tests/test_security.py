@@ -422,7 +422,7 @@ def test_url_json_keeps_ordinary_values():
 
 @pytest.mark.realmodel
 @pytest.mark.parametrize("page, key", [("fill_mask", "chars"), ("elmo_weights", "w")])
-def test_deep_url_json_falls_back_to_defaults(page, key, skip_component_discovery):
+def test_deep_url_json_falls_back_to_defaults(page, key):
     from apptest_support import page_app
 
     at = page_app(str(ROOT / "app_pages" / page / "page.py"), "mini-bert-zh", query={key: "[" * 50_000 + "]" * 50_000})
@@ -440,6 +440,7 @@ def test_server_settings_keep_the_watcher_off_and_listen_locally():
     assert "--server.address 0.0.0.0" in readme and "127.0.0.1" in readme
 
 
+@pytest.mark.subprocess
 def test_server_reads_no_full_garbage_collection_after_each_run():
     """Streamlit's default gc.collect() after every script run held the GIL for ~0.25 s per run: 65% of the
     server's CPU with 30 sessions (benchmarks/README.md). The option must exist and be read as off."""
@@ -474,7 +475,7 @@ def transfer_page(monkeypatch, tiny_bert_dir, tmp_path):
     return at
 
 
-def test_training_from_the_browser_is_off_by_default(monkeypatch, tiny_bert_dir, tmp_path, skip_component_discovery):
+def test_training_from_the_browser_is_off_by_default(monkeypatch, tiny_bert_dir, tmp_path):
     from ui import training_gate
 
     monkeypatch.delenv(training_gate.SWITCH, raising=False)
@@ -491,7 +492,7 @@ def test_training_from_the_browser_is_off_by_default(monkeypatch, tiny_bert_dir,
     assert training_gate.start() == "gate.off"
 
 
-def test_one_training_run_at_a_time(monkeypatch, tiny_bert_dir, tmp_path, skip_component_discovery):
+def test_one_training_run_at_a_time(monkeypatch, tiny_bert_dir, tmp_path):
     from ui import training_gate
 
     monkeypatch.setenv(training_gate.SWITCH, "1")
@@ -615,7 +616,7 @@ def evidence_recompute_page(monkeypatch):
     return at
 
 
-def test_the_evidence_recompute_is_gated_too(monkeypatch, skip_component_discovery):
+def test_the_evidence_recompute_is_gated_too(monkeypatch):
     """The attack on main: the evidence page's Start ran the experiments for any visitor, on whatever model the
     sidebar named, with no switch and no one-at-a-time rule."""
     from ui import training_gate
@@ -800,7 +801,7 @@ def test_model_names_that_would_be_links_are_refused(name):
 
 
 @pytest.mark.realmodel
-def test_a_word_that_looks_like_a_link_stays_text(skip_component_discovery):
+def test_a_word_that_looks_like_a_link_stays_text():
     """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
     from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app
     from core.safe_text import WORD_JOINER
