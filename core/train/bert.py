@@ -15,7 +15,6 @@ group examples of similar length.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import random
@@ -25,8 +24,17 @@ from pathlib import Path
 import torch
 from transformers import BertConfig, BertForPreTraining
 
-from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, corpus_spec, join_lines
+from .common import (
+    LearningCurve,
+    Progress,
+    TrainingRun,
+    add_run_arguments,
+    load_checkpoint,
+    lr_at,
+    start_run,
+    trainer_parser,
+)
+from .corpus import corpus_spec, join_lines
 from .corpus import training_mix as corpus_mix
 from .data import NO_PAIR, PairSampler, cached_tokenize, load_tokens, save_tokens
 
@@ -56,17 +64,12 @@ def make_model(tokenizer, args) -> BertForPreTraining:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", nargs="+", default=[str(DEFAULT_CORPUS)], metavar="PATH[:N]",
-                        help="corpus files; PATH:N puts a file's paragraphs N times into the mix (oversampling)")
+    parser = trainer_parser(__doc__, "paragraphs")
     parser.add_argument("--tokens", default=None,
                         help="train on a token file (--save-tokens) instead of the corpus: for a GPU machine "
                              "that has neither the corpus nor jieba")
     parser.add_argument("--save-tokens", default=None, metavar="FILE",
                         help="write the cleaned, tokenized training split to FILE and stop")
-    parser.add_argument("--vocab", required=True, help="vocab.txt built by core.train.vocab")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--checkpoint", default=None, help="resume file (default: OUT/../.ckpt/mini-bert-zh.pt)")
     parser.add_argument("--init-from", default=None,
                         help="exported model directory to start from when there is no checkpoint (fresh optimizer)")
     parser.add_argument("--whole-word", type=float, default=0.0, metavar="F",

@@ -22,6 +22,20 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def trainer_parser(doc: str | None, unit: str) -> argparse.ArgumentParser:
+    """The neural trainers' command line with the arguments they share: the corpus (``unit``: what one mix
+    weight repeats, e.g. "paragraphs"), the vocabulary, the output directory and the resume checkpoint."""
+    from .corpus import DEFAULT_CORPUS
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", nargs="+", default=[str(DEFAULT_CORPUS)], metavar="PATH[:N]",
+                        help=f"corpus files; PATH:N puts a file's {unit} N times into the mix (oversampling)")
+    parser.add_argument("--vocab", required=True, help="vocab.txt built by core.train.vocab")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--checkpoint", default=None, help="resume file (default: OUT/../.ckpt/<model>.pt)")
+    return parser
+
+
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of the neural trainers (BERT, ELMo) beyond their model and data: the time and step
     budget, precision, threads, device, seed, export-only."""

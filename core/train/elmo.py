@@ -13,7 +13,6 @@ and backward next-token cross-entropies (the biLM objective maximises their sum)
 """
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import time
@@ -23,8 +22,17 @@ import numpy as np
 import torch
 
 from ..elmo import BiLM, BiLMConfig
-from .common import LearningCurve, Progress, TrainingRun, add_run_arguments, load_checkpoint, lr_at, start_run
-from .corpus import DEFAULT_CORPUS, corpus_spec
+from .common import (
+    LearningCurve,
+    Progress,
+    TrainingRun,
+    add_run_arguments,
+    load_checkpoint,
+    lr_at,
+    start_run,
+    trainer_parser,
+)
+from .corpus import corpus_spec
 from .corpus import training_mix as corpus_mix
 from .data import encode_sentences, sentence_batches
 
@@ -53,18 +61,13 @@ def learning_curve(args, out: Path, vocab: list[str], run: TrainingRun) -> Learn
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", nargs="+", default=[str(DEFAULT_CORPUS)], metavar="PATH[:N]",
-                        help="corpus files; PATH:N puts a file's sentences N times into the mix (oversampling)")
+    parser = trainer_parser(__doc__, "sentences")
     parser.add_argument("--init-from", default=None,
                         help="an exported model directory to start from when there is no checkpoint "
                              "(its config.json sets the model's shape)")
     parser.add_argument("--eval-every", type=float, default=0, help="minutes of training between curve points")
     parser.add_argument("--curve", default=None, help="JSON-lines file of the learning curve (default OUT/curve.jsonl)")
     parser.add_argument("--eval-sentences", type=int, default=2000, help="held-out sentences per corpus and point")
-    parser.add_argument("--vocab", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--checkpoint", default=None)
     parser.add_argument("--embed-dim", type=int, default=256)
     parser.add_argument("--hidden-dim", type=int, default=512)
     parser.add_argument("--layers", type=int, default=2)
