@@ -5,6 +5,7 @@ Plain data out (lists, dicts): no streamlit, no plotly. Models are ordered ELMo 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..stats import Z_95, wilson_interval
@@ -44,17 +45,19 @@ def pos_baselines(results: dict, tagset: str = "fine") -> dict[str, float | None
             "majority": pos["baselines"]["majority"][tagset]}
 
 
+def _layers(section: dict) -> Iterator[tuple[str, dict, int, str]]:
+    """(model name, its entry, layer index, layer name) of every contextual model in order, then the static one."""
+    names = ordered(section["models"]) + ([section["static"]["model"]] if section.get("static") else [])
+    for name in names:
+        entry = section["models"].get(name) or section["static"]
+        for j, layer in enumerate(entry["layer_names"]):
+            yield name, entry, j, layer
+
+
 def pos_table(results: dict) -> list[dict]:
     """One row per (model, layer): fine and coarse accuracy."""
-    pos = results["pos"]
-    rows = []
-    names = ordered(pos["models"]) + ([pos["static"]["model"]] if pos.get("static") else [])
-    for name in names:
-        entry = pos["models"].get(name) or pos["static"]
-        for j, layer in enumerate(entry["layer_names"]):
-            rows.append({"model": name, "layer": j, "layer_name": layer,
-                         "fine": entry["fine"][j], "coarse": entry["coarse"][j]})
-    return rows
+    return [{"model": name, "layer": j, "layer_name": layer, "fine": entry["fine"][j], "coarse": entry["coarse"][j]}
+            for name, entry, j, layer in _layers(results["pos"])]
 
 
 def sense_words(results: dict) -> list[str]:
@@ -96,17 +99,9 @@ def sense_static(results: dict, word: str | None = None) -> float | None:
 
 def sense_table(results: dict) -> list[dict]:
     """One row per (model, layer): accuracy per word and the mean."""
-    senses = results["senses"]
-    rows = []
-    names = ordered(senses["models"]) + ([senses["static"]["model"]] if senses.get("static") else [])
-    for name in names:
-        entry = senses["models"].get(name) or senses["static"]
-        for j, layer in enumerate(entry["layer_names"]):
-            row = {"model": name, "layer": j, "layer_name": layer}
-            row.update({w: r["accuracy"][j] for w, r in entry["per_word"].items()})
-            row["mean"] = entry["mean"][j]
-            rows.append(row)
-    return rows
+    return [{"model": name, "layer": j, "layer_name": layer,
+             **{w: r["accuracy"][j] for w, r in entry["per_word"].items()}, "mean": entry["mean"][j]}
+            for name, entry, j, layer in _layers(results["senses"])]
 
 
 def learned_mix(results: dict | None) -> dict | None:
