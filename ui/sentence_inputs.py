@@ -8,8 +8,6 @@ one page is still there on the other, and both read and write the same URL param
 """
 from __future__ import annotations
 
-import string
-
 import streamlit as st
 
 from core import scenes
@@ -30,24 +28,36 @@ MAX_WORD = 100
 # stylesheets hide them and show the labels "static.upload_button" / "static.upload_limits" /
 # "static.upload_refused" of the translation tables (tests/test_i18n.py keeps the two in step), the last
 # one also under a refused file's red chip. The button's own text is hidden from the eye only: it is the
-# button's accessible name until ui/document.js gives it the translated one. Raw HTML renders constants only.
-_UPLOADER_CSS = string.Template("""<style>
+# button's accessible name until ui/document.js gives it the translated one. Raw HTML renders constants only,
+# so the two languages are two literal stylesheets (tests/test_security.py accepts no template).
+UPLOADER_CSS_ZH = """<style>
 [data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
   [data-testid="stMarkdownContainer"] { position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }
-[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "$button"; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "选择文件"; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
-[data-testid="stFileUploaderDropzoneInstructions"]::after { content: "$limits"; font-size: 0.875rem;
+[data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT，最大 1 MB"; font-size: 0.875rem;
   opacity: 0.7; white-space: nowrap; }
 [data-testid="stTooltipErrorContent"] { font-size: 0; }
-[data-testid="stTooltipErrorContent"]::after { content: "$refused"; font-size: 0.875rem; }
-[data-testid="stFileChips"]:has([aria-invalid="true"])::after { content: "$refused"; font-size: 0.875rem;
-  color: #B3261E; align-self: center; }
-</style>""")
-UPLOADER_CSS_ZH = _UPLOADER_CSS.substitute(button="选择文件", limits="TXT，最大 1 MB",
-                                           refused="未上传：只接受 1 MB 以内的 .txt 文件")
-UPLOADER_CSS_EN = _UPLOADER_CSS.substitute(button="Choose a file", limits="TXT, 1 MB at most",
-                                           refused="Not uploaded: only a .txt file of 1 MB at most")
+[data-testid="stTooltipErrorContent"]::after { content: "未上传：只接受 1 MB 以内的 .txt 文件";
+  font-size: 0.875rem; }
+[data-testid="stFileChips"]:has([aria-invalid="true"])::after { content: "未上传：只接受 1 MB 以内的 .txt 文件";
+  font-size: 0.875rem; color: #B3261E; align-self: center; }
+</style>"""
+UPLOADER_CSS_EN = """<style>
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]
+  [data-testid="stMarkdownContainer"] { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
+[data-testid="stFileUploaderDropzone"] button[data-testid="stBaseButton-secondary"]::after { content: "Choose a file"; }
+[data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
+[data-testid="stFileUploaderDropzoneInstructions"]::after { content: "TXT, 1 MB at most"; font-size: 0.875rem;
+  opacity: 0.7; white-space: nowrap; }
+[data-testid="stTooltipErrorContent"] { font-size: 0; }
+[data-testid="stTooltipErrorContent"]::after { content: "Not uploaded: only a .txt file of 1 MB at most";
+  font-size: 0.875rem; }
+[data-testid="stFileChips"]:has([aria-invalid="true"])::after {
+  content: "Not uploaded: only a .txt file of 1 MB at most"; font-size: 0.875rem; color: #B3261E; align-self: center; }
+</style>"""
 
 
 def fields() -> tuple[Field, ...]:
