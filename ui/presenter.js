@@ -223,7 +223,7 @@ function installPlacement(win, doc) {
   const committed = (event) => {
     const el = event.target;
     if (!el || !el.matches || el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) {
-      return; // typing: Enter commits, and the model's run is long enough to be seen
+      return; // typing: its commit is the Enter key (typed, below)
     }
     if (!el.closest(CONTROLS)) return; // a click on a chart (zoom, legend) is no change of input
     win.setTimeout(() => {
@@ -236,6 +236,21 @@ function installPlacement(win, doc) {
   };
   win.addEventListener("click", committed, true);
   win.addEventListener("change", committed, true);
+  // a typed sentence that any session has run before comes from the cache, and its run can be as short as a
+  // click's: a commit (Enter; Ctrl+Enter in a text area) with no run seen yet places the result anyway, and a
+  // run that starts later still places it when it ends (the touch is kept)
+  const typed = (event) => {
+    const el = event.target;
+    if (event.key !== "Enter" || !el || !el.matches) return;
+    if (!el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) return;
+    if (el.matches("textarea") && !(event.ctrlKey || event.metaKey)) return;
+    const touched = win.__labTouched;
+    if (!touched) return;
+    win.setTimeout(() => {
+      if (win.__labTouched === touched && idle()) win.__labPlace(touched.key, "nearest");
+    }, UNSEEN_RUN_MS);
+  };
+  win.addEventListener("keydown", typed, true);
   let edited = null;
   new MutationObserver(() => {
     const app = doc.querySelector('[data-testid="stApp"]');
