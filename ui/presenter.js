@@ -26,6 +26,8 @@ const PRESS_TTL_MS = 120000;
 // what a click changes an input through (a chart's own clicks are not among them)
 const CONTROLS = 'button, label, input, [role="tab"], [role="option"], [role="radio"], [role="switch"], ' +
   '[role="checkbox"], [role="slider"]';
+// the boxes one types into, where Enter (Ctrl+Enter in a text area) commits and a click changes nothing
+const TYPING = 'textarea, input:not([type="radio"], [type="checkbox"], [type="range"])';
 const UNSEEN_RUN_MS = 800; // no run seen this long after a click: it went by unseen, or there was none
 const TOUCH_TTL_MS = 5000; // a run that starts this soon after an input was touched is that input's
 
@@ -222,7 +224,7 @@ function installPlacement(win, doc) {
   // idle had its run unseen
   const committed = (event) => {
     const el = event.target;
-    if (!el || !el.matches || el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) {
+    if (!el || !el.matches || el.matches(TYPING)) {
       return; // typing: its commit is the Enter key (typed, below)
     }
     if (!el.closest(CONTROLS)) return; // a click on a chart (zoom, legend) is no change of input
@@ -242,7 +244,7 @@ function installPlacement(win, doc) {
   const typed = (event) => {
     const el = event.target;
     if (event.key !== "Enter" || !el || !el.matches) return;
-    if (!el.matches('textarea, input:not([type="radio"], [type="checkbox"], [type="range"])')) return;
+    if (!el.matches(TYPING)) return;
     if (el.matches("textarea") && !(event.ctrlKey || event.metaKey)) return;
     const touched = win.__labTouched;
     if (!touched) return;
