@@ -58,7 +58,7 @@ def measure(count: int) -> list[dict]:
     from streamlit.testing.v1 import AppTest
     from transformers import AutoConfig
 
-    from core.models import cache, catalogue, loaders
+    from core.models import cache, catalogue, checks
     from core.models.encoders import Encoder
 
     with tempfile.TemporaryDirectory(prefix="lab-cache-bench-") as tmp:
@@ -76,7 +76,7 @@ def measure(count: int) -> list[dict]:
             log(f"{i + 1}/{count} {directory.name}: RSS {rss[-1]:.0f} MB")
         gc.collect()
         live = [o.name for o in gc.get_objects() if issubclass(type(o), Encoder) and o.name not in catalogue.EMBEDDED]
-        model_mb = 4 * loaders.estimated_parameters(AutoConfig.from_pretrained(str(directories[0]))) / 2**20
+        model_mb = 4 * checks.estimated_parameters(AutoConfig.from_pretrained(str(directories[0]))) / 2**20
         details = {"directories": count, "sessions_open": len(sessions), "rss_mb_after_each": rss,
                    "cached_directory_models": len([k for k in cache._cache if k not in catalogue.EMBEDDED]),
                    "max_other_models": cache.MAX_OTHER_MODELS, "float32_weights_mb_per_model": round(model_mb, 1)}

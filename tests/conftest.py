@@ -88,8 +88,10 @@ TINY_TEXT = ("我吃了一个苹果昨天发布新手机他背着包袱去北京
 
 
 def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, layers: int = 2, heads: int = 2,
-                    extra_chars: str = "", vocab: list[str] | None = None, positions: int = 64) -> Path:
-    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters; or ``vocab``)."""
+                    extra_chars: str = "", vocab: list[str] | None = None, positions: int = 64,
+                    **config_fields) -> Path:
+    """Save a randomly initialised BERT (vocab: specials, ASCII pieces, a few hundred characters; or ``vocab``);
+    ``config_fields`` go into its ``BertConfig``."""
     from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, BertTokenizerFast
 
     torch.manual_seed(seed)
@@ -101,7 +103,7 @@ def build_tiny_bert(directory: Path, *, with_nsp: bool = True, seed: int = 0, la
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(vocab=str(directory / "vocab.txt"), do_lower_case=True)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=heads,
-                        intermediate_size=64, max_position_embeddings=positions)
+                        intermediate_size=64, max_position_embeddings=positions, **config_fields)
     model = (BertForPreTraining if with_nsp else BertForMaskedLM)(config)
     model.save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)

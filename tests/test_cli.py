@@ -46,16 +46,18 @@ def test_commands_that_need_no_model_import_no_torch(argv):
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]果"], ["embed", "--word", "苹果", "我吃了一个苹果"]])
-def test_model_commands_import_no_scikit_learn_or_pandas(argv):
-    """Start-up: a fill-mask or an embedding needs torch and transformers' BERT, not scikit-learn's PCA (a second
-    of start-up) nor pandas (``to_frame`` only)."""
+def test_model_commands_import_neither_scikit_learn_nor_transformers_models(argv):
+    """Start-up: a fill-mask or an embedding of the embedded BERT needs torch and a tokenizer, not scikit-learn's
+    PCA (a second of start-up), pandas (``to_frame`` only) nor transformers' modelling modules (2.5 s: they pull in
+    ``torch.distributed.tensor`` and ``torch._dynamo``; core.models.plain_bert runs the model)."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "core", *argv], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[0])  # the answer came
     imported = _imported(done.stderr)
     assert "torch" in imported
-    assert not {"sklearn", "pandas"} & imported
+    assert not {"sklearn", "pandas", "transformers.modeling_utils", "transformers.models.bert.modeling_bert",
+                "torch.distributed.tensor", "torch._dynamo"} & imported
 
 
 def test_embed_jsonl(capsys, tiny_bert_dir, tmp_path):

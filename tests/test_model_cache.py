@@ -215,8 +215,11 @@ def test_failing_names_leave_no_bookkeeping_behind(clean_model_cache, monkeypatc
 def test_a_hub_that_never_answers_fails_after_the_deadline(clean_model_cache, silent_hub, monkeypatch):
     _, accepted = silent_hub
     monkeypatch.setenv(hub.HUB_TIMEOUT_ENV, "2")
-    from_hub, hub_calls = loaders.from_hub, []
-    monkeypatch.setattr(loaders, "from_hub", lambda name, call: hub_calls.append(name) or from_hub(name, call))
+    from core.models import transformers_loading
+
+    from_hub, hub_calls = transformers_loading.from_hub, []
+    monkeypatch.setattr(transformers_loading, "from_hub",
+                        lambda name, call: hub_calls.append(name) or from_hub(name, call))
     failures = []
 
     def visitor():

@@ -667,7 +667,7 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
     import time
 
     from core.models.cache import load_encoder
-    from core.models.loaders import MAX_MODEL_PARAMS
+    from core.models.checks import MAX_MODEL_PARAMS
 
     directory = crafted(tmp_path, "huge", tiny_bert_dir, vocab_size=200_000, hidden_size=2048,
                         num_attention_heads=16, intermediate_size=8192)
@@ -683,7 +683,7 @@ def test_a_config_too_large_is_refused_before_anything_is_built(tmp_path, tiny_b
 
 def test_the_presenter_sets_the_size_limit(monkeypatch, tmp_path, tiny_bert_dir):
     from core.models.cache import load_encoder
-    from core.models.loaders import MAX_PARAMS_ENV
+    from core.models.checks import MAX_PARAMS_ENV
 
     directory = crafted(tmp_path, "same", tiny_bert_dir)
     monkeypatch.setenv(MAX_PARAMS_ENV, "1e4")  # below the tiny model's 44,000 parameters
@@ -701,7 +701,7 @@ def test_the_parameter_estimate_bounds_the_real_count(model_type, changes):
     """From the config alone: exact for BERT (with its NSP head), at most 10% above for the others."""
     from transformers import AutoConfig, AutoModelForMaskedLM, BertForPreTraining
 
-    from core.models.loaders import estimated_parameters
+    from core.models.checks import estimated_parameters
 
     sizes = {"vocab_size": 300, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
              "intermediate_size": 64, "max_position_embeddings": 64}

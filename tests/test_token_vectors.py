@@ -12,6 +12,7 @@ from transformers import AutoModel
 from core import api
 from core.errors import LabError
 from core.mixing import scalar_mix
+from core.models import catalogue
 from core.scalar_mix import ScalarMix
 from core.train.bert import declare_float32
 
@@ -22,7 +23,7 @@ SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机。"]
 def reference_hidden():
     """transformers' plain ``AutoModel.from_pretrained(<shipped dir>)``, no dtype given: what a researcher
     checking the lab would load."""
-    directory = api.load("mini-bert-zh").model.name_or_path
+    directory = catalogue.MODELS_DIR / "mini-bert-zh"
     model = AutoModel.from_pretrained(directory).eval()
     tokenizer = api.load("mini-bert-zh").tokenizer
     out = []

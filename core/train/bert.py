@@ -186,7 +186,7 @@ def training_mix(tokenizer, specs: list[str], segment: bool, cache_dir: Path, li
 
 def learning_curve(args, tokenizer, out: Path, run: TrainingRun) -> LearningCurve:
     """Points of :func:`core.train.evaluate.evaluate_snapshot` on the export, every ``--eval-every`` minutes."""
-    from ..models.loaders import load_bert
+    from ..models.transformers_loading import load_bert
     from .evaluate import evaluate_snapshot
 
     corpora = [corpus_spec(spec)[0] for spec in args.corpus]

@@ -1,0 +1,114 @@
+"""Any BERT-family masked LM through transformers, from a local directory or the hub, with every check of
+:mod:`core.models.checks` (safetensors only, no remote code, a size limit, a tokenizer that fits the embeddings,
+weights that cover the model).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, cast
+
+# At import, under the module lock: transformers' lazy attribute imports, first made from several page
+# threads loading models at once, can fail with ImportError (as BertTokenizerFast did in core.models.encoders).
+from huggingface_hub.errors import StrictDataclassError
+from safetensors import SafetensorError
+from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
+from transformers.utils import logging as hf_logging
+
+from ..errors import LabError
+from . import catalogue
+from .checks import OPTIONAL_HEADS, check_size, check_vocabulary, check_weights, refuse_pickle_only
+from .encoders import BertEncoder
+from .hub import from_hub, hub_reachable
+
+
+# transformers logs a table of missing / unexpected weights ("LOAD REPORT") before any error; load_bert's own
+# check of the loading info says what matters, in one line. A filter, not a level: at level ERROR
+# transformers logs another table (its tensor-parallel plan check runs when the level is WARNING or above).
+class _NoLoadReport(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "LOAD REPORT" not in record.getMessage()
+
+
+hf_logging.get_logger("transformers.modeling_utils").addFilter(_NoLoadReport())
+
+
+def _with_info(loaded: object) -> tuple[Any, dict]:
+    """``from_pretrained(..., output_loading_info=True)``'s ``(model, info)`` (annotated as the model alone)."""
+    return cast(tuple[Any, dict], loaded)
+
+
+def _check_loaded(info: dict, name: str) -> None:
+    """:func:`~core.models.checks.check_weights` on ``from_pretrained``'s loading info."""
+    check_weights(info["missing_keys"], [entry[0] for entry in info["mismatched_keys"]], name)
+
+
+def _masked_lm(source: str, kwargs: dict, name: str, *, bert: bool):
+    """``(model, NSP head or None)``: BERT with its next-sentence head when the weights have it, else the
+    checkpoint's masked LM; refused unless the weights cover the model."""
+    kwargs = {**kwargs, "output_loading_info": True, "ignore_mismatched_sizes": True}  # reported, then refused
+    if bert:
+        model, info = _with_info(BertForPreTraining.from_pretrained(source, **kwargs))
+        if not any(OPTIONAL_HEADS.search(key) for key in info["missing_keys"]):
+            _check_loaded(info, name)
+            return model, model.cls.seq_relationship
+    model, info = _with_info(AutoModelForMaskedLM.from_pretrained(source, **kwargs))
+    _check_loaded(info, name)
+    return model, None
+
+
+def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder:
+    """A BERT-family masked LM from a local directory or the hub, with eager attention.
+
+    Weights are read through safetensors only (``use_safetensors=True``); remote code is never
+    trusted. Refused before the weights are read: a config larger than ``LAB_MAX_MODEL_PARAMS`` allows, a
+    tokenizer whose size is not the config's ``vocab_size``; after: weights that do not cover the model. A
+    hub id that is not cached and cannot be downloaded raises ``hub_offline``, a hub that does not answer
+    within ``LAB_HUB_TIMEOUT_S`` ``hub_timeout``.
+    """
+    hf_logging.disable_progress_bar()  # progress bars belong to downloads, not to a CLI's JSON stream
+
+    display_name = display_name or name_or_path
+    local = catalogue.model_directory(name_or_path)  # a directory without config.json is not a model: hub id rules
+    if local is not None:
+        refuse_pickle_only(local, display_name)
+        source = str(local)
+    elif name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
+        raise LabError("unknown_model", name=display_name)
+    else:
+        source = name_or_path
+    common = {"trust_remote_code": False}
+    try:
+        try:
+            config = AutoConfig.from_pretrained(source, local_files_only=True, **common)
+            offline_ok = True
+        except OSError:
+            if os.environ.get("HF_HUB_OFFLINE") == "1" or local is not None:
+                raise
+            if not hub_reachable():  # else huggingface_hub retries for half a minute before failing
+                raise LabError("hub_offline", name=display_name) from None
+            config = from_hub(display_name, lambda: AutoConfig.from_pretrained(source, **common))
+            offline_ok = False
+        fetch = (lambda call: call()) if offline_ok else (lambda call: from_hub(display_name, call))
+        if config.model_type not in catalogue.MASKED_LM_TYPES:
+            raise LabError("not_masked_lm", name=display_name, model_type=config.model_type)
+        check_size(config, display_name)
+        tokenizer = fetch(lambda: AutoTokenizer.from_pretrained(source, local_files_only=offline_ok,
+                                                                trust_remote_code=False))
+        check_vocabulary(tokenizer, config, display_name)
+        kwargs = {**common, "use_safetensors": True, "attn_implementation": "eager", "local_files_only": offline_ok}
+        model, nsp_head = fetch(lambda: _masked_lm(source, kwargs, display_name, bert=config.model_type == "bert"))
+    except LabError:
+        raise
+    except OSError as exc:
+        text = str(exc)
+        if "pytorch_model.bin" in text or "safetensors" in text and local is not None:
+            raise LabError("unsafe_weights", name=display_name, files="pytorch_model.bin") from exc
+        if local is not None:
+            raise LabError("load_failed", name=display_name, detail=text.splitlines()[0][:300]) from exc
+        raise LabError("hub_offline", name=display_name) from exc
+    except (ValueError, KeyError, RuntimeError, TypeError, ArithmeticError, SafetensorError,
+            StrictDataclassError) as exc:  # a bad header; a config field of the wrong type (huggingface_hub)
+        raise LabError("load_failed", name=display_name, detail=" ".join(str(exc).split())[:300]) from exc
+    model.float().eval()
+    return BertEncoder(display_name, model, tokenizer, nsp_head)
