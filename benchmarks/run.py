@@ -1,10 +1,10 @@
 """Performance benchmarks of the ELMo→BERT Lab, each figure reported as a ratio against its limit.
 
-    python -m benchmarks.run [--quick] [--json out.json] [--only fillmask,embed,embed_stream,slider,coldstart]
+    python -m benchmarks.run [--quick] [--json out.json] [--only fillmask,embed,...]
 
-Runs the benchmark modules (benchmarks/fillmask.py, embed.py, embed_stream.py, slider.py, coldstart.py; each one's
-docstring says what its figures measure and their targets). JSON goes to stdout (and to ``--json``),
-a short table and progress lines to stderr. Compared code paths are measured side by side in one
+Runs the benchmark modules (benchmarks/fillmask.py, embed.py, embed_stream.py, slider.py, coldstart.py,
+plain_bert.py; each one's docstring says what its figures measure and their targets). JSON goes to stdout (and to
+``--json``), a short table and progress lines to stderr. Compared code paths are measured side by side in one
 run: their repetitions are interleaved (the order rotates every repetition) and medians are
 compared, so that background load hits both paths alike.
 
@@ -28,12 +28,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import coldstart, embed, embed_stream, fillmask, slider
+from benchmarks import coldstart, embed, embed_stream, fillmask, plain_bert, slider
 from benchmarks.common import ROOT, Config, error_result, log
 
 BENCHMARKS: dict[str, Callable[[Config], list[dict]]] = {
     "fillmask": fillmask.measure, "embed": embed.measure, "embed_stream": embed_stream.measure,
-    "slider": slider.measure, "coldstart": coldstart.measure}
+    "slider": slider.measure, "coldstart": coldstart.measure, "plain_bert": plain_bert.measure}
 ALL = tuple(BENCHMARKS)
 
 
