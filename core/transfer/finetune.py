@@ -26,8 +26,9 @@ def _make_classifier(encoder, n_labels: int = 2):
     pretrained = encoder.model.base_model
     config = copy.deepcopy(pretrained.config)
     config.num_labels = n_labels
-    # fp32 whatever dtype the config was saved with; from_config never runs code from a model repository
-    model = AutoModelForSequenceClassification.from_config(config, dtype=torch.float32)
+    # fp32 whatever dtype the config was saved with, eager attention as the lab's encoders compute (the embedded
+    # BERT's config, read without a model, names none); from_config never runs code from a model repository
+    model = AutoModelForSequenceClassification.from_config(config, dtype=torch.float32, attn_implementation="eager")
     missing, unexpected = model.base_model.load_state_dict(pretrained.state_dict(), strict=False)
     # a masked LM without the NSP head has no pooler: it starts random, as with from_pretrained
     if unexpected or any(not key.startswith("pooler.") for key in missing):
