@@ -243,7 +243,8 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
+                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large,
+                narrow=phone()),
                   "obj_gpt_strip")
             slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
                       [c.score for c in left.candidates[:top_k]]),

@@ -75,6 +75,34 @@ def test_choosing_a_page_closes_the_sidebar_on_a_narrow_screen(browser, warm_ser
         context.close()
 
 
+# every text of the chart ``ui.page.chart`` showed under a key: cells, row names, legend, as boxes on the screen
+CHART_TEXTS = """(key) => [...document.querySelectorAll(`.st-key-${key} .js-plotly-plot text`)]
+  .filter((t) => t.textContent.trim()).map((t) => { const r = t.getBoundingClientRect();
+    return [t.textContent, r.left, r.top, r.right, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_objective_strip_is_legible_on_a_phone(browser, warm_server, lang):
+    """③'s strip on a 390×844 phone: the row names beside the cells left them a sliver (seven characters in 34 px,
+    drawn over each other) and, in English, overlapped each other; no two of the strip's texts may overlap, and
+    each stays on the screen."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", is_mobile=True,
+                                  has_touch=True)
+    try:
+        page = context.new_page()
+        open_page(page, page_url(warm_server, "pretraining-objectives", lang=lang))
+        texts = wait_for(page, lambda: page.evaluate(CHART_TEXTS, "obj_gpt_strip"), "the strip's texts")
+        assert {"[MASK]", "？"} <= {text for text, *_ in texts} and len(texts) > 14
+        for i, (a, *box_a) in enumerate(texts):
+            assert 0 <= box_a[0] and box_a[2] <= 390, (a, box_a)
+            for b, *box_b in texts[i + 1:]:
+                apart = (box_a[2] <= box_b[0] + 1 or box_b[2] <= box_a[0] + 1 or box_a[3] <= box_b[1] + 1
+                         or box_b[3] <= box_a[1] + 1)
+                assert apart, (a, box_a, b, box_b)
+    finally:
+        context.close()
+
+
 # the x domains of the first chart's subplots: side by side, the second starts right of the middle
 DOMAINS = """() => { const plot = document.querySelector('.js-plotly-plot');
   if (!plot || !plot.layout) return null;
