@@ -182,23 +182,26 @@ class RightContextMovement:
 
 @dataclass(frozen=True)
 class DeepReading:
-    """What two sentences with a shared beginning show, over every shared token and every layer from 1 up:
-    ``verdict`` "deep" when ELMo's forward half did not move (it never reads to the right) while every BERT vector
-    did (every layer reads both sides), the lecture's contrast; "other" when this measurement does not show it."""
+    """What two sentences with a shared beginning show for one shared token (or every one): ``verdict`` "deep" when
+    ELMo's forward half did not move at any layer (it never reads to the right) while BERT's vector did at every
+    layer from 1 up (every layer reads both sides), the lecture's contrast; "other" when this measurement does not
+    show it."""
 
-    forward: float  # the largest movement of ELMo's forward half
-    backward: float  # the smallest movement of ELMo's backward half
-    bert: float  # the smallest movement of BERT's vectors
+    forward: float  # the largest movement of ELMo's forward half, over every layer
+    backward: float  # the smallest movement of ELMo's backward half, layer 1 up
+    bert: float  # the smallest movement of BERT's vectors, layer 1 up
     verdict: str
 
 
 UNMOVED = 1e-6  # below this a movement is float noise: identical inputs give exactly 0 (:func:`movement`)
 
 
-def deep_reading(moved: RightContextMovement, metric: str = "cosine") -> DeepReading:
-    """The plain reading of :func:`right_context_movement`'s result (the objectives page's answer)."""
-    forward, bert = moved.largest("elmo_forward", metric), moved.smallest("bert", metric)
-    return DeepReading(forward, moved.smallest("elmo_backward", metric), bert,
+def deep_reading(moved: RightContextMovement, metric: str = "cosine", token: int | None = None) -> DeepReading:
+    """The plain reading of :func:`right_context_movement`'s result for ``token`` (None: every shared token): the
+    objectives page's answer and ②'s three figures, one computation for both."""
+    forward = moved.largest("elmo_forward", metric, first_layer=0, token=token)
+    bert = moved.smallest("bert", metric, token=token)
+    return DeepReading(forward, moved.smallest("elmo_backward", metric, token=token), bert,
                        "deep" if forward <= UNMOVED < bert else "other")
 
 

@@ -149,6 +149,11 @@ def test_the_plain_reading_of_the_lecture_pair_is_computed(elmo, bert):
     assert reading.verdict == "deep"
     assert reading.forward == moved.largest("elmo_forward") == 0.0
     assert reading.bert == moved.smallest("bert") > 1e-4 and reading.backward == moved.smallest("elmo_backward")
+    for token in range(len(moved.tokens)):  # one character's reading: ②'s figures for it
+        one = obj.deep_reading(moved, "l2", token)
+        assert one.verdict == "deep" and one.forward == moved.largest("elmo_forward", "l2", first_layer=0, token=token)
+        assert (one.backward, one.bert) == (moved.smallest("elmo_backward", "l2", token=token),
+                                            moved.smallest("bert", "l2", token=token))
 
 
 def test_the_plain_reading_flips_when_the_measurement_does_not_show_the_contrast(elmo, bert):

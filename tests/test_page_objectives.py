@@ -188,18 +188,36 @@ def test_hub_like_bert_from_the_sidebar(tiny_bert_dir):
     assert np.all(fwd == 0.0) and len(deep) == 3 and np.all(deep[1:] > 0)
 
 
-def test_the_plain_answer_is_measured_on_the_lecture_pair_whatever_the_pair_below(elmo, bert):
-    """A student at home reads the answer with ②'s numbers on the lecture's pair (issue #44), computed by
-    core.objectives.deep_reading (its flip is tested in test_objectives), also after ② is given other sentences."""
-    reading = obj.deep_reading(obj.measure_right_context(elmo, bert, *PAIR))
-    expected = zh(f"obj.qa.reading.{reading.verdict}", a=PAIR[0], b=PAIR[1], shared="苹果昨天",
-                  metric=zh("obj.metric.cosine"), forward=f"{reading.forward:.3g}", backward=f"{reading.backward:.3f}",
-                  bert=f"{reading.bert:.3f}")
-    assert reading.verdict == "deep" and "一点没动" in expected
-    at = _app(DEFAULT_BERT, query={"a": "我吃了一个苹果", "b": "我吃了一个苹果派"}).run()
-    assert_no_exception(at)
+def _answer_agrees_with_the_metrics(at, elmo, bert, pair: tuple[str, str], token: int, metric: str) -> None:
+    """The answer box's reading states ②'s three figures, of the character ② shows, and they are
+    core.objectives.deep_reading's on that pair (its flip is tested in test_objectives)."""
+    moved = obj.measure_right_context(elmo, bert, *pair)
+    reading = obj.deep_reading(moved, metric, token)
+    char = moved.tokens[token]
+    metrics = {m.label: m.value for m in at.metric}
+    shown = [metrics[zh(f"obj.m.{part}", token=char)] for part in ("forward", "backward", "bert")]
+    assert shown == [f"{reading.forward:.3g}", f"{reading.backward:.3f}", f"{reading.bert:.3f}"]
     values = [m.value for m in at.markdown]
-    assert values[values.index(zh("obj.qa")) + 1] == expected
+    answer = values[values.index(zh("obj.qa")) + 1]
+    assert all(f" {figure}" in answer for figure in shown), (shown, answer)  # the same numbers as the metrics
+    assert answer == zh(f"obj.qa.reading.{reading.verdict}", a=pair[0], b=pair[1], shared=moved.shared, token=char,
+                        metric=zh(f"obj.metric.{metric}"), forward=shown[0], backward=shown[1], bert=shown[2])
+
+
+def test_the_plain_answer_gives_the_figures_of_the_pair_and_character_below(elmo, bert):
+    """A student reads one number for one claim: the answer above the page states the figures ②'s metrics show
+    (it gave the smallest movement over every character while the metrics gave 苹's alone), on the lecture's
+    pair, after ② is given other sentences, another character and the other metric; none on the projector."""
+    at = _app(DEFAULT_BERT).run()
+    assert_no_exception(at)
+    _answer_agrees_with_the_metrics(at, elmo, bert, PAIR, 0, "cosine")
+    edited = ("我吃了一个苹果", "我吃了一个苹果派")
+    at.text_input(key="obj_text_a").set_value(edited[0])
+    at.text_input(key="obj_text_b").set_value(edited[1]).run()
+    _answer_agrees_with_the_metrics(at, elmo, bert, edited, 0, "cosine")
+    at.selectbox(key="obj_token").set_value(5)
+    at.radio(key="obj_metric").set_value("l2").run()
+    _answer_agrees_with_the_metrics(at, elmo, bert, edited, 5, "l2")
     at.session_state["present"] = True
     at.run()
     assert zh("obj.qa") not in [m.value for m in at.markdown]

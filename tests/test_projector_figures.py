@@ -9,8 +9,9 @@ import pytest
 
 from core.figures.attention import attention_heatmap
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels
-from core.figures.predictions import AXIS_TITLE_PX, candidate_bars, token_strip, topk_bars
+from core.figures.predictions import AXIS_TITLE_PX, NARROW_PX, candidate_bars, token_strip, topk_bars
 from core.figures.style import text_width, wrap_note
+from core.figures.table import figure_table
 from ui.i18n import translate
 
 LABELS = ["[CLS]", *"苹果昨天发布了新手机", "[SEP]"]
@@ -51,6 +52,27 @@ def test_long_row_names_of_a_token_strip_take_two_lines():
     assert ticks[1] == names[1]  # a short name stays on one line
     cell = (1136 - fig.layout.margin.l - 30) / 7  # the figure stretches to the main area's width
     assert cell > text_width("[MASK]", 22) + 8
+
+def test_a_token_strip_on_a_phone_names_each_row_above_its_cells():
+    """At a phone's width the row names beside the cells left them a sliver (the browser test measures that): each
+    name stands above its row, wrapped to the width, and a line holds only the cells that fit beside each other."""
+    tokens = list("我吃了一个") + ["[MASK]", "果"]
+    names = ["Left to right (ELMo's forward LM standing in for GPT)", "Masked (mini-bert-zh)"]
+    kinds = {"colours": {"seen": "#eee"}, "kind_names": {"seen": "visible"}, "track_names": names}
+    fig = token_strip([tokens, tokens], [["seen"] * 7] * 2, **kinds, narrow=True)
+    assert not fig.layout.yaxis.showticklabels and fig.layout.margin.l < 20
+    assert [a.text.replace("<br>", " ") for a in fig.layout.annotations] == names
+    assert all(text_width(line, 15) <= NARROW_PX for a in fig.layout.annotations for line in a.text.split("<br>"))
+    edges = fig.data[0].x
+    assert len(edges) == 8 and edges[-1] <= NARROW_PX  # the seven cells on one line
+    widths = [b - a for a, b in zip(edges, edges[1:])]
+    assert widths[5] > text_width("[MASK]", 17) > max(widths[:5])  # only [MASK]'s column is wide
+    desktop = token_strip([tokens, tokens], [["seen"] * 7] * 2, **kinds)
+    assert figure_table(fig)[0].astype(str).equals(figure_table(desktop)[0].astype(str))  # the same screen-reader table
+    long = list("苹果昨天发布了新手机苹果昨天掉在了地上")
+    wrapped = token_strip([long, long], [["seen"] * len(long)] * 2, **kinds, narrow=True)
+    assert len(wrapped.layout.annotations) > 2 and wrapped.data[0].x[-1] <= NARROW_PX
+
 
 def test_static_figure_stacks_for_a_phone():
     """On a phone the word2vec and contextual spaces stand one above the other, not side by side (#44)."""

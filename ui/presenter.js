@@ -28,7 +28,7 @@ const CONTROLS = 'button, label, input, [role="tab"], [role="option"], [role="ra
   '[role="checkbox"], [role="slider"]';
 // the boxes one types into, where Enter (Ctrl+Enter in a text area) commits and a click changes nothing
 const TYPING = 'textarea, input:not([type="radio"], [type="checkbox"], [type="range"])';
-const UNSEEN_RUN_MS = 800; // no run seen this long after a click: it went by unseen, or there was none
+const UNSEEN_RUN_MS = 800; // no run seen this long after a commit: it went by unseen, or there was none
 const TOUCH_TTL_MS = 5000; // a run that starts this soon after an input was touched is that input's
 
 // the app has finished its script run and shows nothing stale (what tests/e2e's wait_idle checks)
@@ -219,40 +219,32 @@ function installPlacement(win, doc) {
   };
   win.addEventListener("pointerdown", touch, true);
   win.addEventListener("keydown", touch, true);
-  // a run shorter than a frame (a radio or slider that only slices cached results) can leave the script state
-  // unchanged in the page: after a click or change that is not typing, an input still touched once the app is
-  // idle had its run unseen
-  const committed = (event) => {
+  // A commit whose script run was not seen within UNSEEN_RUN_MS still brings its result into view: a run shorter
+  // than a frame (a radio or slider that only slices cached results; a sentence any session has typed before, from
+  // the cache) can leave the script state unchanged in the page. Its touch, not taken by a run once the app is idle,
+  // says so. A click's touch is then used up; a typed commit keeps its touch, so that a run that starts later still
+  // places the result when it ends.
+  const commitOf = (event) => {
     const el = event.target;
-    if (!el || !el.matches || el.matches(TYPING)) {
-      return; // typing: its commit is the Enter key (typed, below)
+    if (!el || !el.matches) return null;
+    if (event.type === "keydown") { // typed: Enter in a typing box, Ctrl+Enter in a text area
+      if (event.key !== "Enter" || !el.matches(TYPING)) return null;
+      return el.matches("textarea") && !(event.ctrlKey || event.metaKey) ? null : "typed";
     }
-    if (!el.closest(CONTROLS)) return; // a click on a chart (zoom, legend) is no change of input
-    win.setTimeout(() => {
-      const touched = win.__labTouched;
-      if (touched && idle()) {
-        win.__labTouched = null;
-        win.__labPlace(touched.key, "nearest");
-      }
-    }, UNSEEN_RUN_MS);
+    // a click or change: on a control that is not a typing box (a click on a chart, zoom or legend, changes nothing)
+    return el.matches(TYPING) || !el.closest(CONTROLS) ? null : "click";
   };
-  win.addEventListener("click", committed, true);
-  win.addEventListener("change", committed, true);
-  // a typed sentence that any session has run before comes from the cache, and its run can be as short as a
-  // click's: a commit (Enter; Ctrl+Enter in a text area) with no run seen yet places the result anyway, and a
-  // run that starts later still places it when it ends (the touch is kept)
-  const typed = (event) => {
-    const el = event.target;
-    if (event.key !== "Enter" || !el || !el.matches) return;
-    if (!el.matches(TYPING)) return;
-    if (el.matches("textarea") && !(event.ctrlKey || event.metaKey)) return;
+  const unseenRun = (event) => {
+    const commit = commitOf(event);
     const touched = win.__labTouched;
-    if (!touched) return;
+    if (!commit || !touched) return;
     win.setTimeout(() => {
-      if (win.__labTouched === touched && idle()) win.__labPlace(touched.key, "nearest");
+      if (win.__labTouched !== touched || !idle()) return;
+      if (commit === "click") win.__labTouched = null;
+      win.__labPlace(touched.key, "nearest");
     }, UNSEEN_RUN_MS);
   };
-  win.addEventListener("keydown", typed, true);
+  for (const type of ["click", "change", "keydown"]) win.addEventListener(type, unseenRun, true);
   let edited = null;
   new MutationObserver(() => {
     const app = doc.querySelector('[data-testid="stApp"]');

@@ -224,7 +224,7 @@ def replay(masked: str, mask_token: str, steps: list[FillStep]) -> None:
     cells, kinds = figs.fill_replay_cells(masked, mask_token, steps, s)
     names = {kind: t(f"fill.strip.{kind}") for kind in STRIP_COLOURS}
     chart(figs.token_strip([cells], [kinds], colours=STRIP_COLOURS, kind_names=names,
-                           track_names=[t("fill.strip.track", s=s)], large=large), "fill_step_chart")
+                           track_names=[t("fill.strip.track", s=s)], large=large, narrow=phone()), "fill_step_chart")
     if s == 0:
         st.markdown(t("fill.step0", n=last))
         return
@@ -280,7 +280,7 @@ def _corruption(model: ModelRef) -> None:
                            colours=CORRUPT_COLOURS,
                            kind_names={kind: t(f"fill.action.{kind}") for kind in CORRUPT_COLOURS},
                            hover=[hover, hover], track_names=[t("fill.track.original"), t("fill.track.shown")],
-                           large=presenting()), "fill_corrupt_chart")
+                           large=presenting(), narrow=phone()), "fill_corrupt_chart")
     n, chosen = len(tokens), corrupted.chosen
     cols = st.columns(4)
     cols[0].metric(t("fill.count.chosen"), f"{chosen} / {n}",

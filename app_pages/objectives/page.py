@@ -41,7 +41,7 @@ bert_name = bert_model_name()
 
 # ---- page -------------------------------------------------------------------------------------
 st.title(t("nav.objectives"))
-attempt(sections.deep_answer, bert_name, DEFAULT_PAIR)
+answer = sections.answer_box()
 st.markdown(t("obj.intro"))
 
 # ---- ① ELMo's biLM ------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ reading = attempt(sections.reading_of, typed)
 
 if reading is not None:
     sections.bilm_section(reading, top_k)
-sections.deep_section(bert_name)
+sections.deep_section(bert_name, answer)
 sections.gpt_section(bert_name, top_k)
 st.caption(t("obj.source"))
 how_computed(t("obj.reproduce"))

@@ -23,7 +23,7 @@ from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import chart, experiment, load_model, model_or_message, phone, plain_answer, presenting, unfolded
+from ui.page import chart, experiment, model_or_message, phone, plain_answer, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 DEFAULT_POSITION = 5  # 苹 in 我吃了一个苹果: hard from the left alone, easy with 果 in view
@@ -141,23 +141,17 @@ def _movement(bert: ModelRef, text_a: str, text_b: str) -> obj.RightContextMovem
     return obj.right_context_movement(elmo_pair, cache.encode(bert, (text_a, text_b)))
 
 
-def deep_answer(bert_name: str | None, pair: tuple[str, str]) -> None:
-    """The page's question and answer for a student at home (issue #44), with ② measured on the lecture's ``pair``
-    (:func:`core.objectives.deep_reading`): the answer a student can repeat, whatever ② is set to below."""
-    box = plain_answer("obj_qa", t("obj.qa"))
-    bert, problem = load_model(bert_name, "", masked_lm=True)
-    if box is None or problem:
-        return  # on the projector; or no usable BERT, which ② says where it stands
-    moved = _movement(bert, *pair)
-    reading = obj.deep_reading(moved)
-    box.markdown(t(f"obj.qa.reading.{reading.verdict}", a=md_escape(pair[0]), b=md_escape(pair[1]),
-                   shared=md_escape(moved.shared), metric=t("obj.metric.cosine"), forward=f"{reading.forward:.3g}",
-                   backward=f"{reading.backward:.3f}", bert=f"{reading.bert:.3f}"))
+def answer_box():
+    """The page's question and answer for a student at home (issue #44); None on the projector. ② adds its reading
+    into it (:func:`deep_section`): the answer's figures are ②'s own, for the pair and character ② shows."""
+    return plain_answer("obj_qa", t("obj.qa"))
 
 
 # ---- ② shallow concatenation vs deep bidirectionality -------------------------------------------------
 @experiment
-def deep_section(bert_name: str | None) -> None:
+def deep_section(bert_name: str | None, answer) -> None:
+    """② and, into the page's ``answer`` box above (:func:`answer_box`; None: none), its plain reading: this
+    fragment writes it there, so that it follows every change of ② and says what ②'s figures say."""
     large = presenting()
     st.header(t("obj.deep.title"))
     st.markdown(t("obj.deep.text"))
@@ -181,14 +175,17 @@ def deep_section(bert_name: str | None) -> None:
             # the metrics read the curves below (one character), so that the class can check them on the chart
             token = _position(Field("obj_token", "token", 0), len(moved.tokens))
             char = md_escape(moved.tokens[token])
+            reading = obj.deep_reading(moved, metric, token)
+            shown = {"forward": f"{reading.forward:.3g}", "backward": f"{reading.backward:.3f}",
+                     "bert": f"{reading.bert:.3f}"}
             m1, m2, m3 = st.columns(3)
-            m1.metric(t("obj.m.forward", token=char),
-                      f"{moved.largest('elmo_forward', metric, first_layer=0, token=token):.3g}",
-                      help=t("obj.m.forward_help"))
-            m2.metric(t("obj.m.backward", token=char), f"{moved.smallest('elmo_backward', metric, token=token):.3f}",
-                      help=t("obj.m.min_help"))
-            m3.metric(t("obj.m.bert", token=char), f"{moved.smallest('bert', metric, token=token):.3f}",
-                      help=t("obj.m.min_help"))
+            m1.metric(t("obj.m.forward", token=char), shown["forward"], help=t("obj.m.forward_help"))
+            m2.metric(t("obj.m.backward", token=char), shown["backward"], help=t("obj.m.min_help"))
+            m3.metric(t("obj.m.bert", token=char), shown["bert"], help=t("obj.m.min_help"))
+            if answer is not None:
+                answer.markdown(t(f"obj.qa.reading.{reading.verdict}", a=md_escape(moved.text_a),
+                                  b=md_escape(moved.text_b), shared=md_escape(moved.shared), token=char,
+                                  metric=t(f"obj.metric.{metric}"), **shown))
             series = [Series(t("obj.series.elmo_fwd", model=DEFAULT_ELMO), _layer_names("elmo", len(fwd)),
                              fwd[:, token].tolist(), "elmo", "dash"),
                       Series(t("obj.series.elmo_bwd", model=DEFAULT_ELMO), _layer_names("elmo", len(bwd)),
@@ -243,7 +240,8 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
                 [["seen"] * len(before) + ["target"] + ["hidden"] * len(after),
                  ["seen"] * len(before) + ["target"] + ["seen"] * len(after)],
                 colours=STRIP_COLOURS, kind_names={kind: t(f"obj.kind.{kind}") for kind in STRIP_COLOURS},
-                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large),
+                track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large,
+                narrow=phone()),
                   "obj_gpt_strip")
             slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
                       [c.score for c in left.candidates[:top_k]]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 
 import plotly.graph_objects as go
 
@@ -16,6 +17,8 @@ from .grid import subplot_grid
 from .style import MAX_FIGURE_WIDTH, PALETTE, esc, font_size, style_layout, text_width, titled_axis, wrap_note
 
 ROW_NAME_PX = 280  # a token strip's row name wider than this goes on two lines
+NARROW_PX = 330  # a token strip's width on a phone: a 390-px screen's main column, less the figure's margins
+NARROW_MIN_CELL = 36  # px: a cell's least width on a phone (a character at the cells' font, padded)
 # a bar chart's axis title wider than this goes on more lines: beside the characters on the projector, the whole
 # words' chart has a narrow column, and plotly neither wraps a title nor keeps it inside the figure
 AXIS_TITLE_PX = 300
@@ -108,12 +111,13 @@ def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str 
 def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]], *,
                 colours: dict[str, str], kind_names: dict[str, str], track_names: Sequence[str],
                 hover: Sequence[Sequence[str]] | None = None, per_line: int = 24, title: str | None = None,
-                large: bool = False) -> go.Figure:
+                large: bool = False, narrow: bool = False) -> go.Figure:
     """Sentences as rows of coloured cells, one cell per token.
 
     ``tracks``: one or more aligned rows of cell texts (e.g. original / what the model sees);
     ``kinds``: a kind per cell (its colour, from ``colours``; the legend uses ``kind_names``).
     Long sentences wrap every ``per_line`` cells; each wrapped line repeats all tracks.
+    ``narrow``: a phone's width (``NARROW_PX``), see :func:`_narrow_strip`.
     """
     if not tracks or any(len(t) != len(tracks[0]) for t in tracks) or len(kinds) != len(tracks):
         raise ValueError("tracks and kinds must be aligned rows of equal length")
@@ -123,6 +127,8 @@ def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]],
     font = font_size(large)
     order = list(colours)
     code = {kind: i for i, kind in enumerate(order)}
+    if narrow:
+        per_line = _narrow_per_line(tracks, font + 2, per_line)
     lines = math.ceil(n / per_line)
     width_cells = min(n, per_line)
     z, text, custom, ylabels = [], [], [], []
@@ -138,8 +144,6 @@ def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]],
     scale = []
     for i, kind in enumerate(order):
         scale += [[i / k, colours[kind]], [(i + 1) / k, colours[kind]]]
-    longest = max(text_width(cell, font + 2) for row in text for cell in row) if text else font
-    cell_w = max(46, min(110, longest + 14))
     traces = [go.Heatmap(
         z=z, text=text, customdata=custom, texttemplate="%{text}", textfont={"size": font + 2},
         colorscale=scale, zmin=0, zmax=k, showscale=False, xgap=3, ygap=3,
@@ -149,24 +153,90 @@ def token_strip(tracks: Sequence[Sequence[str]], kinds: Sequence[Sequence[str]],
                           marker={"size": 16, "symbol": "square", "color": colours[kind],  # a heatmap has none
                                   "line": {"width": 1, "color": "#888"}})
                for kind in order if kind in kind_names]
+    top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
+    layout = {**style_layout(title, large=large),
+              "xaxis": {"showticklabels": False, "showgrid": False, "zeroline": False},
+              "legend": {"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left",
+                         "x": 0, "font": {"size": font}},
+              "plot_bgcolor": "white"}
+    if narrow:
+        return _narrow_strip(traces, ylabels, layout, font, top)
     rows = len(z)
+    longest = max(text_width(cell, font + 2) for row in text for cell in row) if text else font
+    cell_w = max(46, min(110, longest + 14))
     # a long row name on two lines: on one it took the width the cells need ([MASK] spilled out of its cell)
     ylabels = [label if text_width(label, font) <= ROW_NAME_PX else
                wrap_note(label, font, text_width(label, font) / 2 + font * 3) for label in ylabels]
     left = max(text_width(line, font) for label in ylabels for line in label.split("<br>")) + 30
-    cell_h = font * 2 + 14
-    top = (50 if title else 0) + font * 2 + 24  # the legend sits above the cells, at the top of the figure
     return go.Figure(data=traces, layout={
-        **style_layout(title, large=large),
+        **layout,
         "yaxis": {"tickvals": list(range(rows)), "ticktext": ylabels, "autorange": "reversed", "showgrid": False,
                   "zeroline": False},
-        "xaxis": {"showticklabels": False, "showgrid": False, "zeroline": False},
         "width": int(min(MAX_FIGURE_WIDTH, left + 30 + cell_w * width_cells)),
-        "height": int(top + 16 + cell_h * rows),
+        "height": int(top + 16 + _cell_height(font) * rows),
         "margin": {"l": int(left), "r": 20, "t": int(top), "b": 16},
-        "legend": {"orientation": "h", "yref": "container", "yanchor": "top", "y": 0.995, "xanchor": "left", "x": 0,
-                   "font": {"size": font}},
-        "plot_bgcolor": "white",
+    })
+
+
+def _cell_height(font: int) -> int:
+    return font * 2 + 14
+
+
+def _column_widths(rows: Sequence[Sequence[str]], font: int, per_line: int) -> list[float]:
+    """Each column's width when ``per_line`` cells make a line: its widest text (of every row and line), padded."""
+    widths = [0.0] * min(per_line, len(rows[0]))
+    for row in rows:
+        for c, cell in enumerate(row):
+            widths[c % per_line] = max(widths[c % per_line], text_width(cell, font))
+    return [max(NARROW_MIN_CELL, w + 12) for w in widths]
+
+
+def _narrow_per_line(tracks: Sequence[Sequence[str]], font: int, per_line: int) -> int:
+    """The most cells a line holds at a phone's width (at least one)."""
+    shown = [[esc(cell) for cell in track] for track in tracks]
+    fits = min(per_line, len(tracks[0]))
+    while fits > 1 and sum(_column_widths(shown, font, fits)) > NARROW_PX:
+        fits -= 1
+    return fits
+
+
+def _narrow_strip(traces: list, ylabels: list[str], layout: dict, font: int, top: int) -> go.Figure:
+    """The strip at a phone's width: beside the cells, the row names left them a sliver (and overlapped each
+    other), so each row's name stands on a line of its own above its cells, wrapped to the width; a column is as
+    wide as its own widest cell, so that one [MASK] does not widen every character's cell."""
+    heatmap = traces[0]
+    cells = heatmap.text  # the lines' text, which set the columns' widths
+    width_cells = len(cells[0])
+    widths = _column_widths(cells, font + 2, width_cells)
+    names = [wrap_note(label, font, NARROW_PX) for label in ylabels]
+    edges, label_y, cell_h = [0.0], [], _cell_height(font)
+    z, text, custom = [], [], []
+    for name, row_z, row_text, row_custom in zip(names, heatmap.z, cells, heatmap.customdata):
+        band = (name.count("<br>") + 1) * (font + 5) + 8  # the name's lines, then a gap above the cells
+        label_y.append(edges[-1] + band / 2)
+        edges += [edges[-1] + band, edges[-1] + band + cell_h]
+        z += [[None] * width_cells, row_z]
+        text += [[""] * width_cells, row_text]
+        custom += [[""] * width_cells, row_custom]
+    x_edges = [0.0, *accumulate(widths)]
+    # plotly wraps a horizontal legend too wide for the figure into a grid of its widest entry (a symbol and a gap,
+    # about 40 px, before the text), and scrolls a legend taller than the room left above the cells
+    entries = [40 + text_width(trace.name, font) for trace in traces[1:]]
+    per_row = len(entries) if sum(entries) <= NARROW_PX else max(1, int(NARROW_PX // max(entries, default=1)))
+    top += (math.ceil(len(entries) / per_row) - 1) * (font + 8) if entries else 0
+    heatmap.update(x=x_edges, y=edges, z=z, text=text, customdata=custom)
+    return go.Figure(data=traces, layout={
+        **layout,
+        # hidden ticks: the chart's table (core.figures.table) names a cell's row and position by them, as on a desktop
+        "yaxis": {"range": [edges[-1], 0], "showticklabels": False, "showgrid": False, "zeroline": False,
+                  "tickvals": edges[1::2], "ticktext": ylabels},
+        "xaxis": {**layout["xaxis"], "range": [0, x_edges[-1]], "tickvals": x_edges[:-1],
+                  "ticktext": list(range(width_cells))},
+        "annotations": [{"text": name, "x": 0, "xref": "paper", "xanchor": "left", "y": y, "yref": "y",
+                         "yanchor": "middle", "align": "left", "showarrow": False, "font": {"size": font}}
+                        for name, y in zip(names, label_y)],
+        "width": int(x_edges[-1] + 16), "height": int(top + 16 + edges[-1]),
+        "margin": {"l": 8, "r": 8, "t": int(top), "b": 16},
     })
 
 

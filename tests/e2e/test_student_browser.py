@@ -75,6 +75,34 @@ def test_choosing_a_page_closes_the_sidebar_on_a_narrow_screen(browser, warm_ser
         context.close()
 
 
+# every text of the chart ``ui.page.chart`` showed under a key: cells, row names, legend, as boxes on the screen
+CHART_TEXTS = """(key) => [...document.querySelectorAll(`.st-key-${key} .js-plotly-plot text`)]
+  .filter((t) => t.textContent.trim()).map((t) => { const r = t.getBoundingClientRect();
+    return [t.textContent, r.left, r.top, r.right, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_objective_strip_is_legible_on_a_phone(browser, warm_server, lang):
+    """③'s strip on a 390×844 phone: the row names beside the cells left them a sliver (seven characters in 34 px,
+    drawn over each other) and, in English, overlapped each other; no two of the strip's texts may overlap, and
+    each stays on the screen."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", is_mobile=True,
+                                  has_touch=True)
+    try:
+        page = context.new_page()
+        open_page(page, page_url(warm_server, "pretraining-objectives", lang=lang))
+        texts = wait_for(page, lambda: page.evaluate(CHART_TEXTS, "obj_gpt_strip"), "the strip's texts")
+        assert {"[MASK]", "？"} <= {text for text, *_ in texts} and len(texts) > 14
+        for i, (a, *box_a) in enumerate(texts):
+            assert 0 <= box_a[0] and box_a[2] <= 390, (a, box_a)
+            for b, *box_b in texts[i + 1:]:
+                apart = (box_a[2] <= box_b[0] + 1 or box_b[2] <= box_a[0] + 1 or box_a[3] <= box_b[1] + 1
+                         or box_b[3] <= box_a[1] + 1)
+                assert apart, (a, box_a, b, box_b)
+    finally:
+        context.close()
+
+
 # the x domains of the first chart's subplots: side by side, the second starts right of the middle
 DOMAINS = """() => { const plot = document.querySelector('.js-plotly-plot');
   if (!plot || !plot.layout) return null;
@@ -117,7 +145,7 @@ QUESTIONS = {
     "feature-vs-finetune": ("transfer_qa", "把预训练好的模型用到新任务上", "to use a pretrained model on a new task"),
     "exercises": ("ex_qa", "学完这一节，我能自己做什么？", "what should I be able to do myself"),
     "layer-evidence": ("evidence_qa", "在我们自己的小模型上也是这样吗？", "Is that so on our own small models?")}
-ANSWERS = {"pretraining-objectives": ("在讲义的例子上量一量", "Measured on the lecture's example"),
+ANSWERS = {"pretraining-objectives": ("在下面 ② 的两句上量一量", "Measured on the pair of ② below"),
            "elmo-weights": ("本实验室的两个任务各自学到的 s", "The s each of this lab's two tasks learned"),
            "layer-evidence": ("答案（在我们的 mini-elmo-zh 上）", "Answer (on our mini-elmo-zh)")}
 
@@ -136,13 +164,31 @@ def test_every_page_opens_with_its_question_and_answer_in_both_languages(page, w
                 assert ANSWERS[path][index] in text, (lang, path, text)
 
 
+def test_the_objectives_answer_follows_the_pair_below(page, warm_server):
+    """② is a fragment: a sentence typed there reruns it alone, and it writes its reading into the answer box at the
+    page's top, which must then state ②'s new figures (the answer gave other numbers than the metrics)."""
+    open_page(page, page_url(warm_server, "pretraining-objectives"))
+    answer = page.locator(".st-key-obj_qa")
+    figures = '.st-key-obj_deep_result [data-testid="stMetricValue"]'
+    seen = []
+    for typed in (None, "苹果昨天被我吃掉了"):
+        if typed:
+            _type(page, "obj_text_b", typed)
+        check_healthy(page)
+        shown = wait_for(page, lambda: page.locator(figures).all_inner_texts(), "②'s figures")
+        text = answer.inner_text()
+        assert all(f" {figure}" in text for figure in shown) and (typed or "苹果昨天掉在了地上") in text, (shown, text)
+        seen.append(shown)
+    assert seen[0] != seen[1]
+
+
 def test_five_sentences_on_the_pages_that_take_sentences(page, warm_server):
     """The objectives and ELMo pages take the student's five sentences and show a result (issue #44)."""
     open_page(page, page_url(warm_server, "pretraining-objectives"))
     for _, plain in SENTENCES:
         _type(page, "obj_sentence", plain)
         check_healthy(page)
-        assert "前向对数似然" in body_text(page) and "在讲义的例子上量一量" in body_text(page)
+        assert "前向对数似然" in body_text(page) and "在下面 ② 的两句上量一量" in body_text(page)
     open_page(page, page_url(warm_server, "elmo-weights"))
     _type(page, "vec_text", "\n".join(plain for _, plain in SENTENCES), enter="Control+Enter")
     _type(page, "vec_word", "天")  # 今天, 每天: two occurrences
