@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from safetensors import SafetensorError
+from transformers import BertTokenizer  # the tokenizer only: no modelling module
 
 from ..errors import LabError
 from . import catalogue, plain_bert
 from .checks import check_vocabulary, check_weights
-from .encoders import BertEncoder, BertTokenizer, ElmoEncoder, Encoder, StaticEncoder
+from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
 
 
 def load(key: str) -> Encoder:
