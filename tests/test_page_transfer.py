@@ -17,6 +17,7 @@ from core.transfer.__main__ import main as transfer_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "transfer" / "page.py")
+SHIPPED_RESULTS = transfer.RESULTS_PATH
 TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, batch_size=8, eval_points=2,
                                threads=1, seed=3)
 
@@ -397,26 +398,45 @@ def test_verdicts_agree_with_their_intervals(page, results, pool):
 
 
 def test_layer_caption_follows_the_intervals(page, results):
-    """The caption names, per pooling, the layers below the best beyond sampling error, from the paired
-    intervals of each test review's outcome; its closing sentence follows from those lists."""
-    from core.stats import paired_difference_interval
+    """The caption names, per pooling, the layers below the layer chosen on validation beyond sampling error (the
+    exact McNemar test on each test review's outcome); its closing sentence follows from those lists."""
+    from core.stats import paired
 
     at = page()
     caption = next(c.value for c in at.caption if c.value.startswith("橙色曲线"))
     bert, below = results["feature_bert"], set()
     for pool in transfer.POOLINGS:
-        accs = bert["accuracy"][pool]
-        best = max(range(len(accs)), key=lambda j: (accs[j], -j))
-        for j in range(len(accs)):
-            if j != best and paired_difference_interval(bert["correct"][pool][best], bert["correct"][pool][j])[1] > 0:
-                below.add(j)
+        val = [max(c["val_accuracy"].values()) for c in bert["choice"][pool]]
+        best = max(range(len(val)), key=lambda j: (val[j], -j))
+        for j in range(len(val)):
+            if j != best and paired(bert["correct"][pool][best], bert["correct"][pool][j]).p_value < 0.05:
+                below.add(j) if bert["accuracy"][pool][best] > bert["accuracy"][pool][j] else None
+        assert "在验证评论上选出" in caption
     verdict = transfer.curve_verdict([transfer.layer_ties(transfer.read_view(results).bert, p)
                                       for p in transfer.POOLINGS])
     expected = {"tie": "没有哪一层", "embeddings": "只有词嵌入层", "cls": "只有在 [CLS] 汇聚下",
-                "differ": "各层不能互相替代"}
+                "differ": "不是每一层都一样好用"}
     assert [v for v in expected.values() if v in caption] == [expected[verdict]]
     assert (verdict == "tie") == (not below) and (verdict == "embeddings") == (below == {0})
     assert "ELMo 因此按任务学习层权重" not in caption  # one task cannot show per-task layer use (#38 item 4)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_answer_box_and_the_results_are_one_comparison(page, monkeypatch, lang):
+    """#48: on the shipped results the answer box read the best of ten probes picked on test ("beyond sampling
+    error") while the results below, with the probe chosen on validation, said tie. Both now show one comparison:
+    the same verdict and the same interval."""
+    monkeypatch.setattr(transfer, "RESULTS_PATH", SHIPPED_RESULTS)
+    at = page(lang=lang)
+    view = transfer.read_view(transfer.load_results(SHIPPED_RESULTS))
+    expected = transfer.compare(view.finetune, view.bert.probe(*transfer.validation_pick(view.bert)))
+    answer = next(m.value for m in at.markdown if m.value.startswith(("**答案", "**Answer")))
+    gain = next(m.value for m in at.markdown if m.value.startswith(("微调减在验证集上选出的", "Fine-tuning minus")))
+    interval = (f"{100 * expected.low:+.1f}", f"{100 * expected.high:+.1f}")
+    assert all(bound in answer and bound in gain for bound in interval)
+    tie = {"zh": ("分不出高下", "分不出哪个更好"), "en": ("neither wins", "neither can be called better")}[lang]
+    assert (tie[0] in answer) == (expected.verdict == "tie") == (tie[1] in gain)
+    assert ("超出了抽样误差" in answer or "beyond sampling error" in answer) == (expected.verdict != "tie")
 
 
 def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core import experiments, transfer
-from core.stats import paired_difference_interval, wilson_interval
+from core.stats import paired, wilson_interval
 from core.transfer.lora import DEFAULT_LORA
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +42,17 @@ def test_compare_without_outcomes_is_independent_and_wider():
     assert paired.verdict == "higher" and independent.verdict == "tie"
 
 
-def _features(outcomes: dict[str, list[str]]) -> transfer.BertFeatures:
+def _features(outcomes: dict[str, list[str]], validation: dict[str, list[float]] | None = None
+              ) -> transfer.BertFeatures:
+    """Made-up probes; ``validation``: each probe's validation accuracy (default: its test accuracy, so the
+    validation pick is the best on test)."""
     per_layer = {p: [c.count("1") / len(c) for c in cs] for p, cs in outcomes.items()}
     n = len(outcomes["cls"][0])
+    choices = {p: [transfer.Choice("C", 1.0, {"1": v}, 450, 150) for v in vals]
+               for p, vals in (validation or per_layer).items()}
     return transfer.BertFeatures(model="m", accuracy=per_layer["cls"][-1], n_test=n, trained_params=1,
                                  frozen_params=1, layers=[str(j) for j in range(len(outcomes["cls"]))], dim=1,
-                                 per_layer=per_layer, per_layer_correct=outcomes)
+                                 per_layer=per_layer, per_layer_correct=outcomes, per_layer_choice=choices)
 
 
 def test_layer_ties_and_curve_verdict():
@@ -65,12 +70,27 @@ def test_layer_ties_and_curve_verdict():
     assert transfer.curve_verdict([transfer.layer_ties(contextual, p) for p in transfer.POOLINGS]) == "differ"
 
 
+def test_the_curve_is_read_from_the_layer_chosen_on_validation():
+    """#48: the reference layer is the validation pick, not the best on test; without validation accuracies the
+    best on test is named and the curve gives no verdict."""
+    good, chance = "1" * 320 + "0" * 80, "10" * 200
+    outcomes = {"cls": [chance, good, good], "mean": [chance, good, good]}
+    validation = {"cls": [0.9, 0.6, 0.6], "mean": [0.5, 0.6, 0.7]}  # on validation, cls's embeddings look best
+    ties = [transfer.layer_ties(_features(outcomes, validation), p) for p in transfer.POOLINGS]
+    assert ties[0] == transfer.LayerTies("cls", 0, [], [1, 2]) and ties[0].chosen_on == "validation"
+    assert ties[1] == transfer.LayerTies("mean", 2, [0], [1])
+    unvalidated = transfer.BertFeatures(**{**vars(_features(outcomes)), "per_layer_choice": None})
+    ties = [transfer.layer_ties(unvalidated, p) for p in transfer.POOLINGS]
+    assert ties[0].chosen_on == "test" and ties[0].best == 1
+    assert transfer.curve_verdict(ties) == "unjudged"
+
+
 def test_the_verdict_probe_is_chosen_on_validation():
     """#38 item 3: the probe a verdict is read from has the best validation accuracy (a tie: the lower layer),
     whatever its test accuracy; the shipped file's pick is not its best test probe."""
     outcomes = {"cls": ["10" * 200, "1" * 320 + "0" * 80, "1" * 300 + "0" * 100],
                 "mean": ["10" * 200, "1" * 250 + "0" * 150, "1" * 340 + "0" * 60]}
-    features = _features(outcomes)
+    features = transfer.BertFeatures(**{**vars(_features(outcomes)), "per_layer_choice": None})
     assert transfer.validation_pick(features) is None  # no validation accuracies: nothing to choose with
 
     def choices(*val):
@@ -113,9 +133,9 @@ def test_shipped_verdicts_follow_their_paired_intervals(shipped):
     pairs.append((view.lora, view.finetune))
     for a, b in pairs:
         comparison = transfer.compare(a, b)
-        diff, low, high = paired_difference_interval(a.correct, b.correct)
-        assert comparison.paired and (comparison.low, comparison.high) == (low, high)
-        assert comparison.verdict == ("higher" if low > 0 else "lower" if high < 0 else "tie")
+        exact = paired(a.correct, b.correct)
+        assert comparison.paired and comparison == exact
+        assert comparison.verdict == ("tie" if exact.p_value >= 0.05 else "higher" if exact.diff > 0 else "lower")
 
 
 def test_elmo_row_and_elmo_page_share_the_features(shipped):
@@ -132,8 +152,7 @@ def test_elmo_row_and_elmo_page_share_the_features(shipped):
     assert gap.comparison.diff == pytest.approx(elmo["accuracy"] - uniform["accuracy"])
     # paired: both files list the same test reviews in the same order (agreement far above a shuffled pairing's)
     assert gap.comparison.paired
-    interval = paired_difference_interval(elmo["correct"], uniform["outcomes"])[1:]
-    assert (gap.comparison.low, gap.comparison.high) == interval
+    assert gap.comparison == paired(elmo["correct"], uniform["outcomes"])
     agreement = sum(a == b for a, b in zip(elmo["correct"], uniform["outcomes"])) / len(elmo["correct"])
     assert agreement > 0.8
 

@@ -5,6 +5,7 @@ the parameters each approach trains, fine-tuning over time, LoRA today, and reco
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import streamlit as st
@@ -48,22 +49,37 @@ def _fmt_time(approach: transfer.Approach) -> str:
 
 
 def question(view: transfer.TransferView) -> None:
-    """The page's question and its answer in words a student can repeat, from the same comparison the verdicts
-    below use: fine-tuning against the best frozen BERT features (layer and pooling), and why, when it does not
-    win, the features can: few training reviews for millions of parameters."""
-    best = max(((p, transfer.layer_ties(view.bert, p).best) for p in transfer.POOLINGS),
-               key=lambda choice: view.bert.at(*choice))
-    probe, ft = view.bert.probe(*best), view.finetune
-    comparison = transfer.compare(ft, probe)
+    """The page's question and its answer in words a student can repeat, from the comparison the "Results" verdict
+    uses: fine-tuning against the frozen BERT features chosen on the validation reviews; and why, when it does not
+    win, the features can: fine-tuning's own training and test curve (it fits its few reviews, its test accuracy
+    peaks early)."""
+    ft = view.finetune
+    chosen = transfer.validation_pick(view.bert)
     with plain_answer("transfer_qa", t("transfer.qa.question")):
+        if chosen is None:  # an older results file: the best on test may be named, not judged
+            best = max(((p, j) for p in transfer.POOLINGS for j in range(len(view.bert.layers))),
+                       key=lambda choice: view.bert.at(*choice))
+            st.markdown(t("transfer.qa.unjudged", ft=_fmt_acc(ft.accuracy), best=_fmt_acc(view.bert.at(*best)),
+                          layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"), n=view.n_test))
+            return
+        probe = view.bert.probe(*chosen)
+        comparison = transfer.compare(ft, probe)
         st.markdown(t(f"transfer.qa.verdict.{comparison.verdict}", ft=_fmt_acc(ft.accuracy),
-                      best=_fmt_acc(probe.accuracy), layer=_layer_name(best[1]), pool=t(f"transfer.pool.{best[0]}"),
-                      diff=f"{abs(100 * comparison.diff):.1f}", n=view.n_test, model=ft.model))
-        if comparison.verdict != "higher":
-            why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), steps=view.config.get("steps", "—"),
-                    finetune=f"{ft.trained_params:,}", feature=f"{probe.trained_params:,}")
-            st.markdown(why + (t("transfer.qa.why_mean") if best[0] == "mean" else ""))
+                      best=_fmt_acc(probe.accuracy), layer=_layer_name(chosen[1]), pool=t(f"transfer.pool.{chosen[0]}"),
+                      diff=f"{abs(100 * comparison.diff):.1f}", low=_points(comparison.low),
+                      high=_points(comparison.high), p=_p_value(comparison), n=view.n_test, model=ft.model))
+        if comparison.verdict != "higher" and ft.train_accuracy is not None and ft.curve_accuracy:
+            peak = max(range(len(ft.curve_accuracy)), key=lambda i: (ft.curve_accuracy[i], -i))
+            why = t("transfer.qa.why", n_train=view.config.get("n_train", "—"), finetune=f"{ft.trained_params:,}",
+                    feature=f"{probe.trained_params:,}", train=_fmt_acc(ft.train_accuracy),
+                    peak_step=ft.curve_steps[peak], peak=_fmt_acc(ft.curve_accuracy[peak]),
+                    final=_fmt_acc(ft.curve_accuracy[-1]))
+            st.markdown(why + (t("transfer.qa.why_mean") if chosen[0] == "mean" else ""))
         st.caption(t("transfer.qa.details"))
+
+
+def _p_value(comparison: transfer.Comparison) -> str:
+    return "—" if math.isnan(comparison.p_value) else f"{comparison.p_value:.2g}"
 
 
 @st.fragment
@@ -244,6 +260,7 @@ def _layers_caption(view: transfer.TransferView, pool_labels: dict[str, str]) ->
 
     for tie in ties:
         lines.append(t("transfer.layers.pool_line", pool=pool_labels[tie.pooling], best=_layer_name(tie.best),
+                       chosen=t(f"transfer.layers.chosen.{tie.chosen_on}"),
                        acc=_fmt_acc(view.bert.at(tie.pooling, tie.best)), below=names(tie.below), tied=names(tie.tied)))
     lines.append(t(f"transfer.layers.verdict.{transfer.curve_verdict(ties)}", n=view.n_test))
     st.caption("  \n".join(lines))

@@ -1,77 +1,68 @@
-"""Verdicts computed from the numbers: whether two held-out accuracies differ beyond sampling error, what
-the per-layer curve of the frozen BERT features says, and how the ELMo row relates to the ELMo page's
-uniform-s figure. The page picks its sentences from these, never the other way round.
+"""Verdicts computed from the numbers, through the statistics policy (``core.stats``): whether two held-out
+accuracies differ beyond sampling error, what the per-layer curve of the frozen BERT features says, and how the
+ELMo row relates to the ELMo page's uniform-s figure. The page picks its sentences from these, never the other
+way round.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..stats import difference_interval, paired_difference_interval
+from .. import stats
 from .view import Approach, BertFeatures, TransferView
 
-
-@dataclass(frozen=True)
-class Comparison:
-    """a − b in held-out accuracy with its 95% interval; ``paired``: computed from each test review's
-    outcome under both (the same reviews), else from the two accuracies as independent samples (wider)."""
-    diff: float
-    low: float
-    high: float
-    paired: bool
-
-    @property
-    def verdict(self) -> str:
-        """"higher" / "lower": a is above / below b beyond sampling error; "tie": the interval contains 0."""
-        if self.low > 0:
-            return "higher"
-        if self.high < 0:
-            return "lower"
-        return "tie"
+Comparison = stats.Paired  # a − b on the test reviews: paired (exact McNemar) when both outcome lists are stored
 
 
 def compare(a: Approach, b: Approach) -> Comparison:
-    if a.correct and b.correct and len(a.correct) == len(b.correct):
-        return Comparison(*paired_difference_interval(a.correct, b.correct), paired=True)
-    return Comparison(*difference_interval(a.accuracy, b.accuracy, a.n_test, b.n_test), paired=False)
+    return stats.compare(a.correct, b.correct, stats.Accuracy(a.accuracy * a.n_test, a.n_test),
+                         stats.Accuracy(b.accuracy * b.n_test, b.n_test))
 
 
-def validation_pick(bert: BertFeatures) -> tuple[str, int] | None:
-    """The (pooling, layer) probe whose chosen C scored best on the validation reviews, the one a verdict may
-    be read from (the test reviews take no part); a tie: the lower layer, then the pooling listed first. None
-    for results files without validation accuracies."""
+def validation_pick(bert: BertFeatures, pooling: str | None = None) -> tuple[str, int] | None:
+    """The (pooling, layer) probe whose chosen C scored best on the validation reviews (only ``pooling``'s layers
+    when given), the one a verdict may be read from: the test reviews take no part. A tie: the lower layer, then
+    the pooling listed first. None for results files without validation accuracies."""
     if not bert.per_layer_choice:
         return None
-    order = list(bert.per_layer_choice)
-    candidates = [(max(choice.val_accuracy.values()), -j, -order.index(p), p, j)
-                  for p, choices in bert.per_layer_choice.items() for j, choice in enumerate(choices)]
-    *_, pooling, layer = max(candidates)
-    return pooling, layer
+    scores = {(p, j): max(choice.val_accuracy.values()) for p, choices in bert.per_layer_choice.items()
+              for j, choice in enumerate(choices) if pooling in (None, p)}
+    order = sorted(scores, key=lambda key: (key[1], list(bert.per_layer_choice).index(key[0])))
+    return stats.choose(scores, "validation", order).key
 
 
 @dataclass(frozen=True)
 class LayerTies:
-    """One pooling's curve: the best layer on the test reviews, the layers below it beyond sampling error
-    and those that cannot be told apart from it."""
+    """One pooling's curve: the reference layer, the layers below it beyond sampling error and those that cannot
+    be told apart from it. ``chosen_on``: "validation" (the layer whose probe scored best on the validation
+    reviews) or, for results files without validation accuracies, "test" (the best on the test reviews, which
+    the policy gives no verdict: ``curve_verdict`` is then "unjudged")."""
     pooling: str
     best: int
     below: list[int]
     tied: list[int]
+    chosen_on: str = "validation"
 
 
 def layer_ties(bert: BertFeatures, pooling: str) -> LayerTies:
     probes = [bert.probe(pooling, j) for j in range(len(bert.layers))]
-    best = max(range(len(probes)), key=lambda j: (probes[j].accuracy, -j))
+    picked = validation_pick(bert, pooling)
+    choice = (stats.Choice(picked[1], "validation") if picked else
+              stats.choose({j: probe.accuracy for j, probe in enumerate(probes)}, "test"))
+    best = choice.key
     others = [j for j in range(len(probes)) if j != best]
     below = [j for j in others if compare(probes[best], probes[j]).verdict == "higher"]
-    return LayerTies(pooling, best, below, [j for j in others if j not in below])
+    return LayerTies(pooling, best, below, [j for j in others if j not in below], choice.on)
 
 
 def curve_verdict(ties: Sequence[LayerTies]) -> str:
-    """"tie": no layer falls behind the best beyond sampling error, in any pooling; "embeddings": only
+    """"unjudged": a reference layer was picked on the test reviews (no verdict); "tie": no layer falls behind the
+    reference beyond sampling error, in any pooling; "embeddings": only
     layer 0 does (the embeddings, before any context); "cls": contextual layers do only under [CLS] pooling
     (expected: only the top layer's [CLS] is trained, by next-sentence prediction); "differ": contextual
     layers do under another pooling too."""
+    if any(t.chosen_on != "validation" for t in ties):
+        return "unjudged"
     below = {j for t in ties for j in t.below}
     if not below:
         return "tie"

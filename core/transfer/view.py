@@ -88,6 +88,7 @@ class Trained(Approach):
     lr: float  # the learning rate it was trained with
     adapter_params: int | None = None  # LoRA only
     settings: dict = field(default_factory=dict)  # LoRA only: r, alpha, targets, lr (empty for fine-tuning)
+    train_accuracy: float | None = None  # on its own training reviews; None in files written before it was stored
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +130,7 @@ def _trained(entry: dict, n_test: int, lr: float) -> Trained:
                    curve_steps=[p["step"] for p in entry["curve"]],
                    curve_accuracy=[p["accuracy"] for p in entry["curve"]],
                    losses=list(entry.get("losses", [])), adapter_params=entry.get("adapter_params"),
-                   settings=entry.get("settings") or {})
+                   settings=entry.get("settings") or {}, train_accuracy=entry.get("train_accuracy"))
 
 
 def _per_pooling(table: dict | None, read=lambda x: x) -> dict | None:
