@@ -444,10 +444,11 @@ def test_learned_section_shows_the_committed_results(shared_models_dir, tiny_ber
     # every verdict sentence is the one the numbers select
     verdict = learned_mix_verdict.verdict(tasks)
     headline = {"same": "顺序和讲义一致，而且学到的 s 有用", "weak": "只是权重的排序", "opposite": "和讲义相反",
-                "unclear": "得不出可以带走的排序"}
+                "unclear": "方向和讲义一致，但还不能算结论"}
     assert [h for h in headline.values() if h in text] == [headline[verdict.headline]]
-    order = verdict.ordering  # the gap weighed against the seeds' spread, both shown
-    assert f"相差 {order.gap:.2f}，而同一个任务自己的随机种子之间就差到 {order.spread:.2f}" in text
+    order = verdict.ordering.test  # the seed pairs in order and the exact permutation p, both shown
+    assert f"{order.pairs} 对随机种子（词性 × 情感）中有 {order.below:g} 对是词性更靠下" in text
+    assert f"p = {order.p_value:.2g}" in text
     # what was learned, whatever the ordering: each task's most weighted layer, the unused token layer
     seeds = learned_mix.SEEDS
     assert f"词性标注在 {seeds} 个随机种子中有 {seeds} 个把最大权重给了「1 · 第 1 层 biLSTM」" in text
@@ -455,10 +456,11 @@ def test_learned_section_shows_the_committed_results(shared_models_dir, tiny_ber
     assert "SQuAD 是问答" in text and "§5.3" in text
     compare = {"better": "学到的 s **更准**", "worse": "学到的 s 反而**更差**", "tie": "学到的 s **不比均匀 s 好**"}
     for task in ("pos", "sentiment"):
-        v = verdict.tasks[task]
-        assert v.paired  # the shipped file stores each test item's outcome
-        assert f"相差 {100 * v.diff:+.1f} 个百分点（95% 区间 {100 * v.low:+.1f} 到 {100 * v.high:+.1f}，配对：" \
-               f"两者在同一批测试样本上逐个比较），{compare[v.vs_uniform]}" in text
+        v, c = verdict.tasks[task], verdict.tasks[task].comparison
+        assert c.paired  # the shipped file stores each test item's outcome
+        assert f"相差 {100 * c.diff:+.1f} 个百分点（95% 区间 {100 * c.low:+.1f} 到 {100 * c.high:+.1f}，配对：" \
+               f"两者在同一批测试样本上逐个比较，用精确 McNemar 检验和与它一致的精确区间），" \
+               f"{compare[v.vs_uniform]}" in text
     assert "Peters 等（2018）§5.5" in text
     assert ("每个随机种子都把最大权重给了第一个 biLSTM 层" in text) is bool(verdict.paper_layer)
     for task, name in (("pos", "词性标注"), ("sentiment", "情感分类")):  # a warning where the seeds disagree
@@ -557,18 +559,22 @@ def test_the_plain_answer_reads_the_learned_s_and_its_verdict(shared_models_dir,
     with_results(monkeypatch, tmp_path, results)
     tasks = results["learned_mix"]["tasks"]
     text = answer(make_app(tiny_bert_dir))
-    headline = learned_mix_verdict.verdict(tasks).headline
-    assert translate("zh", f"elmo.qa.verdict.{headline}") in text
+    verdict = learned_mix_verdict.verdict(tasks)
+    headline, order = verdict.headline, verdict.ordering.test
+    assert translate("zh", f"elmo.qa.verdict.{headline}").split("{")[0] in text
+    assert f"{order.pairs} 对随机种子中有 {order.below:g} 对" in text and f"p = {order.p_value:.2g}" in text
     for task in ("pos", "sentiment"):
         learned = tasks[task]["learned"]
         assert f"s = {format_vector(learned['s'], 2)}（γ = {learned['gamma']:.1f}）" in text
     flipped = json.loads(json.dumps(results))
     for task, s in (("pos", [0.1, 0.1, 0.8]), ("sentiment", [0.8, 0.1, 0.1])):
-        for seed_run in flipped["learned_mix"]["tasks"][task]["seeds"]:
+        seeds = flipped["learned_mix"]["tasks"][task]["seeds"]
+        seeds.append(dict(seeds[0]))  # four seeds a side: the order test can reach p < 0.05
+        for seed_run in seeds:
             seed_run["s"] = s
     assert learned_mix_verdict.verdict(flipped["learned_mix"]["tasks"]).headline == "opposite" != headline
     text = answer(make_app(tiny_bert_dir, **{EXPERIMENT_RESULTS_KEY: flipped}))
-    assert translate("zh", "elmo.qa.verdict.opposite") in text
+    assert translate("zh", "elmo.qa.verdict.opposite").split("{")[0] in text
     at = make_app(tiny_bert_dir, present=True)
     assert not any(m.value.startswith("**问题**") for m in at.markdown)
 

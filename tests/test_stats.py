@@ -47,7 +47,7 @@ def test_wilson_interval_rejects_bad_input(args):
 
 # --- the policy: paired comparisons, accuracies with n, choices, out-of-fold labels ---
 
-from core.stats import Accuracy, accuracy, choose, compare, cross_validated, paired  # noqa: E402
+from core.stats import Accuracy, accuracy, choose, compare, cross_validated, order_test, paired  # noqa: E402
 
 
 def test_exact_mcnemar_matches_the_binomial_test():
@@ -138,3 +138,22 @@ def test_cross_validated_labels_never_see_their_item():
     assert cross_validated(items, fit, folds=4, seed=1) == labels
     with pytest.raises(ValueError):
         cross_validated(items, fit, folds=1)
+
+
+def test_the_order_test_is_the_exact_mann_whitney_test():
+    from scipy.stats import mannwhitneyu
+
+    # #48: all 9 seed pairs in the lecture's order, yet three seeds a side cannot reach p < 0.05
+    pos, sentiment = [0.593, 0.592, 0.589], [0.671, 0.664, 0.891]
+    order = order_test(pos, sentiment)
+    assert (order.below, order.pairs) == (9, 9) and order.p_value == pytest.approx(0.1) == order.p_min
+    assert order.verdict == "unclear"
+    assert order.p_value == pytest.approx(mannwhitneyu(pos, sentiment, method="exact").pvalue)
+    five = order_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert five.verdict == "below" and five.p_value == pytest.approx(2 / 252)
+    assert order_test([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]).verdict == "above"
+    mixed = order_test([1, 3, 5, 7], [2, 4, 6, 8])
+    assert mixed.verdict == "unclear" and mixed.below == 10
+    assert mixed.p_value == pytest.approx(mannwhitneyu([1, 3, 5, 7], [2, 4, 6, 8], method="exact").pvalue)
+    with pytest.raises(ValueError):
+        order_test([], [1.0])

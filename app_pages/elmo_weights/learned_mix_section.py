@@ -68,6 +68,13 @@ def _learned_pattern(verdict: learned_mix_verdict.MixVerdict, task_names: dict, 
     return t("elmo.learned.pattern", tops=_join(tops), unused=" ".join(unused) or t("elmo.learned.pattern.none"))
 
 
+def _order_values(ordering: learned_mix_verdict.Ordering) -> dict[str, str]:
+    """The order test's figures, as the verdict texts show them (pairs of seeds in the lecture's order, p)."""
+    test = ordering.test
+    return {"below": f"{test.below:g}", "pairs": str(test.pairs), "p": f"{test.p_value:.2g}",
+            "p_min": f"{test.p_min:.2g}"}
+
+
 def learned_answer() -> None:
     """The page's question and answer for a student at home (issue #44): how ELMo mixes its layers, then the s
     each task learned here and what they show, by the section's own verdict."""
@@ -76,7 +83,10 @@ def learned_answer() -> None:
     if entry is None:
         return  # on the projector, or without results (the section below says how to compute them)
     tasks = entry["tasks"]
-    box.markdown(t("elmo.qa.learned", verdict=t(f"elmo.qa.verdict.{learned_mix_verdict.verdict(tasks).headline}"),
+    verdict = learned_mix_verdict.verdict(tasks)
+    headline = t(f"elmo.qa.verdict.{verdict.headline}", **_order_values(verdict.ordering),
+                 seeds=len(tasks["pos"]["seeds"]))
+    box.markdown(t("elmo.qa.learned", verdict=headline,
                    **{task: format_vector(tasks[task]["learned"]["s"], 2) for task in learned_mix.TASKS},
                    **{f"{task}_gamma": f"{tasks[task]['learned']['gamma']:.1f}" for task in learned_mix.TASKS}))
 
@@ -121,14 +131,14 @@ def learned_section() -> None:
                        spread=f"{v.spread:.2f}", seed_lo=_pct(v.seed_accuracy[0]), seed_hi=_pct(v.seed_accuracy[1]),
                        acc=_accuracy_cell(r), n=tasks[task]["n_test"],
                        uniform=_accuracy_cell(tasks[task]["fixed"]["uniform"]),
-                       diff=_points(v.diff), lo=_points(v.low), hi=_points(v.high),
-                       method=t("elmo.learned.method_paired" if v.paired else "elmo.learned.method_independent"),
+                       diff=_points(v.comparison.diff), lo=_points(v.comparison.low), hi=_points(v.comparison.high),
+                       method=t("elmo.learned.method_paired" if v.comparison.paired
+                                else "elmo.learned.method_independent"),
                        compare=t(f"elmo.learned.compare.{v.vs_uniform}")))
     depths = {task: [learned_mix_verdict.depth(r["s"]) for r in tasks[task]["seeds"]] for task in learned_mix.TASKS}
     st.markdown(t(f"elmo.learned.verdict.{verdict.headline}",
-                  **{task: _span(min(d), max(d)) for task, d in depths.items()},
-                  gap=f"{verdict.ordering.gap:.2f}", spread=f"{verdict.ordering.spread:.2f}",
-                  syntax=f"{learned_mix_verdict.depth(PRESETS['syntax'][0]):.2f}",
+                  **{task: _span(min(d), max(d)) for task, d in depths.items()}, **_order_values(verdict.ordering),
+                  seeds=len(tasks["pos"]["seeds"]), syntax=f"{learned_mix_verdict.depth(PRESETS['syntax'][0]):.2f}",
                   semantics=f"{learned_mix_verdict.depth(PRESETS['semantics'][0]):.2f}"))
     st.markdown(_learned_pattern(verdict, task_names, layer_labels, len(tasks["pos"]["seeds"])))
     ours = (t("elmo.learned.peters_ours.some", tasks=_join([task_names[x] for x in verdict.paper_layer]))

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import stats
 from ..mixing import normalise_weights, scalar_mix
-from ..stats import difference_interval, wilson_interval
+from ..stats import wilson_interval
 from .corpus import TaggedSentence, load_sentences, sample_split
 from .learned_mix import standardise
 from .pos_probe import DEFAULTS as POS_PROBE
@@ -147,8 +148,9 @@ def compare(entry: dict, other: str) -> Comparison:
     """[x; ELMo] against ``other``: an input of :data:`INPUTS` or ``"word_identity"`` (the lookup baseline)."""
     n = entry["n_test_words"]
     theirs = entry["word_identity"] if other == "word_identity" else entry["inputs"][other]["accuracy"]
-    diff, low, high = difference_interval(entry["inputs"]["concat"]["accuracy"], theirs, n, n)
-    return Comparison(other, "better" if low > 0 else "worse" if high < 0 else "tie", diff, low, high)
+    result = stats.unpaired(stats.Accuracy(entry["inputs"]["concat"]["accuracy"] * n, n), stats.Accuracy(theirs * n, n))
+    return Comparison(other, {"higher": "better", "lower": "worse", "tie": "tie"}[result.verdict], result.diff,
+                      result.low, result.high)
 
 
 def verdict(entry: dict) -> tuple[str, list[Comparison]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats import difference_interval, paired_difference_interval
+from .. import stats
 from .learned_mix import TASKS
 
 
@@ -27,7 +27,6 @@ def s_range(task: dict) -> tuple[list[float], list[float]]:
 
 
 PAPER_LAYER = 1  # Peters et al. 2018, §5.5 / Fig. 2: at the task model's input every task's s favours biLSTM layer 1
-ORDER_MARGIN = 1.0  # an ordering of the tasks' centres counts when their gap exceeds this many times the seeds' spread
 UNUSED_S = 0.1  # a layer every seed of every task gives less than this is "almost unused"
 
 
@@ -36,10 +35,7 @@ class TaskVerdict:
     """What one task's learned mix shows, each field computed from the stored numbers."""
 
     vs_uniform: str  # "better" | "worse" | "tie": learned s against uniform s beyond sampling error, or not
-    diff: float  # learned − uniform held-out accuracy, with its 95 % interval
-    low: float
-    high: float
-    paired: bool  # the interval from each test item's two outcomes (same items), else independent samples
+    comparison: stats.Paired  # learned − uniform held-out accuracy (paired when both outcome lists are stored)
     top_layer: int | None  # the layer every seed weights most; None when the seeds disagree
     top_votes: tuple[int, int]  # the layer most seeds weight most, and how many seeds do
     spread: float  # the largest change of one s_j between seeds
@@ -49,12 +45,11 @@ class TaskVerdict:
 @dataclass(frozen=True)
 class Ordering:
     """The two tasks' centres of gravity (:func:`depth`) over their seeds: ``verdict`` "same" (POS lower, the
-    lecture's order), "opposite" or "unclear"; ``gap``: the distance between the two tasks' nearest seeds
-    (negative when their ranges overlap), ``spread``: the largest range of one task's centres over its seeds."""
+    lecture's order), "opposite" or "unclear", by the policy's exact order test (``test``) of POS's seeds
+    against sentiment's."""
 
     verdict: str
-    gap: float
-    spread: float
+    test: stats.Order
 
 
 @dataclass(frozen=True)
@@ -72,42 +67,28 @@ class MixVerdict:
     unused: dict[int, float]
 
 
-def paired_outcomes(a: dict, b: dict) -> tuple[str, str] | None:
-    """Two results' per-test-item outcomes ("0"/"1" strings of ``learned_mix.train_head``), when both have them for the
-    same items; None for files written before they were stored."""
-    x, y = a.get("outcomes"), b.get("outcomes")
-    return (x, y) if x and y and len(x) == len(y) else None
-
-
 def task_verdict(task: dict) -> TaskVerdict:
     """One task's entry (``learned_mix.run_task``'s output) read: learned against uniform s, its seeds' agreement."""
     learned, uniform, n = task["learned"], task["fixed"]["uniform"], task["n_test"]
-    pair = paired_outcomes(learned, uniform)
-    diff, low, high = (paired_difference_interval(*pair) if pair
-                       else difference_interval(learned["accuracy"], uniform["accuracy"], n, n))
+    comparison = stats.compare(learned.get("outcomes"), uniform.get("outcomes"),
+                               stats.Accuracy(learned["accuracy"] * n, n), stats.Accuracy(uniform["accuracy"] * n, n))
     tops = [int(np.argmax(r["s"])) for r in task["seeds"]]
     votes = max(((j, tops.count(j)) for j in sorted(set(tops))), key=lambda v: v[1])
     lo_s, hi_s = s_range(task)
     accuracies = [r["accuracy"] for r in task["seeds"]]
-    return TaskVerdict("better" if low > 0 else "worse" if high < 0 else "tie", diff, low, high, pair is not None,
+    return TaskVerdict({"higher": "better", "lower": "worse", "tie": "tie"}[comparison.verdict], comparison,
                        votes[0] if votes[1] == len(tops) else None, votes, max(h - l for l, h in zip(lo_s, hi_s)),
                        (min(accuracies), max(accuracies)))
 
 
 def ordering(tasks: dict) -> Ordering:
-    """The lecture's claim (syntax lower, semantics higher) against the learned mixes of every seed: "same"
-    when every POS seed puts its weight lower (:func:`depth`) than every sentiment seed by more than
-    :data:`ORDER_MARGIN` times the spread of either task's seeds, "opposite" for the reverse, else "unclear"
-    (a gap the seeds' own spread could close is not an ordering)."""
-    pos = [depth(r["s"]) for r in tasks["pos"]["seeds"]]
-    sentiment = [depth(r["s"]) for r in tasks["sentiment"]["seeds"]]
-    spread = max(max(pos) - min(pos), max(sentiment) - min(sentiment))
-    if min(sentiment) - max(pos) > ORDER_MARGIN * spread:
-        return Ordering("same", min(sentiment) - max(pos), spread)
-    if min(pos) - max(sentiment) > ORDER_MARGIN * spread:
-        return Ordering("opposite", min(pos) - max(sentiment), spread)
-    lower_first = np.mean(pos) <= np.mean(sentiment)  # the gap in the direction of the means (< 0: they overlap)
-    return Ordering("unclear", min(sentiment) - max(pos) if lower_first else min(pos) - max(sentiment), spread)
+    """The lecture's claim (syntax lower, semantics higher) against the learned mixes of every seed: the exact
+    order test of the POS seeds' centres (:func:`depth`) against the sentiment seeds'; "same" when POS lies
+    below beyond chance, "opposite" above, else "unclear" (with a few seeds a side, an order of every pair can
+    still be chance)."""
+    test = stats.order_test([depth(r["s"]) for r in tasks["pos"]["seeds"]],
+                            [depth(r["s"]) for r in tasks["sentiment"]["seeds"]])
+    return Ordering({"below": "same", "above": "opposite", "unclear": "unclear"}[test.verdict], test)
 
 
 def unused_layers(tasks: dict) -> dict[int, float]:

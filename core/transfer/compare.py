@@ -23,11 +23,12 @@ def validation_pick(bert: BertFeatures, pooling: str | None = None) -> tuple[str
     """The (pooling, layer) probe whose chosen C scored best on the validation reviews (only ``pooling``'s layers
     when given), the one a verdict may be read from: the test reviews take no part. A tie: the lower layer, then
     the pooling listed first. None for results files without validation accuracies."""
-    if not bert.per_layer_choice:
+    table = bert.per_layer_choice
+    if not table:
         return None
-    scores = {(p, j): max(choice.val_accuracy.values()) for p, choices in bert.per_layer_choice.items()
+    scores = {(p, j): max(choice.val_accuracy.values()) for p, choices in table.items()
               for j, choice in enumerate(choices) if pooling in (None, p)}
-    order = sorted(scores, key=lambda key: (key[1], list(bert.per_layer_choice).index(key[0])))
+    order = sorted(scores, key=lambda key: (key[1], list(table).index(key[0])))
     return stats.choose(scores, "validation", order).key
 
 

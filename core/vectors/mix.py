@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import geometry
+from .. import geometry, stats
 from ..errors import LabError
 from ..mixing import layer_normalise, normalise_weights, scalar_mix
-from ..stats import paired_difference_interval
 from .projection import joint_projection, project_layers
 
 
@@ -53,8 +52,9 @@ def weights_verdict(mix: MixView) -> WeightsVerdict | None:
         return None
     best = max(settings, key=lambda item: item[1].mean())  # a tie: the mix, listed first
     worst = min(settings, key=lambda item: item[1].mean())
-    below = {key for key, hits in settings if paired_difference_interval(best[1], hits)[1] > 0}
-    diff, low, high = paired_difference_interval(best[1], worst[1])
+    below = {key for key, hits in settings if stats.paired(best[1], hits).verdict == "higher"}
+    extremes = stats.paired(best[1], worst[1])
+    diff, low, high = extremes.diff, extremes.low, extremes.high
     verdict = "tie" if not below else "layer0" if below == {0} else "differ"
     return WeightsVerdict(verdict, best[0], worst[0], diff, low, high, len(best[1]))
 
