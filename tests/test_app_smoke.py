@@ -22,7 +22,8 @@ pytestmark = pytest.mark.usefixtures("tiny_embedded")
 # wrongly and unsurely, and the transfer page's results were computed on other weights than the stand-ins'
 RANDOM_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.conf.wrong", "fill.answer_miss", "fill.nsp_wrong",
                          "transfer.results.stale")
-SHIPPED_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.conf.wrong")  # mini-bert-zh is unsure of the first sentence
+# mini-bert-zh is unsure of the first sentence
+SHIPPED_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.conf.wrong")
 
 
 def app() -> AppTest:
