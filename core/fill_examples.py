@@ -24,6 +24,11 @@ WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"
 # choice of that training could be made on them.
 EVERYDAY_CHECK_FILE = EVAL_DIR / "fill_mask_everyday_check.tsv"
 CHECK_SETS = {"demo_set": DEMO_FILE, "words_check": WORDS_CHECK_FILE, "everyday_check": EVERYDAY_CHECK_FILE}
+# Sentences of the fill-mask page's sureness (core.fill_confidence), both written before the model was run on
+# them: single characters its thresholds are fitted on, and everyday sentences they are only scored on.
+CHARS_CHECK_FILE = EVAL_DIR / "fill_mask_chars_check.tsv"
+HELDOUT_FILE = EVAL_DIR / "fill_mask_heldout.tsv"
+SURENESS_SETS = {"chars_check": CHARS_CHECK_FILE, "heldout": HELDOUT_FILE}
 MASK = "[MASK]"
 
 
@@ -88,7 +93,7 @@ class Known:
 @cache
 def _known() -> dict[str, Known]:
     known: dict[str, Known] = {}
-    for path in CHECK_SETS.values():
+    for path in (*CHECK_SETS.values(), *SURENESS_SETS.values()):
         for masked, answers in answer_set(path):
             first = masked.find(MASK)
             width = masked.count(MASK)  # one mask or one run of masks (tests/test_eval_sets.py)

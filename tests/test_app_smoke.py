@@ -20,9 +20,10 @@ pytestmark = pytest.mark.usefixtures("tiny_embedded")
 
 # the warnings a page's default run may show, as verdicts computed from the model's numbers: a random model answers
 # wrongly and unsurely, and the transfer page's results were computed on other weights than the stand-ins'
-RANDOM_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.answer_miss", "fill.nsp_wrong",
+RANDOM_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.conf.wrong", "fill.answer_miss", "fill.nsp_wrong",
                          "transfer.results.stale")
-SHIPPED_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess")  # mini-bert-zh is unsure of the first sentence
+# mini-bert-zh is unsure of the first sentence
+SHIPPED_MODEL_VERDICTS = ("fill.conf.unsure", "fill.conf.guess", "fill.conf.wrong")
 
 
 def app() -> AppTest:

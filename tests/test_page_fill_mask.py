@@ -22,6 +22,7 @@ from apptest_support import (
     type_text,
     zh_message,
 )
+from core import fill_confidence as fc
 from core import fill_examples as fx
 from core.fillmask.corruption import mlm_corruption
 from core.fillmask.iterative import iterative_fill
@@ -116,11 +117,12 @@ def test_a_students_own_sentence_gets_a_sureness_warning():
     assert_no_exception(at)
     sure = [w for w in texts(at, "warning") if is_sureness(w)]
     top = chart(at, "fill_topk_chart")["layout"]["yaxis"]["ticktext"]
-    assert len(sure) == 1 and f"「{top[0]}」" in sure[0] and "检查句" in sure[0]
+    assert len(sure) == 1 and f"「{top[0]}」" in sure[0] and "定门槛时没见过的日常句子" in sure[0]
     assert not any(is_punctuation(token) for token in top)
     assert at.text_input(key="fill_cands").value == ""
     assert any("至少一个候选词" in i for i in texts(at, "info"))
-    assert any("≥ 40.5%" in c and "< 15.7%" in c for c in texts(at, "caption"))  # the thresholds, stated
+    limits = fc.load().thresholds  # the thresholds of characters and of words, stated
+    assert any(f"{limits['character'].low:.1%}" in c and f"{limits['word'].low:.1%}" in c for c in texts(at, "caption"))
 
 
 def test_top_k_slider_and_url(tiny):

@@ -205,6 +205,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "home.models.hub_howto.body": ("usually 通常", PROSE),
     "obj.latin_note": ("almost 几乎", PROSE),
     "fill.conf.guess": ("all", PROSE + " (several words fit one gap)"),
+    "fill.conf.wrong": ("all", PROSE + " (several words fit one gap)"),
     "static.reading.lower": ("never", PROSE + " (how to compare)"),
     # what the app computes or does by construction
     "fill.conf.levels": ("never", DEFINITION + " (punctuation is filtered out)"),

@@ -26,6 +26,7 @@ from core.fillmask.scoring import candidate_scores
 from core.fillmask.words import WORD_BEAM
 from core.models.cache import ModelRef
 from core.safe_text import md_escape
+from core.stats import Accuracy
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, experiment, how_computed, phone, presenting
@@ -79,22 +80,42 @@ def model_limits(name: str | None) -> None:
 
 
 def confidence(view: FillView) -> None:
-    """How sure the model is at every gap, from its distribution, and what that much sureness meant on the
-    check sentences: a warning where the first answer is probably wrong."""
+    """How sure the model is at every gap, from its distribution, and how often answers that sure were right on
+    held-out sentences: a warning where the first answer is not to be trusted."""
     calibration = _calibration()
     if calibration is None or not view.signals:
         return
     several = len(view.signals) > 1
     for i, signal in enumerate(view.signals, 1):
-        level = calibration.level(signal)
-        right, n = calibration.record(level)
+        level, kind = calibration.level(signal), fc.kind_of(signal.length)
         text = t(f"fill.conf.{level}", gap=t("fill.conf.gap", i=i) if several else "", answer=md_escape(signal.answer),
                  p=f"{signal.top1:.1%}", margin=f"{100 * signal.margin:.1f}", h=f"{signal.entropy:.1f}",
-                 right=right, n=n)
+                 record=_record(calibration.record(kind, level), kind))
         (st.info if level == "sure" else st.warning)(text, icon=":material/psychology:" if level == "sure" else None)
-    st.caption(t("fill.conf.levels", high=f"{calibration.high:.1%}", low=f"{calibration.low:.1%}",
-                 n=len(calibration.rows), share=f"{fc.SURE_PRECISION:.0%}"))
+    st.caption(t("fill.conf.levels", chars=_ranges(calibration, "character"), words=_ranges(calibration, "word"),
+                 fit_n=calibration.fitting_sentences(), held_n=calibration.heldout_sentences()))
     how_computed(t("fill.conf.source"))
+
+
+def _record(record: Accuracy | None, kind: str) -> str:
+    """What a sureness level means: how often its answers of this kind were right on the held-out sentences."""
+    if record is None:
+        return t("fill.conf.unmeasured", kind=t(f"fill.conf.kind.{kind}"))
+    low, high = record.interval
+    return t("fill.conf.record", kind=t(f"fill.conf.kind.{kind}"), n=record.n, right=f"{record.right:g}",
+             share=record.percent(), low=f"{low:.0%}", high=f"{high:.0%}")
+
+
+def _ranges(calibration: fc.Calibration, kind: str) -> str:
+    """"fairly sure ≥ 38.4%, a guess < 38.4%": the levels of one kind of gap and where they start."""
+    ranges = calibration.ranges(kind)
+    parts = [t("fill.conf.at_least", level=t(f"fill.conf.name.{level}"), p=f"{lowest:.1%}")
+             for level, lowest in ranges[:-1]]
+    if len(ranges) > 1:
+        parts.append(t("fill.conf.below", level=t(f"fill.conf.name.{ranges[-1][0]}"), p=f"{ranges[-2][1]:.1%}"))
+    else:
+        parts.append(t(f"fill.conf.name.{ranges[0][0]}"))
+    return t("fill.conf.join").join(parts)
 
 
 # ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------

@@ -41,7 +41,8 @@ def test_five_sentences_of_a_student(page, warm_server):
         signal = fill_view(encoder, "masked", sentence=masked, top_k=20).signals[0]
         level = calibration.level(signal)
         shown = alerts(page, "Info" if level == "sure" else "Warning")
-        assert any(f"「{signal.answer}」" in text and "检查句" in text for text in shown), (masked, level, shown)
+        assert any(f"「{signal.answer}」" in text and "定门槛时没见过的日常句子" in text for text in shown), \
+            (masked, level, shown)
         if level != "sure":  # the plain warning, on the page
             assert any("不太确定" in text or "这个小模型在这里没有把握" in text for text in shown)
 
