@@ -18,6 +18,7 @@ from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix
 from core.safe_text import csv_safe, md_escape
+from core.stats import wilson_interval
 from core.vectors.export import export_rows, to_csv, to_json
 from core.vectors.mix import mix_view
 from core.vectors.parsing import parse_input
@@ -336,8 +337,13 @@ def test_figures_escape_and_shape(tiny_bert, tiny_static):
     named = figs.weights_bar(["字向量层", "第 1 层 biLSTM", "token layer"], [0.2, 0.3, 0.5], None)
     assert list(named.data[0].x) == ["s<sub>0</sub><br>字向量层", "s<sub>1</sub><br>第 1 层<br>biLSTM",
                                      "s<sub>2</sub><br>token<br>layer"] and named.layout.xaxis.tickangle == 0
-    acc = figs.accuracy_chart(["0", "1"], [0.5, None], 0.25, contextual_name="c", static_name="s", title="t")
+    acc = figs.accuracy_chart(["0", "1"], [0.5, None], 0.25, n=12, contextual_name="c", static_name="s", title="t")
     assert list(acc.data[-1].y) == [0.25, 0.25]
+    # #48: every accuracy with its n and its 95% Wilson interval (one of twelve is 8 points)
+    low, high = wilson_interval(0.5, 12)
+    assert acc.layout.title.text.endswith("n = 12")
+    assert acc.data[0].error_y.array[0] == pytest.approx(high - 0.5)
+    assert acc.data[0].error_y.arrayminus[0] == pytest.approx(0.5 - low)
     diag = figs.elmo_diagram(["x"] + ["f1", "b1", "f2", "b2"], ["h0", "h1", "h2"], "sum", ["s0", "s1", "s2"])
     assert len([a for a in diag.layout.annotations if a.text in ("x", "f1", "h2", "sum")]) == 4
 

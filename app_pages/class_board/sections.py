@@ -16,6 +16,7 @@ from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
 from core.models.catalogue import DEFAULT_STATIC
 from core.safe_text import md_escape
+from core.stats import wilson_interval
 from core.vectors.view import VectorsView
 from ui import cache, downloads
 from ui.i18n import error_text, layer_name, t
@@ -142,7 +143,9 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
                         height=450 if projector else 460, title=title)
     chart(fig, "board_scatter", toolbar=projector)
     if accuracy is not None:
-        st.caption(t("board.accuracy_now", acc=f"{100 * accuracy:.0f}"))
+        low, high = wilson_interval(accuracy, view.scored)
+        st.caption(t("board.accuracy_now", acc=f"{100 * accuracy:.0f}", n=view.scored, low=f"{100 * low:.0f}",
+                     high=f"{100 * high:.0f}"))
     if not projector:
         return
     st.caption(t("board.caption_space", dim=view.stacked().shape[-1], pc1=f"{100 * ev[0]:.0f}",
@@ -153,7 +156,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     with side:
         if any(a is not None for a in accuracies):
             accuracy_fig = vfigs.accuracy_chart(
-                names, accuracies, view.static_accuracy.get(False), contextual_name=ctx_name,
+                names, accuracies, view.static_accuracy.get(False), n=view.scored, contextual_name=ctx_name,
                 static_name=t("static.acc_static", name=DEFAULT_STATIC), title=t("board.acc_title"),
                 large=large, height=300, current=options.index(choice))
             chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")

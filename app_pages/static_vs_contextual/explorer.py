@@ -159,7 +159,7 @@ def explorer(view: VectorsView, parsed: ParsedInput, ctx_name: str | None, conte
             st.caption(t("static.nn_caption"))
         if any(a is not None for a in view.accuracy.get(centre, [])):
             chart(figs.accuracy_chart(
-                names, view.accuracy[centre], view.static_accuracy.get(centre),
+                names, view.accuracy[centre], view.static_accuracy.get(centre), n=view.scored,
                 contextual_name=ctx_name or "", static_name=t("static.acc_static", name=DEFAULT_STATIC),
                 title=t("static.acc_title"), large=large, current=j), "static_acc")
             st.caption(t("static.acc_caption"))

@@ -78,6 +78,11 @@ class VectorsView:
         return [o.label for o in self.contextual.occurrences] if self.contextual else []
 
     @property
+    def scored(self) -> int:
+        """Occurrences behind each sense accuracy: the labelled ones (the n shown beside every accuracy)."""
+        return sum(1 for label in self.occurrence_labels if label)
+
+    @property
     def missing(self) -> list[int]:
         """Sentence indices without the word."""
         source = self.contextual or self.static
