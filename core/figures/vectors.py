@@ -319,6 +319,24 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     return fig
 
 
+def pair_cosine_bars(layer_names: Sequence[str], layer_cosines: Sequence[float] | np.ndarray, mixed_cosine: float, *,
+                     mixed_name: str, axis_title: str, title: str | None = None, large: bool = False,
+                     height: int = 420) -> go.Figure:
+    """Two occurrences of a word: their cosine in each layer (grey) and in the current mix (coloured), the one
+    thing two points show truthfully (a 2-D projection centred on them puts them at mirrored ends)."""
+    values = [float(c) for c in layer_cosines] + [float(mixed_cosine)]
+    names = [html.escape(n) for n in layer_names] + [f"<b>{html.escape(mixed_name)}</b>"]
+    fig = go.Figure(go.Bar(
+        x=names, y=values, text=[f"{v:.2f}" for v in values], textposition="outside", cliponaxis=False,
+        marker={"color": ["#b0b0b0"] * len(layer_cosines) + [PALETTE[1]]},
+        hovertemplate="%{x}: cos = %{y:.3f}<extra></extra>",
+    ))
+    base_layout(fig, title, large=large, height=height)
+    fig.update_yaxes(range=[min(0.0, min(values) - 0.1), 1.1], title_text=axis_title)
+    fig.update_xaxes(type="category", tickangle=0)
+    return fig
+
+
 def elmo_diagram(top: Sequence[str], middle: Sequence[str], bottom: str, weights: Sequence[str],
                  *, title: str | None = None, large: bool = False, height: int = 430) -> go.Figure:
     """2L+1 representations (top row) → L+1 mixing terms (middle) → the weighted sum (bottom).
