@@ -206,7 +206,7 @@ def test_two_sentences_show_the_cosine_of_the_pair_not_a_map(shared_models_dir, 
     assert chart(at, "elmo_scatter") is None
     bars_ = chart(at, "elmo_pair_cosine")["data"][0]
     names, cosines = list(plotly_array(bars_["x"])), plotly_array(bars_["y"]).astype(float)
-    assert len(names) == 4 and names[-1] == "<b>混合后</b>" and names[0].startswith("0 · ")
+    assert len(names) == 4 and names[-1] == "<b>混合后</b>" and names[0].startswith("0<br>")
     assert np.all(np.abs(cosines) <= 1) and len(set(np.round(cosines, 6))) > 1
     at.selectbox(key="elmo_onehot_k").select(2).run()
     at.button(key="elmo_preset_onehot").click().run()
