@@ -136,6 +136,20 @@ def masked_readings(encoder: BertEncoder, text: str, spans: tuple[tuple[int, int
     return predictions
 
 
+def shown_candidates(prediction: Prediction, token: str, k: int) -> tuple[list[str], list[float], int | None]:
+    """The top ``k`` candidates of ``prediction`` as (tokens, probabilities, index of the real ``token`` among them),
+    the real token appended last when it is not among them: a chart of the top k alone hides how far off the
+    model was (苹 after 我吃了一个: 0.5 %, rank 26). The index is None when the model does not know the token."""
+    tokens = [c.token for c in prediction.candidates[:k]]
+    scores = [c.score for c in prediction.candidates[:k]]
+    if prediction.actual is None:
+        return tokens, scores, None
+    if token not in tokens:
+        tokens.append(token)
+        scores.append(prediction.actual)
+    return tokens, scores, tokens.index(token)
+
+
 def surer_positions(left: list[Prediction], masked: list[Prediction]) -> tuple[list[int], list[int]]:
     """(the positions where the masked prediction gives the real token a higher probability than the
     left-to-right one, the other positions): a token outside either vocabulary has no probability and is

@@ -87,19 +87,31 @@ def _with_bert(**result) -> dict:
     return {**STORED["evaluation"], "mini-bert-zh": {**bert, **result}}
 
 
-def test_bert_card_lists_demo_set_misses(tmp_path):
+def test_the_demo_set_that_chose_runs_is_not_headlined_as_held_out(tmp_path):
+    """#48: training runs were chosen on the fill-mask demo set, so its figure and its misses have a section of
+    their own that says so; the held-out table keeps the sets no shipped weights were chosen on."""
     demo = {"top": 3, "hits": 1, "sentences": 2, "hit_rate": 0.5, "rows": [
         {"sentence": "北京是中国的[MASK]都。", "answers": ["首"], "top": ["国", "人", "名"], "hit": False},
         {"sentence": "我吃了一个苹[MASK]。", "answers": ["果"], "top": ["果", "个", "斤"], "hit": True}]}
-    card = section(cards(tmp_path, _with_bert(demo_set=demo))["mini-bert-zh"], "Held-out evaluation")
-    assert "| 50.0% (1/2) | ≥ 80% |" in card
-    assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in card and "苹[MASK]" not in card
-    bare = section(cards(tmp_path, _with_bert())["mini-bert-zh"], "Held-out evaluation")
-    assert "demo set" not in bare and "Demo sentences" not in bare and "words_check" not in bare
+    card = cards(tmp_path, _with_bert(demo_set=demo))["mini-bert-zh"]
+    held_out = section(card, "Held-out evaluation")
+    assert "50.0% (1/2)" not in held_out and "fill_mask_demo.tsv" not in held_out and "[MASK]" not in held_out
+    chosen = section(card, "Fill-mask demo set (used to choose runs, not held out)")
+    assert "chosen on it" in chosen and "50.0% (1/2)" in chosen and "(target ≥ 80%)" in chosen
+    assert "`北京是中国的[MASK]都。` | 首 | 国 / 人 / 名" in chosen and "苹[MASK]" not in chosen
+    bare = cards(tmp_path, _with_bert())["mini-bert-zh"]
+    assert "## Fill-mask demo set" not in bare and "words_check" not in section(bare, "Held-out evaluation")
     check = section(cards(tmp_path, _with_bert(words_check={**demo, "hits": 0, "hit_rate": 0.0}))["mini-bert-zh"],
                     "Held-out evaluation")
     assert "fill_mask_words_check.tsv" in check and "| 0.0% (0/2) | none (a check) |" in check
-    assert "Demo sentences" not in check  # the misses listed are the demo set's only
+    assert "[MASK]" not in check  # the misses listed are the demo set's only
+
+
+def test_the_training_record_does_not_call_the_demo_set_held_out():
+    """#48: the record the card's training section comes from names the demo set as the set runs were chosen on."""
+    record = STORED["training"]["mini-bert-zh"]
+    assert "lecture demo set" not in record
+    assert "not held out: the runs below were compared and chosen on it" in record
 
 
 # ---- training budgets (core.budgets, from training.json) --------------------------------------------------

@@ -196,6 +196,25 @@ def test_bert_toggle_live_mix_without_rerunning_the_model(shared_models_dir, tin
     assert at.query_params["bert"] == "1"
 
 
+def test_two_sentences_show_the_cosine_of_the_pair_not_a_map(shared_models_dir, tiny_bert_dir):
+    """The lecture's pair (the default): a map centred on two points puts them at mirrored ends whatever they are,
+    so the page shows what is true of them: their cosine in each layer and in the mix (with s on one layer alone,
+    the mix's cosine is that layer's)."""
+    at = make_app(tiny_bert_dir, elmo_use_bert=True)
+    assert_no_exception(at)
+    assert at.text_area(key="vec_text").value == scenes.SCENES["lecture_apple"].text
+    assert chart(at, "elmo_scatter") is None
+    bars_ = chart(at, "elmo_pair_cosine")["data"][0]
+    names, cosines = list(plotly_array(bars_["x"])), plotly_array(bars_["y"]).astype(float)
+    assert len(names) == 4 and names[-1] == "<b>混合后</b>" and names[0].startswith("0<br>")
+    assert np.all(np.abs(cosines) <= 1) and len(set(np.round(cosines, 6))) > 1
+    at.selectbox(key="elmo_onehot_k").select(2).run()
+    at.button(key="elmo_preset_onehot").click().run()
+    assert_no_exception(at)
+    one_hot = plotly_array(chart(at, "elmo_pair_cosine")["data"][0]["y"]).astype(float)
+    assert one_hot[-1] == pytest.approx(one_hot[2], abs=1e-6) and np.allclose(one_hot[:3], cosines[:3])
+
+
 def test_bert_with_four_layers_disables_three_layer_presets(shared_models_dir, tiny_bert4_dir):
     at = make_app(tiny_bert4_dir, elmo_use_bert=True)
     assert_no_exception(at)
@@ -262,8 +281,8 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
 
 @pytest.mark.realmodel
 def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
-    """#38 item 9: with the lecture's two 苹果 sentences the mix scatter cannot show similarity (two points centred
-    on their mean are mirrored): the caption says so and gives the mixed vectors' cosine."""
+    """#38 item 9, #48: with the lecture's two 苹果 sentences a map cannot show similarity (two points centred on
+    their mean are mirrored): the page draws the pair's cosine in each layer of mini-elmo-zh and in the mix."""
     from core import geometry
     from core.models import cache
     from core.vectors.mix import mix_view
@@ -274,11 +293,14 @@ def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     lecture = scenes.SCENES["lecture_apple"]
     at = make_app(tiny_bert_dir, vec_scene="lecture_apple", vec_text=lecture.text)
     assert_no_exception(at)
-    note = next(c.value for c in at.caption if c.value.startswith("只有两个句子时"))
+    assert chart(at, "elmo_scatter") is None
+    assert any(c.value.startswith("只有两个句子时") for c in at.caption)
     parsed = parse_input(lecture.text, lecture.word)
     stack = occurrence_layers(cache.load_encoder("mini-elmo-zh"), None, parsed.sentences, lecture.word).stacked()
     mixed = mix_view(stack, [1, 1, 1], 1.0, False, [None, None]).mixed  # the page starts at uniform s
-    assert f"**{geometry.cosine_matrix(mixed)[0, 1]:.2f}**" in note
+    expected = [geometry.cosine_matrix(x)[0, 1] for x in (*stack, mixed)]
+    shown = plotly_array(chart(at, "elmo_pair_cosine")["data"][0]["y"]).astype(float)
+    np.testing.assert_allclose(shown, expected, atol=1e-5)
 
 
 def test_weights_verdict_on_synthetic_outcomes():
@@ -383,8 +405,8 @@ def test_bad_input(shared_models_dir, tiny_bert_dir, text, word, expected):
     assert_no_exception(at)
     if expected:
         assert expected in messages(at)
-    else:  # odd but valid: one occurrence, plotted
-        assert chart(at, "elmo_scatter") is not None
+    else:  # odd but valid: one occurrence, which has nothing to be compared with (and one point is no picture)
+        assert "没有另一次出现可以比较" in messages(at) and chart(at, "elmo_scatter") is None
     assert at.text_area(key="vec_text").value == text
     assert at.text_input(key="vec_word").value == word
     assert "| 语义型 | [0.1, 0.3, 0.6] | 2 | **[0.2, 0.6, 1.2]** |" in markdown(at)  # the rest of the page renders

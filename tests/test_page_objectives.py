@@ -36,6 +36,19 @@ def _curves(spec: dict) -> list[np.ndarray]:
             trace.get("mode") != "lines"]
 
 
+def _shows_the_real_character(spec: dict, predictions: list[obj.Prediction], token: str) -> None:
+    """Both panels on one probability scale, and each with a bar for the real character labelled with its rank
+    (after the top k when it ranks below them: 苹 from the left alone)."""
+    assert len({tuple(spec["layout"][axis]["range"]) for axis in spec["layout"] if axis.startswith("xaxis")}) == 1
+    for bars, prediction in zip(_bars(spec), predictions):
+        axis = spec["layout"]["yaxis" + bars["yaxis"][1:]]
+        real = [i for i, tick in enumerate(axis["ticktext"]) if tick == zh("obj.true_tick", token=token,
+                                                                           rank=prediction.rank)]
+        assert len(real) == 1
+        assert float(plotly_array(bars["x"])[real[0]]) == pytest.approx(prediction.actual, rel=RTOL)
+    assert any(p.rank > 5 for p in predictions)  # the case the panels once left out
+
+
 def test_default_page_shows_the_models_numbers(elmo, bert):
     at = _app(DEFAULT_BERT).run()
     assert_no_exception(at)
@@ -52,11 +65,11 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     np.testing.assert_allclose(plotly_array(forward["y"]), [p.actual for p in reading.forward], rtol=RTOL)
     np.testing.assert_allclose(plotly_array(backward["y"]), [p.actual for p in reading.backward], rtol=RTOL)
     assert at.selectbox(key="obj_pos").value == 5
-    top = _bars(chart(at, "obj_topk_chart"))
-    np.testing.assert_allclose(plotly_array(top[0]["x"]), [c.score for c in reading.forward[5].candidates[:5]],
-                               rtol=RTOL)
-    np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[5].candidates[:5]],
-                               rtol=RTOL)
+    topk = chart(at, "obj_topk_chart")
+    for bars, prediction in zip(_bars(topk), (reading.forward[5], reading.backward[5])):
+        np.testing.assert_allclose(plotly_array(bars["x"])[:5], [c.score for c in prediction.candidates[:5]],
+                                   rtol=RTOL)
+    _shows_the_real_character(topk, [reading.forward[5], reading.backward[5]], "苹")
     assert len(at.dataframe[0].value) == 7
     # ② ELMo's forward half does not move, its backward half and every BERT layer do
     moved = obj.measure_right_context(elmo, bert, *PAIR)
@@ -73,10 +86,13 @@ def test_default_page_shows_the_models_numbers(elmo, bert):
     assert np.asarray(plotly_array(heat["z"]), dtype=float).shape == (4, 2 + 2 + 4)
     # ③ left to right vs masked at 苹
     masked = obj.masked_reading(bert, "我吃了一个苹果", (5, 6), "苹")
-    left_bars, masked_bars = _bars(chart(at, "obj_gpt_chart"))
-    np.testing.assert_allclose(plotly_array(masked_bars["x"]), [c.score for c in masked.candidates[:5]], rtol=RTOL)
-    np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[5].candidates[:5]],
+    gpt = chart(at, "obj_gpt_chart")
+    left_bars, masked_bars = _bars(gpt)
+    np.testing.assert_allclose(plotly_array(masked_bars["x"])[:5], [c.score for c in masked.candidates[:5]],
                                rtol=RTOL)
+    np.testing.assert_allclose(plotly_array(left_bars["x"])[:5],
+                               [c.score for c in reading.forward[5].candidates[:5]], rtol=RTOL)
+    _shows_the_real_character(gpt, [reading.forward[5], masked], "苹")
     assert chart(at, "obj_gpt_strip") is not None
     # the count of positions where BERT is surer, computed over the whole sentence (not "most positions")
     every = obj.masked_readings(bert, "我吃了一个苹果", tuple(reading.offsets), tuple(reading.tokens))
@@ -108,7 +124,10 @@ def test_controls_and_url_state(elmo, bert):
     fwd, bwd, deep = _curves(chart(at, "obj_move_chart"))
     assert np.all(fwd == 0.0)
     np.testing.assert_allclose(deep, moved.bert["l2"][:, 6], rtol=RTOL)
-    assert all(len(trace["x"]) == 3 for trace in _bars(chart(at, "obj_topk_chart")))
+    typed = obj.bilm_reading(elmo, "我吃了一个苹果派")
+    # the top 3, and the real character (派) below them where it ranks lower
+    assert [len(trace["x"]) for trace in _bars(chart(at, "obj_topk_chart"))] == [
+        3 + (p.rank > 3) for p in (typed.forward[7], typed.backward[7])]
     # every selector moves its view and its URL parameter
     at.selectbox(key="obj_pos").set_value(0)
     at.selectbox(key="obj_token").set_value(0)
@@ -116,13 +135,12 @@ def test_controls_and_url_state(elmo, bert):
     at.radio(key="obj_metric").set_value("cosine")
     at.slider(key="obj_top_k").set_value(4).run()
     assert_no_exception(at)
-    reading = obj.bilm_reading(elmo, "我吃了一个苹果派")
     top = _bars(chart(at, "obj_topk_chart"))
-    np.testing.assert_allclose(plotly_array(top[1]["x"]), [c.score for c in reading.backward[0].candidates[:4]],
+    np.testing.assert_allclose(plotly_array(top[1]["x"])[:4], [c.score for c in typed.backward[0].candidates[:4]],
                                rtol=RTOL)
     np.testing.assert_allclose(_curves(chart(at, "obj_move_chart"))[2], moved.bert["cosine"][:, 0], rtol=RTOL)
     left_bars, _ = _bars(chart(at, "obj_gpt_chart"))
-    np.testing.assert_allclose(plotly_array(left_bars["x"]), [c.score for c in reading.forward[0].candidates[:4]],
+    np.testing.assert_allclose(plotly_array(left_bars["x"])[:4], [c.score for c in typed.forward[0].candidates[:4]],
                                rtol=RTOL)
     assert at.query_params["pos"] == "0" and at.query_params["mask"] == "0" and at.query_params["token"] == "0"
     assert at.query_params["top_k"] == "4" and "metric" not in at.query_params
@@ -135,7 +153,7 @@ def test_controls_and_url_state(elmo, bert):
     assert at.query_params["gpt_sentence"] == "下雨" and at.query_params["sentence"] == "苹果"
     assert len(at.selectbox(key="obj_mask_pos").options) == 2 and len(at.selectbox(key="obj_pos").options) == 2
     left_bars, _ = _bars(chart(at, "obj_gpt_chart"))
-    np.testing.assert_allclose(plotly_array(left_bars["x"]),
+    np.testing.assert_allclose(plotly_array(left_bars["x"])[:4],
                                [c.score for c in obj.bilm_reading(elmo, "下雨").forward[0].candidates[:4]], rtol=RTOL)
     odd = _app(DEFAULT_BERT, query={"pos": "99", "top_k": "0", "metric": "nope", "token": "-1", "mask": "x"}).run()
     assert_no_exception(odd)

@@ -16,7 +16,7 @@ import pytest
 from core import geometry, scenes
 from core.errors import LabError
 from core.figures import vectors as figs
-from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix
+from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix, softmax
 from core.safe_text import csv_safe, md_escape
 from core.stats import wilson_interval
 from core.vectors.export import export_rows, to_csv, to_json
@@ -257,6 +257,23 @@ def test_mix_view_with_standardised_layers(tiny_bert):
     assert raw.layer_accuracy == view.accuracy[False]  # the raw layers alone, as the page's view scores them
     assert norm.layer_accuracy == [geometry.loo_nn_accuracy(layer, view.occurrence_labels)
                                    for layer in layer_normalise(stack)]
+
+
+def test_two_occurrences_get_their_cosines(tiny_bert):
+    """Two occurrences: the cosine between them in each layer (as mixed) and in the mix, γ-free; three or more
+    get a map instead."""
+    pair = occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机"], "苹果")
+    stack = pair.stacked()
+    w = np.linspace(-1, 1, stack.shape[0])
+    mix = mix_view(stack, w, 1.7, True, pair.occurrence_labels, pair.projection)
+    assert np.allclose(mix.layer_cosines, [geometry.cosine_matrix(layer)[0, 1] for layer in stack])
+    assert mix.mixed_cosine == pytest.approx(geometry.cosine_matrix(np.tensordot(softmax(w), stack, axes=1))[0, 1])
+    assert mix_view(stack, w, 0.2, True, pair.occurrence_labels).mixed_cosine == pytest.approx(mix.mixed_cosine)
+    standardised = mix_view(stack, w, 1.0, True, pair.occurrence_labels, layer_norm=True)
+    assert np.allclose(standardised.layer_cosines, [geometry.cosine_matrix(layer)[0, 1]
+                                                    for layer in layer_normalise(stack)])
+    three = occurrence_layers(tiny_bert, None, ["我吃了一个苹果", "苹果昨天发布了新手机", "苹果很甜"], "苹果")
+    assert mix_view(three.stacked(), w, 1.0, True, three.occurrence_labels).layer_cosines is None
 
 
 def test_centring_needs_three_occurrences(tiny_bert):

@@ -64,7 +64,7 @@ PLAIN = {  # key -> why it is a plain description
     "static.caption_spaces_background": "how the picture is drawn and why",
     "static.pair_cos_note": "how the number beside it is measured",
     "elmo.layer_norm_help": "what the switch does",
-    "elmo.live.pair_note": "a fact of geometry, with the measured cosine",
+    "elmo.live.pair_caption": "a fact of geometry, and what the chart beside it measures",
     "elmo.learned.acc_caption": "how to read the chart; the verdicts are the paragraphs below it",
     "elmo.concat.method": "the method and its limits",
     "transfer.layers_caption": "how to read the curve; the verdict lines follow it",

@@ -9,7 +9,6 @@ import html
 import numpy as np
 import streamlit as st
 
-from core import geometry
 from core.errors import LabError
 from core.figures import vectors as figs
 from core.mixing import (
@@ -21,8 +20,9 @@ from core.mixing import (
     pre_softmax_from_normalised,
     scalar_mix,
 )
+from core.safe_text import md_escape
 from core.vectors.mix import mix_view, normalised_s, weights_verdict
-from core.vectors.view import VectorsView
+from core.vectors.view import MIN_OWN_FRAME, VectorsView
 from ui.i18n import t
 from ui.page import chart, presenting
 from ui.state import Field, in_range, seed, sync_to_url, url_param
@@ -153,16 +153,22 @@ def _live(view: VectorsView, s: np.ndarray, gamma: float, layer_names: list[str]
     # standardised layers get a frame of their own (fitted in mix_view); raw ones keep the page's cached frame
     mix = mix_view(stack, s, gamma, False, view.occurrence_labels, None if layer_norm else view.projection,
                       layer_norm=layer_norm)
-    chart(figs.mix_scatter(
-        mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=mix.layer_coords,
-        layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)],
-        explained=mix.explained,
-        title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(word)),
-        mixed_name=t("elmo.live.mixed"), large=large, height=620 if large else 540), "elmo_scatter")
-    st.caption(t("elmo.live.caption"))
-    if view.num_occurrences == 2:  # the frame is centred on the two mixed points: they always land at mirrored ends
-        cos = geometry.cosine_matrix(mix.mixed)[0, 1]
-        st.caption(t("elmo.live.pair_note", cos=f"{cos:.2f}", dim=mix.mixed.shape[-1]))
+    if mix.layer_cosines is not None and mix.mixed_cosine is not None:  # two occurrences: their cosines, no map
+        chart(figs.pair_cosine_bars(
+            layer_names, mix.layer_cosines, mix.mixed_cosine, mixed_name=t("elmo.live.mixed"),
+            axis_title=t("elmo.live.pair_axis"),
+            title=t("elmo.live.pair_title", name=html.escape(ctx_name), word=html.escape(word)), large=large,
+            height=480 if large else 420), "elmo_pair_cosine")
+        st.caption(t("elmo.live.pair_caption", dim=mix.mixed.shape[-1]))
+    elif view.num_occurrences < MIN_OWN_FRAME:  # one occurrence: nothing to compare, and one point is no picture
+        st.info(t("elmo.live.one", word=md_escape(word)))
+    else:
+        chart(figs.mix_scatter(
+            mix.coords, view.ids, view.occurrence_labels, view.hover, layer_coords=mix.layer_coords,
+            layer_names=[f"{j} · {nm}" for j, nm in enumerate(layer_names)], explained=mix.explained,
+            title=t("elmo.live.fig_title", name=html.escape(ctx_name), word=html.escape(word)),
+            mixed_name=t("elmo.live.mixed"), large=large, height=620 if large else 540), "elmo_scatter")
+        st.caption(t("elmo.live.caption"))
     _norms_note(stack, layer_names, layer_norm)
     if mix.accuracy is None:
         st.caption(t("static.acc_hint"))

@@ -63,6 +63,18 @@ def _top(prediction: obj.Prediction, k: int) -> str:
     return " · ".join(f"{c.token} {c.score:.0%}" for c in prediction.candidates[:k])
 
 
+def _bars(named: list[tuple[str, obj.Prediction]], token: str, top_k: int, key: str) -> None:
+    """Two models' guesses at one position, side by side on one probability scale, the real ``token`` marked
+    with its rank (added below the top k when it is not among them)."""
+    slots, truth = [], []
+    for name, prediction in named:
+        tokens, scores, real = obj.shown_candidates(prediction, token, top_k)
+        slots.append((name, tokens, scores))
+        truth.append(None if real is None else (real, t("obj.true_tick", token=token, rank=prediction.rank)))
+    chart(prediction_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=presenting(),
+                                    cols=1 if phone() else None, shared_x=True, truth=truth), key)
+
+
 def show_text_notes(elmo: ModelRef, text: str) -> None:
     """What the models cannot see in ``text`` ([UNK], control characters), and a note for non-Chinese text."""
     notes = model_call(inspect_text, elmo, text)
@@ -106,13 +118,10 @@ def bilm_section(reading: obj.BiLMReading, top_k: int) -> None:
     start, end = reading.offsets[position]
     forward, backward = reading.forward[position], reading.backward[position]
     left, right = reading.text[:start], reading.text[end:]
-    slots = [(t("obj.slot.forward", left=_clip(left, True) or t("obj.start")),
-              [c.token for c in forward.candidates[:top_k]], [c.score for c in forward.candidates[:top_k]]),
-             (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")),
-              [c.token for c in backward.candidates[:top_k]], [c.score for c in backward.candidates[:top_k]])]
-    chart(prediction_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
-                                       cols=1 if phone() else None), "obj_topk_chart")
     token = reading.tokens[position]
+    _bars([(t("obj.slot.forward", left=_clip(left, True) or t("obj.start")), forward),
+           (t("obj.slot.backward", right=_clip(right, False) or t("obj.end")), backward)], token, top_k,
+          "obj_topk_chart")
     if forward.actual is None:
         st.caption(md_escape(token) + " " + t("obj.unknown_actual"))
     else:
@@ -243,12 +252,8 @@ def gpt_section(bert_name: str | None, top_k: int) -> None:
                 track_names=[t("obj.track.left"), t("obj.track.masked", model=bert_name)], large=large,
                 narrow=phone()),
                   "obj_gpt_strip")
-            slots = [(t("obj.slot.left"), [c.token for c in left.candidates[:top_k]],
-                      [c.score for c in left.candidates[:top_k]]),
-                     (t("obj.slot.masked", model=bert_name), [c.token for c in masked.candidates[:top_k]],
-                      [c.score for c in masked.candidates[:top_k]])]
-            chart(prediction_figs.topk_bars(slots, xaxis_title=t("obj.candidate_axis"), large=large,
-                                       cols=1 if phone() else None), "obj_gpt_chart")
+            _bars([(t("obj.slot.left"), left), (t("obj.slot.masked", model=bert_name), masked)], token, top_k,
+                  "obj_gpt_chart")
             st.caption(t("obj.gpt.note", token=md_escape(token), lp=_pct(left.actual), lr=_rank(left.rank),
                          mp=_pct(masked.actual), mr=_rank(masked.rank)))
         if left.hidden + masked.hidden:

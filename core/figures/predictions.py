@@ -55,8 +55,13 @@ def fill_replay_cells(masked: str, mask_token: str, steps: Sequence, upto: int) 
 
 
 def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, title: str | None = None,
-              xaxis_title: str = "P", large: bool = False, cols: int | None = None) -> go.Figure:
-    """One horizontal bar chart per mask: ``slots`` = [(subplot title, tokens, probabilities)]."""
+              xaxis_title: str = "P", large: bool = False, cols: int | None = None, shared_x: bool = False,
+              truth: Sequence[tuple[int, str] | None] = ()) -> go.Figure:
+    """One horizontal bar chart per mask: ``slots`` = [(subplot title, tokens, probabilities)].
+
+    ``shared_x``: every panel on one probability scale, for panels that compare two models' guesses at the
+    same position (each on its own scale, a 6.7 % bar was as long as a 52.3 % one). ``truth[i]``: (index of
+    the real token among slot i's tokens, its tick label, e.g. with its rank), drawn in another colour."""
     if not slots:
         raise ValueError("slots must contain at least one mask")
     font = font_size(large)
@@ -66,19 +71,25 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
     axis_title = wrap_note(xaxis_title, font, AXIS_TITLE_PX)
     grid = subplot_grid(rows, cols, count=len(slots), titles=[esc(name) for name, _, _ in slots],
                         h_spacing=0.09, v_spacing=min(0.12, 0.35 / rows) if rows > 1 else 0.1, title_size=font + 1)
+    highest = max((float(p) for _, _, probs in slots for p in probs), default=0.0)
     traces = []
-    for cell, (_, tokens, probs) in zip(grid.cells, slots):
+    for i, (cell, (_, tokens, probs)) in enumerate(zip(grid.cells, slots)):
         probs = [float(p) for p in probs]
         labels = [esc(tok) for tok in tokens]
+        ticks, colours = list(labels), [PALETTE[0]] * len(tokens)
+        real = truth[i] if i < len(truth) else None
+        if real is not None:
+            ticks[real[0]], colours[real[0]] = esc(real[1]), PALETTE[2]
         traces.append(go.Bar(
-            x=probs, y=list(range(len(tokens))), orientation="h", marker_color=PALETTE[0],
+            x=probs, y=list(range(len(tokens))), orientation="h", marker_color=colours,
             text=[f"{p:.1%}" if p >= 0.001 else f"{p:.1e}" for p in probs], textposition="auto",
-            customdata=labels, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", showlegend=False,
+            customdata=ticks, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", showlegend=False,
             xaxis=cell.x, yaxis=cell.y,
         ))
-        grid.layout[cell.yaxis].update(tickvals=list(range(len(tokens))), ticktext=labels, autorange="reversed",
+        grid.layout[cell.yaxis].update(tickvals=list(range(len(tokens))), ticktext=ticks, autorange="reversed",
                                        tickfont={"size": font + 2})
-        grid.layout[cell.xaxis].update(range=[0, max(max(probs, default=0.0) * 1.15, 1e-6)], tickformat=".0%")
+        top = highest if shared_x else max(probs, default=0.0)
+        grid.layout[cell.xaxis].update(range=[0, max(top * 1.15, 1e-6)], tickformat=".0%")
         if cell.row == rows:
             grid.layout[cell.xaxis].update(titled_axis(axis_title))
     height = rows * (70 + (font + 16) * k) + 60 + axis_title.count("<br>") * round(1.3 * font)  # the title's lines

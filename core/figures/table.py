@@ -2,9 +2,10 @@
 reader reads the table that ``ui.page.chart`` puts beside every chart).
 
 One row per point of a scatter or bar trace, one row per cell of a heatmap: the trace's name (its legend
-entry), the point's label, its x and y (tick labels where the axis names its positions), a heatmap cell's
-value, and a point's hover text. A legend entry with no points of its own (a reference line's "name: value")
-is a row with its name alone. Plotly markup is removed and entities decoded: the cells are plain text.
+entry), the point's label, its x and y (tick labels where the axis names its positions), the ends of its error
+bar (an interval a sighted reader sees as the bar), a heatmap cell's value, and a point's hover text. A legend
+entry with no points of its own (a reference line's "name: value") is a row with its name alone. Plotly markup
+is removed and entities decoded: the cells are plain text.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-COLUMNS = ("series", "label", "x", "y", "value", "detail")
+COLUMNS = ("series", "label", "x", "y", "low", "high", "value", "detail")
 MAX_ROWS = 400  # a 12-layer × 12-head attention grid has tens of thousands of cells: no one reads past this
 _TAG = re.compile(r"<[^>]*>")
 
@@ -77,11 +78,24 @@ def _heatmap_rows(fig: go.Figure, trace) -> list[tuple]:
                 continue
             x, y = xt.get(xs[j], xs[j]), yt.get(ys[i], ys[i])
             if texts is None:
-                rows.append((trace.name, "", x, y, z[i, j], ""))
+                rows.append((trace.name, "", x, y, "", "", z[i, j], ""))
             else:
                 detail = custom[i, j] if custom is not None and isinstance(custom[i, j], str) else ""
-                rows.append((trace.name, texts[i, j], x, y, "", "" if detail == texts[i, j] else detail))
+                rows.append((trace.name, texts[i, j], x, y, "", "", "", "" if detail == texts[i, j] else detail))
     return rows
+
+
+def _interval(trace, xs: list, ys: list, n: int) -> tuple[list, list]:
+    """Each point's error-bar ends (``error_y`` around y, else ``error_x`` around x); empty without bars."""
+    for error, values in ((getattr(trace, "error_y", None), ys), (getattr(trace, "error_x", None), xs)):
+        if error is None or error.array is None or error.visible is False:
+            continue
+        up = _seq(error.array, n)
+        down = up if error.symmetric is not False or error.arrayminus is None else _seq(error.arrayminus, n)
+        ok = [isinstance(v, int | float) and u is not None and d is not None for v, u, d in zip(values, up, down)]
+        return ([v - d if good else None for v, d, good in zip(values, down, ok)],
+                [v + u if good else None for v, u, good in zip(values, up, ok)])
+    return [None] * n, [None] * n
 
 
 def _point_rows(fig: go.Figure, trace) -> list[tuple]:
@@ -89,11 +103,13 @@ def _point_rows(fig: go.Figure, trace) -> list[tuple]:
     ys = list(trace.y) if trace.y is not None else []
     n = max(len(xs), len(ys))
     if n == 0 or all(v is None for v in xs + ys):
-        return [(trace.name, "", "", "", "", "")] if trace.name else []
+        return [(trace.name, "", "", "", "", "", "", "")] if trace.name else []
     xs, ys = _seq(xs, n), _seq(ys, n)
     xt, yt = _ticks(fig, trace.xaxis, "x"), _ticks(fig, trace.yaxis, "y")
     labels, details = _seq(getattr(trace, "text", None), n), _seq(_detail(trace), n)
-    return [(trace.name, labels[i], xt.get(xs[i], xs[i]), yt.get(ys[i], ys[i]), "", details[i]) for i in range(n)]
+    low, high = _interval(trace, xs, ys, n)
+    return [(trace.name, labels[i], xt.get(xs[i], xs[i]), yt.get(ys[i], ys[i]), low[i], high[i], "", details[i])
+            for i in range(n)]
 
 
 def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame, int]:

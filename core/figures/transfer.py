@@ -65,14 +65,13 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
     fig = go.Figure()
     dashes = ["solid", "dot", "dashdot"]
     for i, (name, accs) in enumerate(series.items()):
-        x = [j + 0.08 * (i - (len(series) - 1) / 2) for j in range(len(layer_names))]  # error bars apart
         bounds = (intervals or {}).get(name)
         error = {} if bounds is None else {"error_y": {
             "type": "data", "symmetric": False, "thickness": 1.5, "width": 5, "color": FEATURE_COLOUR,
             "array": [hi - a for a, (_, hi) in zip(accs, bounds)],
             "arrayminus": [a - lo for a, (lo, _) in zip(accs, bounds)]}}
         fig.add_trace(go.Scatter(
-            x=x, y=list(accs), mode="lines+markers", name=esc(name),
+            x=list(range(len(layer_names))), y=list(accs), mode="lines+markers", name=esc(name), offsetgroup=str(i),
             line={"color": FEATURE_COLOUR, "dash": dashes[i % len(dashes)], "width": 3},
             marker={"size": 12 if large else 9}, **error,
             customdata=[[f"{100 * lo:.1f}", f"{100 * hi:.1f}"] for lo, hi in bounds] if bounds else None,
@@ -90,6 +89,9 @@ def layer_curve(layer_names: Sequence[str], series: dict[str, Sequence[float]], 
     if selected is not None and 0 <= selected < len(layer_names):
         fig.add_vrect(x0=selected - 0.3, x1=selected + 0.3, fillcolor=FEATURE_COLOUR, opacity=0.12, line_width=0)
     base_layout(fig, title, large=large, height=height or (460 if large else 400))
+    # the poolings' error bars side by side: plotly shifts each series a little when drawing, so the data
+    # (and the chart's table, core.figures.table) keep the real layer numbers
+    fig.update_layout(scattermode="group", scattergap=1 - 0.08 * len(series))
     fig.update_xaxes(tickvals=list(range(len(layer_names))),
                      ticktext=[f"{j}<br>{esc(n)}" for j, n in enumerate(layer_names)], title_text=esc(layer_axis_title))
     values = [v for accs in series.values() for v in accs] + [v for _, v, _ in references]

@@ -327,6 +327,26 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     return fig
 
 
+def pair_cosine_bars(layer_names: Sequence[str], layer_cosines: Sequence[float] | np.ndarray, mixed_cosine: float, *,
+                     mixed_name: str, axis_title: str, title: str | None = None, large: bool = False,
+                     height: int = 420) -> go.Figure:
+    """Two occurrences of a word: their cosine in each layer (grey) and in the current mix (coloured), the one
+    thing two points show truthfully (a 2-D projection centred on them puts them at mirrored ends). The chart
+    sits in the page's narrower column: its title wraps, and each layer's name goes under its number."""
+    size = 20 if large else 15
+    values = [float(c) for c in layer_cosines] + [float(mixed_cosine)]
+    names = [f"{j}<br>{re.sub(r' (?=[A-Za-z])', '<br>', html.escape(nm))}" for j, nm in enumerate(layer_names)]
+    fig = go.Figure(go.Bar(
+        x=names + [f"<b>{html.escape(mixed_name)}</b>"], y=values, text=[f"{v:.2f}" for v in values],
+        textposition="outside", cliponaxis=False, marker={"color": ["#b0b0b0"] * len(layer_names) + [PALETTE[1]]},
+        hovertemplate="%{x}: cos = %{y:.3f}<extra></extra>",
+    ))
+    base_layout(fig, title and wrap_note(title, size + 2, 380), large=large, height=height)
+    fig.update_yaxes(range=[min(0.0, min(values) - 0.1), 1.1], title_text=axis_title)
+    fig.update_xaxes(type="category", tickangle=0)
+    return fig
+
+
 def elmo_diagram(top: Sequence[str], middle: Sequence[str], bottom: str, weights: Sequence[str],
                  *, title: str | None = None, large: bool = False, height: int = 430) -> go.Figure:
     """2L+1 representations (top row) → L+1 mixing terms (middle) → the weighted sum (bottom).

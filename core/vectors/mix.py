@@ -24,6 +24,10 @@ class MixView:
     layer_accuracy: list[float | None] | None = None  # each layer alone, as mixed (standardised or not)
     hits: np.ndarray | None = None  # per labelled occurrence, the mix's nearest-neighbour outcome (paired tests)
     layer_hits: list[np.ndarray | None] | None = None  # the same for each layer alone
+    # Two occurrences: a 2-D frame centred on them draws two mirrored points whatever they are, so what is shown
+    # is their cosine, in each layer as mixed (L+1,) and in the mix
+    layer_cosines: np.ndarray | None = None
+    mixed_cosine: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,10 @@ def mix_view(
     hits = geometry.loo_nn_hits(mixed, list(labels), centre=False) if n >= 2 else None
     # standardising shifts a layer by its mean, which moves its cosines: score the layers as they are mixed
     alone = [geometry.loo_nn_hits(layer, list(labels), centre=False) if n >= 2 else None for layer in stack]
-    return MixView(s, mixed, coords, None if hits is None else float(hits.mean()), project_layers(projection, stack),
+    view = MixView(s, mixed, coords, None if hits is None else float(hits.mean()), project_layers(projection, stack),
                    projection.explained_variance_ratio, [None if h is None else float(h.mean()) for h in alone],
                    hits, alone)
+    if n == 2:
+        view.layer_cosines = np.array([geometry.cosine_matrix(layer)[0, 1] for layer in stack])
+        view.mixed_cosine = float(geometry.cosine_matrix(mixed)[0, 1])
+    return view
