@@ -6,7 +6,9 @@ it judges nothing. A new verdict sentence fails here until it says where its ver
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -87,6 +89,47 @@ PLAIN = {  # key -> why it is a plain description
 }
 
 
+# families whose verdict is not a statistical one, with why (every other family's function reaches core.stats)
+NOT_STATISTICAL = {
+    "elmo.concat.grid_edge": "whether the chosen C sits on the edge of the grid searched: a fact of the search",
+    "obj.qa.reading.": "whether a vector moved at all (exactly 0 or not): a fact of the architecture, no sample",
+}
+POLICY = "core.stats"
+
+
+def _reaches_policy(module: str, depth: int = 3, seen: set[str] | None = None) -> bool:
+    """Whether ``module`` imports the statistics policy, itself or through the core modules it imports
+    (``depth`` steps)."""
+    seen = seen if seen is not None else set()
+    if module in seen:
+        return False
+    seen.add(module)
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return False
+    package = module if spec.origin.endswith("__init__.py") else module.rpartition(".")[0]
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    targets = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
+                else (node.module or "")
+            targets += [base] + [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            targets += [alias.name for alias in node.names]
+    if POLICY in targets:
+        return True
+    inner = [t for t in targets if t.startswith("core.") and _is_module(t)]
+    return depth > 0 and any(_reaches_policy(t, depth - 1, seen) for t in inner)
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a name imported from a module, not a module
+        return False
+
+
 def _family(key: str) -> str | None:
     return next((prefix for prefix in PRODUCED if key == prefix or (prefix[-1] in "._" and key.startswith(prefix))),
                 None)
@@ -96,11 +139,28 @@ def _catalogue(lang: str) -> dict[str, str]:
     return json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
+def _unlisted(catalogue: dict[str, str]) -> list[str]:
+    return [key for key, text in catalogue.items()
+            if VERDICT_WORDS.search(text) and not _family(key) and key not in PLAIN]
+
+
 def test_every_verdict_sentence_comes_from_a_verdict_function_or_is_plain():
     en = _catalogue("en")
-    unlisted = [key for key, text in en.items() if VERDICT_WORDS.search(text) and not _family(key) and key not in PLAIN]
-    assert unlisted == [], "verdict words without a verdict function: list the key in PRODUCED or PLAIN (why)"
+    assert _unlisted(en) == [], "verdict words without a verdict function: list the key in PRODUCED or PLAIN (why)"
     assert all(key in en for key in PLAIN), [key for key in PLAIN if key not in en]
+    # a typed verdict is caught: the check is not vacuous
+    assert _unlisted({**en, "transfer.typed": "Frozen features beat fine-tuning beyond sampling error."}) == \
+        ["transfer.typed"]
+
+
+def test_every_statistical_verdict_goes_through_the_policy():
+    """#48: one method behind every verdict: each family's function lives in a module that reads core.stats (the
+    statistics policy), directly or through the core modules it imports; the few non-statistical ones say why."""
+    away = sorted({producer.split(":")[0] for prefix, (producer, _) in PRODUCED.items()
+                   if prefix not in NOT_STATISTICAL and not _reaches_policy(producer.split(":")[0])})
+    assert away == [], f"verdict functions outside the statistics policy ({POLICY}): {away}"
+    assert set(NOT_STATISTICAL) <= set(PRODUCED)
+    assert not _reaches_policy("core.safe_text")  # a module without statistics is told apart
 
 
 def test_each_family_is_exactly_the_outcomes_of_its_function():

@@ -21,6 +21,7 @@ from core.mixing import (
     scalar_mix,
 )
 from core.safe_text import md_escape
+from core.stats import wilson_interval
 from core.vectors.mix import mix_view, normalised_s, weights_verdict
 from core.vectors.view import MIN_OWN_FRAME, VectorsView
 from ui.i18n import t
@@ -176,6 +177,8 @@ def _live(view: VectorsView, s: np.ndarray, gamma: float, layer_names: list[str]
     per_layer = mix.layer_accuracy or []
     c1, c2 = st.columns([1, 1])
     c1.metric(t("elmo.live.acc"), f"{100 * mix.accuracy:.0f}%")
+    low, high = wilson_interval(mix.accuracy, view.scored)
+    c1.caption(t("acc.n_interval", n=view.scored, low=f"{100 * low:.0f}", high=f"{100 * high:.0f}"))
     c2.markdown(t("elmo.live.acc_layers") + "  \n" + " · ".join(
         f"{layer_names[j]}: {'—' if a is None else f'{100 * a:.0f}%'}" for j, a in enumerate(per_layer)))
     st.caption(t("elmo.live.acc_caption"))
