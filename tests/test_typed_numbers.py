@@ -123,6 +123,8 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "evidence.baseline.chance": ("1", NOTATION),
     "evidence.presets.verdict.differ": ("0", NOTATION),
     "evidence.presets.verdict.same": ("0", NOTATION),
+    **{f"evidence.verdict.{task}_{outcome}": ("0", NOTATION)  # "the interval excludes / contains 0"
+       for task in ("pos", "sense") for outcome in ("same", "opposite", "tie")},
     "ex.formula.answer_help": ("0.1 0.1,0.2,0.3 0.2 0.3", NOTATION),
     "ex.formula.placeholder": ("0.1 0.2 0.3", NOTATION),
     "fill.nsp_verdict": ("50%", NOTATION),
