@@ -390,3 +390,11 @@ def test_the_answer_box_and_the_sections_state_one_verdict(monkeypatch, tmp_path
     # 15 sentences only layer 2 gets right, 4 only layer 1: +8.0 points, the exact interval matching the exact McNemar
     # test (the issue's +1.9 to +14.1 is the normal (Wald) interval, which need not agree with the test)
     assert "第 2 层 − 第 1 层 = +8.0 个百分点（配对 95% 区间 +1.2 到 +12.2，精确 McNemar 检验 p = 0.019）" in body
+
+
+def test_anisotropy_is_cited_as_ethayarajh_states_it():
+    """Ethayarajh (2019, §4.1) finds contextual representations anisotropic in all non-input layers, not in every
+    layer (#48); our own per-layer anisotropy is in the section's result lines."""
+    assert "all non-input layers" in translate("en", "evidence.ctx.paper", pct=5)
+    assert "除输入层外" in translate("zh", "evidence.ctx.paper", pct=5)
+    assert "in every layer" not in translate("en", "evidence.ctx.paper", pct=5)

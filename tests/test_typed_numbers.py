@@ -87,6 +87,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "evidence.ctx.note": ("1 1 1 5", PAPER),
     "evidence.pos.note": ("1 128 2 2 256 4 4096 8 800 97% all 全部", PAPER + "; ours from config.json"),
     "evidence.senses.paper": ("all", PAPER),
+    "evidence.ctx.paper": ("all", PAPER),  # Ethayarajh (2019), §4.1: "anisotropic in all non-input layers"
     "ex.concept.answer": ("usually 通常", PAPER),
     "fill.action.mask": ("80%", PAPER),
     "fill.action.random": ("10%", PAPER),
