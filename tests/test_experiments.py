@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.experiments import STAGES, pos_probe, probe_presets, sense_probe
+from core import experiments
+from core.experiments import STAGES, pos_probe, probe_presets, sense_probe, view
 from core.experiments import context_specificity as cs
 from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.models.encoders import StaticEncoder
@@ -170,20 +171,28 @@ def test_context_specificity_on_tiny_bert_and_static(tiny_bert):
     assert "了" in static["dropped_words"] or "了" not in cfg["words"]  # OOV words have no vector
 
 
-# ---- presets -------------------------------------------------------------------------------------
-def fake_results(pos, senses, model="mini-elmo-zh", n_pos=10_000, n_senses=(40, 40)):
-    return {"pos": {"models": {model: {"fine": pos}}, "config": {"n_test_words": n_pos}},
-            "senses": {"models": {model: {"mean": senses}}, "words": [{"n": n} for n in n_senses]}}
+# ---- presets and layer comparisons ---------------------------------------------------------------
+def fake_results(pos, senses, model="mini-elmo-zh", n_pos=10_000, n_senses=(40, 40), pos_outcomes=None,
+                 sense_outcomes=None):
+    """Probe results of one model; without outcomes (an older file) the comparisons are unpaired. ``sense_outcomes``:
+    one word's per-layer outcome strings (then ``n_senses`` is that word's one size)."""
+    words = [{"word": f"w{i}", "n": n} for i, n in enumerate(n_senses)]
+    per_word = {w["word"]: {"n": w["n"], "accuracy": senses} for w in words}
+    if sense_outcomes is not None:
+        per_word["w0"]["outcomes"] = sense_outcomes
+    pos_entry = {"fine": pos} if pos_outcomes is None else {"fine": pos, "outcomes": {"fine": pos_outcomes}}
+    return {"pos": {"models": {model: pos_entry}, "config": {"n_test_words": n_pos}},
+            "senses": {"models": {model: {"mean": senses, "per_word": per_word}}, "words": words}}
 
 
 def test_probe_presets_keep_only_differences_beyond_sampling_error():
     presets = probe_presets(fake_results([0.80, 0.88, 0.86], [0.50, 0.70, 0.80]))
     # 10,000 test words: 0.88 vs 0.86 is beyond error (±0.9 points), 0.80 far behind -> all weight on layer 1
     assert presets["syntax"]["s"] == [0.0, 1.0, 0.0] and presets["syntax"]["tied"] == [1]
-    # 80 sentences: 0.80 vs 0.70 is within error (about ±14 points), 0.50 is not -> layers 1 and 2 share s
+    # 80 sentences: 0.80 vs 0.70 is within error (about ±13 points), 0.50 is not -> layers 1 and 2 share s
     assert presets["semantics"]["s"] == [0.0, 0.5, 0.5] and presets["semantics"]["tied"] == [1, 2]
     assert presets["semantics"]["best"] == 2 and presets["semantics"]["n"] == 80
-    assert presets["semantics"]["margin"] == pytest.approx(1.96 * np.sqrt(2 * 0.75 * 0.25 / 80))
+    assert not presets["semantics"]["paired"]  # no outcomes stored: independent samples, and the page says so
     for preset in presets.values():
         assert sum(preset["s"]) == pytest.approx(1.0)
     # a gap that a temperature-0.05 softmax would turn into s2 = 0.84 gives no preference on 40 sentences
@@ -191,6 +200,67 @@ def test_probe_presets_keep_only_differences_beyond_sampling_error():
     assert noisy["semantics"]["s"] == [0.0, 0.5, 0.5] and noisy["syntax"]["s"] == pytest.approx([1 / 3] * 3)
     with pytest.raises(ValueError):
         probe_presets(fake_results([0.8, 0.9, 0.9], [0.5, 0.5, 0.5], model="other"))
+
+
+def nested_outcomes(n: int, rights: list[int]) -> list[str]:
+    """Per-layer outcome strings on ``n`` items where each layer gets the first ``rights[j]`` items right: a layer
+    with more right items is right wherever a weaker one is (every disagreement goes one way)."""
+    return ["1" * k + "0" * (n - k) for k in rights]
+
+
+def test_two_layers_on_the_same_items_are_compared_paired():
+    """60 % against 50 % on the same 100 items, the ten disagreements all one way: the independent-samples margin
+    (about ±14 points) calls it a tie, the exact McNemar test (10 to 0, p = 0.002) a difference."""
+    outcomes = nested_outcomes(100, [30, 50, 60])
+    unpaired = view.LayerScores([0.3, 0.5, 0.6], 100)
+    paired = view.LayerScores([0.3, 0.5, 0.6], 100, outcomes)
+    assert view.compare_layers(unpaired, 2, 1).verdict == "tie"
+    comparison = view.compare_layers(paired, 2, 1)
+    assert comparison.paired and comparison.verdict == "higher" and comparison.p_value < 0.01
+    assert comparison.diff == pytest.approx(0.10) and 0 < comparison.low < comparison.diff <= comparison.high
+    assert view.layer_ties(unpaired).tied == [1, 2] and view.layer_ties(paired).tied == [2]
+    # the presets follow the paired ties: the semantics preset now weights layer 2 alone
+    presets = probe_presets(fake_results([0.8, 0.9, 0.9], [0.3, 0.5, 0.6], n_senses=(100,), sense_outcomes=outcomes))
+    assert presets["semantics"]["tied"] == [2] and presets["semantics"]["s"] == [0.0, 0.0, 1.0]
+    assert presets["semantics"]["paired"]
+    assert view.layer_finding(paired, "senses").agreement == "same"  # layer 2 above layer 1: the paper's direction
+
+
+def test_the_word_sense_finding_of_the_shipped_results_is_the_papers_direction():
+    """Issue #48: on the same 137 sentences mini-elmo-zh's layer 2 − layer 1 is +8.0 points, 15 to 4 discordant,
+    exact McNemar p ≈ 0.019: the paper's direction (Peters et al. 2018, Table 5), which the unpaired margin missed."""
+    results = experiments.load_results()
+    assert view.paper_findings(results)[1]["senses"] == "same"
+    scores = view.sense_scores(results, "mini-elmo-zh")
+    assert scores.paired and scores.n == sum(w["n"] for w in results["senses"]["words"])
+    finding = view.layer_finding(scores, "senses")
+    assert finding.agreement == "same" and finding.comparison.paired and finding.comparison.p_value < 0.05
+    assert (finding.comparison.a_only, finding.comparison.b_only) == (15, 4)  # sentences only layer 2 / 1 gets right
+    # the stored presets are the policy's: layer 1 falls behind layer 2 beyond sampling error
+    stored, computed = results["presets"], probe_presets(results)
+    assert {name: (p["best"], p["tied"], p["s"]) for name, p in stored.items()} == {
+        name: (p["best"], p["tied"], p["s"]) for name, p in computed.items()}
+    assert results["presets"]["semantics"]["tied"] == [2]
+
+
+def test_probe_outcomes_are_the_stored_accuracies():
+    """The per-item outcomes the comparisons read give back the accuracies the charts draw."""
+    results = experiments.load_results()
+    for entry in results["senses"]["models"].values():
+        for row in entry["per_word"].values():
+            assert [o.count("1") / len(o) for o in row["outcomes"]] == pytest.approx(row["accuracy"], abs=1e-4)
+    n = results["pos"]["config"]["n_test_words"]
+    for entry in results["pos"]["models"].values():
+        for tagset in ("fine", "coarse"):
+            assert all(len(o) == n for o in entry["outcomes"][tagset])
+            assert [o.count("1") / n for o in entry["outcomes"][tagset]] == pytest.approx(entry[tagset], abs=1e-4)
+
+
+def test_loo_centroid_outcomes_are_per_item():
+    labels = ["a"] * 3 + ["b"] * 3
+    x = np.array([[1.0, 0.0], [1.0, 0.1], [-1.0, 0.0], [-1.0, 0.0], [-1.0, 0.1], [-1.0, 0.2]])
+    assert sense_probe.loo_centroid_outcomes(x, labels) == [1, 1, 0, 1, 1, 1]  # the third "a" sits among the b's
+    assert sense_probe.loo_centroid_accuracy(x, labels) == pytest.approx(5 / 6)
 
 
 def test_context_specificity_errors_and_paired_change():

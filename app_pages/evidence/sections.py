@@ -10,11 +10,12 @@ import csv
 import functools
 import io
 import json
+import math
 from collections.abc import Callable
 
 import streamlit as st
 
-from core import experiments
+from core import experiments, stats
 from core.experiments import probe_presets, view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
@@ -62,12 +63,39 @@ def layer_list(layers: list[int]) -> str:
     return "、".join(map(str, layers)) if current_lang() == "zh" else ", ".join(map(str, layers))
 
 
-def other_result(key: str, r: dict, n: int, **extra) -> str:
+def method(paired: bool) -> str:
+    """How two accuracies were compared: paired on the same items, or (older files) as independent samples."""
+    return t(f"evidence.method.{'paired' if paired else 'independent'}")
+
+
+def difference(comparison: stats.Paired) -> str:
+    """A comparison's difference in points with its 95 % interval, and the exact McNemar p when paired."""
+    p_value = "—" if math.isnan(comparison.p_value) else f"{comparison.p_value:.2g}"
+    return t(f"evidence.diff.{'paired' if comparison.paired else 'independent'}", diff=points(comparison.diff),
+             low=points(comparison.low), high=points(comparison.high), p=p_value)
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def other_result(key: str, r: dict, scores: view.LayerScores, **extra) -> str:
     """A model's per-layer line: first, best (with the layers sampling error cannot tell from it), last."""
     v = r["values"]
-    best, tied, margin = view.tied_with_best(v, n)
-    return t(key, model=r["name"], first=pct(v[0]), best=best, acc=pct(v[best]), last=pct(v[-1]),
-             tied=layer_list(tied), margin=pct(margin), **extra)
+    ties = view.layer_ties(scores)
+    return t(key, model=r["name"], first=pct(v[0]), best=ties.best, acc=pct(v[ties.best]), last=pct(v[-1]),
+             tied=layer_list(ties.tied), method=method(ties.paired), **extra)
+
+
+VERDICTS = {"pos": "evidence.verdict.pos_", "senses": "evidence.verdict.sense_"}  # + "same" | "opposite" | "tie"
+
+
+def finding_line(key: str, model: str, scores: view.LayerScores, task: str, **extra) -> str:
+    """ELMo's two biLSTM layers against the paper's finding on ``task``: the same computation as the answer box's
+    (``view.layer_finding``)."""
+    finding = view.layer_finding(scores, task)
+    return t(key, model=model, l1=pct(scores.values[1]), l2=pct(scores.values[2]),
+             verdict=t(VERDICTS[task] + finding.agreement, difference=difference(finding.comparison)), **extra)
 
 
 def findings_answer(results: dict) -> None:
@@ -162,22 +190,16 @@ def pos_section(results: dict) -> None:
                  oov=pct(static["oov_rate_test"]) if static else "—",
                  unseen=pct(results["pos"]["baselines"]["word_identity"]["unseen_rate"])))
     for r in rows:
-        v = r["values"]
-        if r["kind"] == "elmo" and len(v) >= 3:
-            change, margin = view.direction(v[1], v[2], cfg["n_test_words"])
-            verdict = view.POS_AGREEMENT[change]
-            st.markdown(t("evidence.pos.elmo_result", model=r["name"], l1=pct(v[1]), l2=pct(v[2]),
-                          verdict=t(f"evidence.verdict.pos_{verdict}", margin=pct(margin))))
+        scores = view.pos_scores(results, r["name"], tags)
+        if r["kind"] == "elmo" and len(r["values"]) >= 3:
+            st.markdown(finding_line("evidence.pos.elmo_result", r["name"], scores, "pos"))
         else:
-            st.markdown(other_result("evidence.pos.other_result", r, cfg["n_test_words"]))
-    lookup, n = base["word_identity"], cfg["n_test_words"]
-    assert lookup is not None  # only the static baseline may be absent
-    below = [r["name"] for r in rows  # no layer beats looking the word up beyond sampling error
-             if all(view.direction(lookup, v, n)[0] != "higher" for v in r["values"] if v is not None)]
+            st.markdown(other_result("evidence.pos.other_result", r, scores))
+    below = view.below_lookup(results, tags)
     if below:  # the probe learned no more than looking the word up: say so next to the verdicts
         joiner = "、" if current_lang() == "zh" else ", "
-        st.markdown(t("evidence.pos.below_lookup", models=joiner.join(below),
-                      lookup=pct(lookup), margin=pct(view.direction(lookup, lookup, n)[1])))
+        st.markdown(t("evidence.pos.below_lookup", models=joiner.join(below), lookup=pct(base["word_identity"]),
+                      method=method(view.lookup_scores(results, tags).paired)))
     show_table(view.pos_table(results), ("fine", "coarse"), key="pos")
     st.markdown(t("evidence.pos.note", n_train_words=cfg["n_train_words"]))
 
@@ -218,18 +240,16 @@ def senses_section(results: dict) -> None:
     n_sentences = view.sense_n(results)
     st.caption(t("evidence.senses.sample", details=details))
     n_scope = view.sense_n(results, chosen)
-    scope = (t("evidence.senses.scope_all") if chosen is None
+    scope = (t("evidence.senses.scope_all", n=n_scope) if chosen is None
              else t("evidence.senses.scope_word", word=chosen, n=n_scope))
     for r in rows:
         v = r["values"]
+        scores = view.sense_scores(results, r["name"], chosen)
         if r["kind"] == "elmo" and len(v) >= 3 and None not in v[1:3]:
-            change, margin = view.direction(v[1], v[2], n_scope)
-            verdict = view.SENSE_AGREEMENT[change]
-            st.markdown(t("evidence.senses.elmo_result", model=r["name"], scope=scope, l1=pct(v[1]), l2=pct(v[2]),
-                          verdict=t(f"evidence.verdict.sense_{verdict}", margin=pct(margin))))
+            st.markdown(finding_line("evidence.senses.elmo_result", r["name"], scores, "senses", scope=scope))
         elif None not in v:
-            st.markdown(other_result("evidence.senses.other_result", r, n_scope, scope=scope))
-    show_table(view.sense_table(results), tuple(words) + ("mean",), key="senses")
+            st.markdown(other_result("evidence.senses.other_result", r, scores, scope=scope))
+    show_table(view.sense_table(results), tuple(words) + ("all",), key="senses")
     per_sense = [count for w in senses["words"] for count in w["senses"].values()]
     sizes = [w["n"] for w in senses["words"]]  # one sentence of a word moves its score by 1 / n
     st.markdown(t("evidence.senses.note", n_sentences=n_sentences, n_words=len(words),
@@ -331,7 +351,7 @@ def presets_section(results: dict) -> None:
         st.markdown(t("evidence.presets.line", name=t(f"evidence.presets.name.{name}"),
                       probe=t(f"evidence.presets.probe.{name}"), n=preset["n"], unit=t(f"evidence.presets.unit.{name}"),
                       acc=" / ".join(pct(a) for a in preset["accuracy"]), best=preset["best"],
-                      tied=layer_list(preset["tied"]), margin=pct(preset["margin"]),
+                      tied=layer_list(preset["tied"]), method=method(preset["paired"]),
                       s=", ".join(f"{w:.2f}" for w in preset["s"])))
     if presets["syntax"]["tied"] == presets["semantics"]["tied"]:
         st.markdown(t("evidence.presets.verdict.same", s=", ".join(f"{w:.2f}" for w in presets["syntax"]["s"])))

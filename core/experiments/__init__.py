@@ -175,30 +175,28 @@ def probe_presets(results: dict, *, model: str = DEFAULT_ELMO) -> dict:
     """ELMo layer-weight presets from ``model``'s per-layer probe accuracies that keep only differences
     beyond sampling error.
 
-    ``{"syntax": preset, "semantics": preset}``, from the POS probe (fine tags, ``n`` = test words) and
-    the word-sense probe (mean over words, ``n`` = labelled sentences). A preset is
-    ``{"s", "accuracy", "n", "best", "tied", "margin"}``: ``best`` is the layer with the highest accuracy,
-    ``tied`` every layer whose gap to it is within sampling error (``view.tied_with_best``; ``best``
-    included), ``margin`` the largest of those error margins; s is uniform over ``tied`` and 0 elsewhere,
-    so a layer loses weight only where the probe tells it apart from the best one.
+    ``{"syntax": preset, "semantics": preset}``, from the POS probe (fine tags, on the test words) and the
+    word-sense probe (every word's labelled sentences pooled). A preset is ``{"s", "accuracy", "n", "best",
+    "tied", "paired"}``: ``best`` is the layer with the highest accuracy, ``tied`` every layer that the
+    statistics policy cannot tell apart from it on the same items (``view.layer_ties``: exact McNemar when the
+    per-item outcomes are stored, ``paired`` True; ``best`` included); s is uniform over ``tied`` and 0
+    elsewhere, so a layer loses weight only where the probe tells it apart from the best one.
     (Peters et al. *learn* s per task; these presets only say which layers our probes can tell apart.)
 
     Raises ValueError when ``results`` lacks ``model``'s probes (e.g. it was not trained yet).
     """
     try:
-        pos = results["pos"]["models"][model]["fine"]
-        n_pos = results["pos"]["config"]["n_test_words"]
-        senses = results["senses"]["models"][model]["mean"]
-        n_senses = view.sense_n(results)
+        probes = {"syntax": view.pos_scores(results, model), "semantics": view.sense_scores(results, model)}
     except (KeyError, TypeError) as exc:
         raise ValueError(f"no probe results for {model}") from exc
-    if any(v is None for v in pos) or any(v is None for v in senses):
+    if any(v is None for scores in probes.values() for v in scores.values):
         raise ValueError(f"incomplete probe results for {model}")
     out = {}
-    for name, accuracy, n in (("syntax", pos, n_pos), ("semantics", senses, n_senses)):
-        best, tied, margin = view.tied_with_best(accuracy, n)
-        out[name] = {"s": [1 / len(tied) if j in tied else 0.0 for j in range(len(accuracy))],
-                     "accuracy": list(accuracy), "n": n, "best": best, "tied": tied, "margin": margin}
+    for name, scores in probes.items():
+        ties = view.layer_ties(scores)
+        out[name] = {"s": [1 / len(ties.tied) if j in ties.tied else 0.0 for j in range(len(scores.values))],
+                     "accuracy": list(scores.values), "n": scores.n, "best": ties.best, "tied": ties.tied,
+                     "paired": ties.paired}
     return out
 
 

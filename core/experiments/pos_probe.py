@@ -67,6 +67,13 @@ def coarse_accuracy(predicted: Sequence[str] | np.ndarray, gold: Sequence[str]) 
     return float(np.mean([coarse_tag(p) == coarse_tag(g) for p, g in zip(predicted, gold)]))
 
 
+def outcome_strings(predicted: Sequence[str] | np.ndarray, gold: Sequence[str]) -> dict[str, str]:
+    """``{"fine": "0110…", "coarse": …}``: right (1) or wrong (0) per test word, in the test words' order, so that
+    two layers (or a layer and a baseline) tagging the same words are compared paired (``core.stats.paired``)."""
+    return {"fine": "".join("1" if p == g else "0" for p, g in zip(predicted, gold)),
+            "coarse": "".join("1" if coarse_tag(p) == coarse_tag(g) else "0" for p, g in zip(predicted, gold))}
+
+
 def _flat(sentences: Sequence[TaggedSentence]) -> tuple[list[str], list[str]]:
     words = [w for s in sentences for w in s.words]
     tags = [t for s in sentences for t in s.tags]
@@ -87,7 +94,8 @@ def baselines(train: Sequence[TaggedSentence], test: Sequence[TaggedSentence]) -
         "majority": {"tag": majority, "fine": float(np.mean([t == majority for t in test_tags])),
                      "coarse": coarse_accuracy([majority] * len(test_tags), test_tags)},
         "word_identity": {"fine": float(np.mean([p == t for p, t in zip(lookup, test_tags)])),
-                          "coarse": coarse_accuracy(lookup, test_tags), "unseen_rate": unseen},
+                          "coarse": coarse_accuracy(lookup, test_tags), "unseen_rate": unseen,
+                          "outcomes": outcome_strings(lookup, test_tags)},
     }
 
 
@@ -102,7 +110,8 @@ def layer_features(vectors, layer: int, with_flag: bool) -> np.ndarray:
 
 def probe_model(encoder, train: Sequence[TaggedSentence], test: Sequence[TaggedSentence], *,
                 progress: Progress = no_progress) -> dict:
-    """Per-layer fine/coarse accuracy of one encoder (plus OOV rates for a static model)."""
+    """Per-layer fine/coarse accuracy of one encoder, its per-word outcomes (``{"fine": [one string per layer],
+    "coarse": …}``), plus OOV rates for a static model."""
     t0 = time.time()
     _, train_tags = _flat(train)
     _, test_tags = _flat(test)
@@ -113,7 +122,7 @@ def probe_model(encoder, train: Sequence[TaggedSentence], test: Sequence[TaggedS
                                progress=scaled_progress(progress, 0.0, encode_share))
     train_vectors, test_vectors = vectors[:n_train], vectors[n_train:]
     encode_seconds = time.time() - t0
-    fine, coarse = [], []
+    fine, coarse, outcomes = [], [], []
     for layer in range(encoder.num_layers):
         progress(encode_share + (1 - encode_share) * layer / encoder.num_layers,
                  f"{encoder.name}: probe {encoder.layer_names[layer]}")
@@ -121,7 +130,9 @@ def probe_model(encoder, train: Sequence[TaggedSentence], test: Sequence[TaggedS
                                              layer_features(test_vectors, layer, static), test_tags)
         fine.append(accuracy)
         coarse.append(coarse_accuracy(predicted, test_tags))
+        outcomes.append(outcome_strings(predicted, test_tags))
     result = {"layer_names": list(encoder.layer_names), "kind": encoder.kind, "fine": fine, "coarse": coarse,
+              "outcomes": {tagset: [o[tagset] for o in outcomes] for tagset in ("fine", "coarse")},
               "encode_seconds": round(encode_seconds, 1), "seconds": round(time.time() - t0, 1)}
     missing_train = float(np.mean(np.concatenate([~v.found for v in train_vectors])))
     missing_test = float(np.mean(np.concatenate([~v.found for v in test_vectors])))

@@ -58,21 +58,31 @@ def load_sense_sets(eval_dir: Path | str = EVAL_DIR) -> list[dict]:
     return out
 
 
-def loo_centroid_accuracy(vectors: np.ndarray, labels: Sequence[str | None]) -> float:
-    """Leave-one-out nearest-centroid accuracy of ``vectors`` (n, dim) with ``labels`` (n)."""
+def loo_centroid_outcomes(vectors: np.ndarray, labels: Sequence[str | None]) -> list[int]:
+    """Leave-one-out nearest-centroid outcome per item of ``vectors`` (n, dim) with ``labels`` (n): 1 when its
+    sense is recovered from the other items' centroids, else 0. Kept per item so that two layers scored on the
+    same sentences are compared paired (``core.stats.paired``)."""
     labels = list(labels)
     n = len(labels)
     if n < 2:
         raise ValueError("need at least two labelled vectors")
-    hits = 0.0
+    outcomes = []
     for i in range(n):
         rest = [j for j in range(n) if j != i]
-        hits += centroid_accuracy(vectors[rest], [labels[j] for j in rest], vectors[i:i + 1], [labels[i]])
-    return hits / n
+        hit = centroid_accuracy(vectors[rest], [labels[j] for j in rest], vectors[i:i + 1], [labels[i]])
+        outcomes.append(int(hit))  # one test item: its accuracy is 0 or 1
+    return outcomes
+
+
+def loo_centroid_accuracy(vectors: np.ndarray, labels: Sequence[str | None]) -> float:
+    """Leave-one-out nearest-centroid accuracy: the mean of :func:`loo_centroid_outcomes`."""
+    outcomes = loo_centroid_outcomes(vectors, labels)
+    return sum(outcomes) / len(outcomes)
 
 
 def probe_word(encoder, word: str, sentences: Sequence[str], labels: Sequence[str]) -> dict:
-    """Per-layer LOO accuracy for one target word (``None`` per layer when a static model lacks it)."""
+    """Per-layer LOO accuracy and per-sentence outcomes ("0"/"1" per sentence) for one target word (accuracy
+    ``None`` per layer, no outcomes, when a static model lacks it)."""
     wv = word_vectors(encoder, list(sentences), word, labels=list(labels))
     seen, occurrences = set(), []
     for occ in wv.occurrences:  # first occurrence per sentence: one vector per labelled sentence
@@ -85,7 +95,9 @@ def probe_word(encoder, word: str, sentences: Sequence[str], labels: Sequence[st
         return result
     stacked = np.stack([o.layers for o in occurrences], axis=1)  # (layers, n, dim)
     occ_labels = [o.label for o in occurrences]
-    result["accuracy"] = [loo_centroid_accuracy(stacked[layer], occ_labels) for layer in range(encoder.num_layers)]
+    outcomes = [loo_centroid_outcomes(stacked[layer], occ_labels) for layer in range(encoder.num_layers)]
+    result["accuracy"] = [sum(o) / len(o) for o in outcomes]
+    result["outcomes"] = ["".join(map(str, o)) for o in outcomes]  # per sentence, in the file's order
     return result
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from .. import stats
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..stats import Z_95, wilson_interval
 
@@ -70,16 +72,15 @@ def sense_n(results: dict, word: str | None = None) -> int:
 
 
 def sense_series(results: dict, word: str | None = None) -> list[dict]:
-    """Per-layer sense accuracy of every contextual model: mean over words (``word`` None) or one word,
-    with 95 % intervals over the labelled sentences (:func:`sense_n`)."""
+    """Per-layer sense accuracy of every contextual model on one word's sentences or (``word`` None) on all
+    words' sentences pooled (:func:`sense_scores`), with 95 % intervals over those sentences."""
     senses = results["senses"]
-    n = sense_n(results, word)
     out = []
     for name in ordered(senses["models"]):
         entry = senses["models"][name]
-        values = entry["mean"] if word is None else entry["per_word"][word]["accuracy"]
-        out.append({"name": name, "kind": entry["kind"], "layer_names": entry["layer_names"], "values": values,
-                    **_bounds(values, n)})
+        scores = sense_scores(results, name, word)
+        out.append({"name": name, "kind": entry["kind"], "layer_names": entry["layer_names"],
+                    "values": scores.values, **_bounds(scores.values, scores.n)})
     return out
 
 
@@ -94,14 +95,20 @@ def sense_static(results: dict, word: str | None = None) -> float | None:
     static = results["senses"].get("static")
     if not static:
         return None
-    return static["mean"][0] if word is None else static["per_word"][word]["accuracy"][0]
+    return sense_scores(results, static["model"], word).values[0]
 
 
 def sense_table(results: dict) -> list[dict]:
-    """One row per (model, layer): accuracy per word and the mean."""
+    """One row per (model, layer): accuracy per word and on all words' sentences pooled."""
+    pooled = {name: sense_scores(results, name).values for name in sense_models(results)}
     return [{"model": name, "layer": j, "layer_name": layer,
-             **{w: r["accuracy"][j] for w, r in entry["per_word"].items()}, "mean": entry["mean"][j]}
+             **{w: r["accuracy"][j] for w, r in entry["per_word"].items()}, "all": pooled[name][j]}
             for name, entry, j, layer in _layers(results["senses"])]
+
+
+def sense_models(results: dict) -> list[str]:
+    senses = results["senses"]
+    return ordered(senses["models"]) + ([senses["static"]["model"]] if senses.get("static") else [])
 
 
 def learned_mix(results: dict | None) -> dict | None:
@@ -195,64 +202,160 @@ def skipped(results: dict) -> dict[str, dict]:
     return out
 
 
-def direction(low: float, high: float, n: int) -> tuple[str, float]:
-    """Compare two accuracies measured on the same ``n`` items: ``("higher" | "lower" | "tie", margin)``.
+# ---- layer comparisons: every verdict of the evidence page goes through core.stats ----------------------------
+@dataclass(frozen=True)
+class LayerScores:
+    """One probe's per-layer accuracies on the same ``n`` items, with the per-item outcomes ("0"/"1" per item, one
+    string per layer) when the results file stores them (older files do not: comparisons then fall back to
+    independent samples, wider, and say so)."""
+    values: list[float | None]
+    n: int
+    outcomes: list[str] | None = None
 
-    "higher" means ``high`` exceeds ``low`` by more than the margin, about two standard errors of a
-    difference of two proportions, 1.96·sqrt(2·p(1−p)/n) with p their mean (a rough, slightly
-    conservative rule that ignores the pairing of the items; it keeps the page from reading noise
-    as a finding).
-    """
-    p = (low + high) / 2
-    margin = 1.96 * (2 * p * (1 - p) / max(n, 1)) ** 0.5
-    if high - low > margin:
-        return "higher", margin
-    if low - high > margin:
-        return "lower", margin
-    return "tie", margin
+    @property
+    def paired(self) -> bool:
+        return self.outcomes is not None
+
+    def accuracy(self, layer: int) -> stats.Accuracy:
+        value = self.values[layer]
+        if value is None:
+            raise ValueError(f"layer {layer} has no accuracy")
+        return stats.Accuracy(min(value * self.n, self.n), self.n)  # min: the stored value is rounded
+
+    def outcome(self, layer: int) -> str | None:
+        return None if self.outcomes is None else self.outcomes[layer]
 
 
-# How our direction agrees with the papers' finding on ELMo: Peters et al. (2018) find layer 1 better for POS
-# (Table 6) and layer 2 better for word sense (Table 5); Ethayarajh (2019) finds self-similarity falling with depth.
-POS_AGREEMENT = {"lower": "same", "higher": "opposite", "tie": "tie"}
-SENSE_AGREEMENT = {"higher": "same", "lower": "opposite", "tie": "tie"}
+def compare_layers(scores: LayerScores, a: int, b: int) -> stats.Paired:
+    """Layer ``a`` − layer ``b`` on the same items: the exact McNemar comparison when the outcomes are stored,
+    else the independent-samples fallback (``paired`` False)."""
+    return stats.compare(scores.outcome(a), scores.outcome(b), scores.accuracy(a), scores.accuracy(b))
+
+
+def pos_scores(results: dict, model: str, tagset: str = "fine") -> LayerScores:
+    """``model``'s POS probe (contextual or the static one) on the test words."""
+    pos = results["pos"]
+    static = pos.get("static") or {}
+    entry = pos["models"].get(model) or (static if static.get("model") == model else None)
+    if entry is None:
+        raise KeyError(model)
+    return LayerScores(entry[tagset], pos["config"]["n_test_words"], (entry.get("outcomes") or {}).get(tagset))
+
+
+def lookup_scores(results: dict, tagset: str = "fine") -> LayerScores:
+    """The word-lookup baseline (each test word's most frequent training tag) as a one-layer probe."""
+    lookup = results["pos"]["baselines"]["word_identity"]
+    outcome = (lookup.get("outcomes") or {}).get(tagset)
+    return LayerScores([lookup[tagset]], results["pos"]["config"]["n_test_words"],
+                       None if outcome is None else [outcome])
+
+
+def _sense_entry(results: dict, model: str) -> dict:
+    senses = results["senses"]
+    static = senses.get("static") or {}
+    entry = senses["models"].get(model) or (static if static.get("model") == model else None)
+    if entry is None:
+        raise KeyError(model)
+    return entry
+
+
+def sense_scores(results: dict, model: str, word: str | None = None) -> LayerScores:
+    """``model``'s word-sense probe on one word's sentences, or (``word`` None) on every word's sentences pooled,
+    the accuracy over all of them. A file without outcomes gives the stored mean over words, unpaired."""
+    entry = _sense_entry(results, model)
+    if word is not None:
+        row = entry["per_word"][word]
+        return LayerScores(row["accuracy"], row["n"], row.get("outcomes"))  # n: the sentences the model read
+    rows = [entry["per_word"][w] for w in sense_words(results)]
+    if any(not row.get("outcomes") for row in rows):
+        return LayerScores(entry["mean"], sense_n(results))
+    pooled = ["".join(row["outcomes"][j] for row in rows) for j in range(len(rows[0]["outcomes"]))]
+    return LayerScores([o.count("1") / len(o) for o in pooled], len(pooled[0]), pooled)
+
+
+@dataclass(frozen=True)
+class LayerTies:
+    """The best layer and every layer that cannot be told from it (``tied``, the best included); ``paired``: the
+    comparisons used the per-item outcomes."""
+    best: int
+    tied: list[int]
+    paired: bool
+
+
+def layer_ties(scores: LayerScores) -> LayerTies:
+    """The layer with the highest accuracy and those whose gap to it lies within sampling error: the policy's
+    comparison of the best − each layer on the same items is not "higher"."""
+    best = best_layer(scores.values)
+    if best is None:
+        raise ValueError("no layer has an accuracy")
+    tied = [j for j, v in enumerate(scores.values)
+            if v is not None and (j == best or compare_layers(scores, best, j).verdict != "higher")]
+    return LayerTies(best, tied, scores.paired)
+
+
+def below_lookup(results: dict, tagset: str = "fine") -> list[str]:
+    """Models none of whose layers beats the word-lookup baseline beyond sampling error (paired on the test
+    words): their probe learned no more than looking the word up."""
+    lookup = lookup_scores(results, tagset)
+
+    def beats_lookup(scores: LayerScores, layer: int) -> bool:
+        return stats.compare(scores.outcome(layer), lookup.outcome(0), scores.accuracy(layer),
+                             lookup.accuracy(0)).verdict == "higher"
+
+    below = []
+    for name in ordered(results["pos"]["models"]):
+        scores = pos_scores(results, name, tagset)
+        if not any(beats_lookup(scores, j) for j, v in enumerate(scores.values) if v is not None):
+            below.append(name)
+    return below
+
+
+# The papers' finding on ELMo as (the layer they find better, the other one): Peters et al. (2018) find layer 1
+# better for POS (Table 6) and layer 2 better for word sense (Table 5).
+PAPER_BETTER_LAYER = {"pos": (1, 2), "senses": (2, 1)}
+AGREEMENT = {"higher": "same", "lower": "opposite", "tie": "tie"}
+# Ethayarajh (2019) finds self-similarity falling with depth.
 CONTEXT_AGREEMENT = {"down": "same", "up": "opposite", "flat": "flat"}
+
+
+@dataclass(frozen=True)
+class LayerFinding:
+    """A paper's finding on ELMo's two biLSTM layers, on our scores: ``comparison`` is the paper's better layer −
+    the other on the same items; ``agreement`` "same" | "opposite" | "tie" (the paper's direction, the opposite
+    one beyond sampling error, neither)."""
+    comparison: stats.Paired
+    agreement: str
+
+
+def layer_finding(scores: LayerScores, task: str) -> LayerFinding:
+    better, other = PAPER_BETTER_LAYER[task]
+    comparison = compare_layers(scores, better, other)
+    return LayerFinding(comparison, AGREEMENT[comparison.verdict])
 
 
 def paper_findings(results: dict) -> tuple[str | None, dict[str, str]]:
     """The three findings the page tests, as the results' ELMo shows them: ``(its name, {"pos" | "senses" |
-    "context": "same" | "opposite" | "tie" | "flat"})`` (the papers' direction, the opposite one, layers within
-    sampling error, no change beyond it), by the sections' own comparisons; a finding without ELMo is left out."""
+    "context": "same" | "opposite" | "tie" | "flat"})``, by the sections' own computations on their default
+    views (fine tags, all words' sentences pooled); a finding without ELMo is left out."""
     out = {}
-    pos = next((r for r in pos_series(results) if r["kind"] == "elmo"), None)
-    if pos is not None and len(pos["values"]) >= 3:
-        n = results["pos"]["config"]["n_test_words"]
-        out["pos"] = POS_AGREEMENT[direction(pos["values"][1], pos["values"][2], n)[0]]
-    senses = next((r for r in sense_series(results) if r["kind"] == "elmo"), None)
-    if senses is not None and len(senses["values"]) >= 3 and None not in senses["values"][1:3]:
-        out["senses"] = SENSE_AGREEMENT[direction(senses["values"][1], senses["values"][2], sense_n(results))[0]]
+    name = _elmo(results["pos"]["models"])
+    if name is not None and len(results["pos"]["models"][name]["fine"]) >= 3:
+        out["pos"] = layer_finding(pos_scores(results, name), "pos").agreement
+    sense_model = _elmo(results["senses"]["models"])
+    if sense_model is not None:
+        scores = sense_scores(results, sense_model)
+        if len(scores.values) >= 3 and None not in scores.values[1:3]:
+            out["senses"] = layer_finding(scores, "senses").agreement
     models = results["context"]["models"]
-    context = next((name for name in ordered(models) if models[name].get("kind") == "elmo"
-                    and models[name]["change"]["self_similarity_adjusted"] is not None), None)
+    context = next((m for m in ordered(models) if models[m].get("kind") == "elmo"
+                    and models[m]["change"]["self_similarity_adjusted"] is not None), None)
     if context is not None:
         out["context"] = CONTEXT_AGREEMENT[change_trend(models[context]["change"]["self_similarity_adjusted"])[0]]
-    return next((r["name"] for r in (pos, senses) if r is not None), context), out
+    return name or sense_model or context, out
 
 
-def tied_with_best(values, n: int) -> tuple[int, list[int], float]:
-    """``(best, tied, margin)`` for accuracies measured on the same ``n`` items: the best layer, every
-    layer that :func:`direction` cannot tell apart from it (the best included), and the largest
-    margin of those comparisons (the margin of the best with itself when it stands alone)."""
-    best = best_layer(values)
-    if best is None:
-        raise ValueError("no layer has an accuracy")
-    tied, margin = [], direction(values[best], values[best], n)[1]
-    for j, v in enumerate(values):
-        change, m = direction(v, values[best], n)
-        if change == "tie":
-            tied.append(j)
-            margin = max(margin, m)
-    return best, tied, margin
+def _elmo(models: dict) -> str | None:
+    return next((name for name in ordered(models) if models[name].get("kind") == "elmo"), None)
 
 
 def intervals(values, n: int) -> tuple[list[float | None], list[float | None]]:
