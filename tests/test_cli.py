@@ -313,7 +313,7 @@ def test_missing_weights_are_one_line_without_transformers_report(capsys, tiny_b
     ({"hidden_size": "abc"}, "'hidden_size' expected int, got str"),
     ({"vocab_size": None, "num_attention_heads": 0}, "'vocab_size' expected int, got NoneType"),
     ({"layer_norm_eps": "x"}, "'layer_norm_eps' expected float"),
-    ({"num_attention_heads": 0}, "modulo by zero"),
+    ({"num_attention_heads": 0}, "num_attention_heads = 0, but a size must be"),  # was "modulo by zero" (#53)
 ])
 def test_config_fields_of_the_wrong_type_are_one_line(capsys, tiny_bert_dir, tmp_path, changes, fragment):
     """On main: "Unexpected error (StrictDataclassFieldValidationError)… Please report it"."""
@@ -321,7 +321,7 @@ def test_config_fields_of_the_wrong_type_are_one_line(capsys, tiny_bert_dir, tmp
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
     (directory / "config.json").write_text(json.dumps({**config, **changes}), encoding="utf-8")
     line = one_error_line(capsys, "fill-mask", "--model", str(directory), "我[MASK]")
-    assert "failed" in line and fragment in line and "report" not in line, line
+    assert ("failed" in line or "Refusing" in line) and fragment in line and "report" not in line, line
 
 
 @pytest.mark.parametrize("argv", [["fill-mask", "我吃了一个[MASK]"],
