@@ -36,7 +36,7 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from .errors import LabError
+from .errors import LabError, type_name
 from .occurrences import WordVectors
 from .safe_text import csv_safe
 from .token_vectors import layer_indices
@@ -52,7 +52,9 @@ FLOAT_FORMAT = "%.7g"  # float32 carries about 7 significant digits
 
 def output_path(path: str | Path) -> Path:
     """``path`` as a place to write: LabError ``out_climbs`` for a ``..`` part, ``out_symlink`` for a symbolic
-    link (writing through it would replace the file it points to)."""
+    link (writing through it would replace the file it points to), ``bad_argument`` for no path at all."""
+    if not isinstance(path, str | os.PathLike):
+        raise LabError("bad_argument", name="path", expected="str or Path", given=type_name(path))
     path = Path(path)
     if ".." in path.parts:
         raise LabError("out_climbs", file=str(path))
@@ -139,7 +141,11 @@ def _rows(vectors: WordVectors, layers: Sequence[int] | None):
 
 
 def _something(vectors: WordVectors) -> WordVectors:
-    """``vectors`` when they hold an occurrence: an export of nothing is refused, not written as empty files."""
+    """``vectors`` when they are :func:`core.api.embed`'s result and hold an occurrence: an export of nothing is
+    refused, not written as empty files."""
+    if not isinstance(vectors, WordVectors):
+        raise LabError("bad_argument", name="vectors", expected="WordVectors (api.embed's result)",
+                       given=type_name(vectors))
     if not vectors.occurrences:
         raise LabError("word_in_no_sentence", word=vectors.word)
     return vectors
