@@ -378,6 +378,23 @@ def test_bad_lines_can_be_skipped_and_are_listed(capsys, tiny_bert_dir, tmp_path
     assert "not UTF-8" in skipped[1] and "tokens" in skipped[2] and "3 lines skipped" in err
 
 
+@pytest.mark.parametrize("bad, reason", [("苹" * 2001, "2,001 characters"), ("\udcff", "not UTF-8")])
+def test_a_bad_line_is_found_by_the_counting_pass_before_any_work(capsys, tiny_bert_dir, tmp_path, monkeypatch,
+                                                                   bad, reason):
+    """On main a bad line at 15,000 of 20,000 was found after the model had read the 14,999 before it (329 s for an
+    over-long line, 376 s for bad UTF-8); the counting pass that reads every line first checks them."""
+    from core import api
+
+    lines = ["我吃了一个苹果"] * 20_000
+    lines[14_999] = bad
+    source = tmp_path / "corpus.txt"
+    source.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+    monkeypatch.setattr(api, "load", lambda *a, **k: pytest.fail("the model was loaded"))
+    line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
+                          "--max-sentences", "20000")
+    assert line.startswith(f"error: {source}, line 15000: ") and reason in line, line
+
+
 def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tmp_path, monkeypatch):
     """On main the limit was found after embedding that many sentences, and the partial output stayed."""
     from core.models import cache
