@@ -4,7 +4,8 @@
 load. Here Streamlit's ASGI app (``st.App``) loads them in a background thread as the server starts:
 it answers at once, and a visitor who comes before the warm-up ends waits only for the model in use.
 The log says when the models are ready (``benchmarks/ui_latency.py`` waits for that line). Uploads are bounded
-per session and per client address (``deploy/upload_quota.py``).
+per session and per client address (``deploy/upload_quota.py``); Streamlit's ``/_stcore/metrics`` is closed
+(``deploy/closed_metrics.py``).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from contextlib import asynccontextmanager
 import streamlit as st
 from starlette.middleware import Middleware
 
+from deploy.closed_metrics import ClosedMetrics
 from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"
@@ -41,4 +43,4 @@ async def lifespan(_app):
     yield
 
 
-app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(UploadQuota)])  # uploads bounded per session
+app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(ClosedMetrics), Middleware(UploadQuota)])

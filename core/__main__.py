@@ -52,13 +52,22 @@ def cmd_models(args) -> None:
 MISSING_SHOWN = 10  # "sentence i: word not found" lines on stderr; the rest are counted in one line
 
 
+def _checked_total(args) -> int:
+    """The sentences ``embed`` will read, counted before the model loads or anything is written: too many, or
+    (``--bad-lines stop``) a line of the --input file no model could take, is refused here."""
+    in_file, first_bad = (count_sentences(args) if args.input else None) or (0, None)
+    total = sum(1 for s in args.sentences if s.strip()) + in_file
+    if total > args.max_sentences:
+        raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
+    if first_bad is not None and args.bad_lines == "stop":
+        raise _bad_line(args, *first_bad)
+    return total
+
+
 def cmd_embed(args) -> None:
     from .api import load, stream_word_vectors
 
-    in_file = count_sentences(args.input) if args.input else 0
-    total = sum(1 for s in args.sentences if s.strip()) + (in_file or 0)
-    if total > args.max_sentences:  # before the model loads or anything is written
-        raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
+    total = _checked_total(args)
     encoder = load(args.model)
     sink = VectorSink(args)
     seen = missing_count = total_found = 0
@@ -94,8 +103,7 @@ def cmd_embed(args) -> None:
             raise
         cause = err.__cause__
         assert isinstance(cause, LabError)  # stream_word_vectors raises bad_sentence from the line's own LabError
-        reason = cause.message(LANG, markdown=False)  # in the CLI's language
-        raise LabError("bad_line", where=where(args, err.params["index"]), reason=reason) from err
+        raise _bad_line(args, err.params["index"], cause) from err
     finally:
         bar.close()
         sink.close()
@@ -106,6 +114,11 @@ def cmd_embed(args) -> None:
               f"({missing_count} of {seen - len(skipped)} in all)", file=sys.stderr)
     if sink.summary():
         _emit(sink.summary())
+
+
+def _bad_line(args, index: int, cause: LabError) -> LabError:
+    """``bad_line``: where the line is, and why it cannot be taken, in the CLI's language."""
+    return LabError("bad_line", where=where(args, index), reason=cause.message(LANG))
 
 
 def _masked_lm(name: str):

@@ -12,13 +12,14 @@ and ``python -m core`` call, behind one small interface.
 
 Every function takes a model as a name (loaded once per process through ``core.models.cache``, with the
 same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
-``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en", markdown=False)`` say why.
+``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en")`` say why, in plain text.
 Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
 """
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 
 from .attention_view import AttentionView, attention_view, encode_text
-from .errors import LabError
+from .errors import LabError, type_name
 from .fillmask.prediction import FillMaskResult, MaskSlot
 from .fillmask.prediction import fill_mask as _fill_mask
 from .fillmask.words import MaskRun, word_candidates
@@ -46,14 +47,10 @@ MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) befor
 MAX_EMBED_SENTENCES = 10_000  # what embed holds at once, as ``python -m core embed``; stream_word_vectors has none
 
 
-def _given(value) -> str:
-    return type(value).__name__ if value is not None else "None"
-
-
 def _text(value, name: str) -> str:
     """``value`` if it is text a tokenizer and a file can take, else LabError ``bad_argument`` / ``not_unicode``."""
     if not isinstance(value, str):
-        raise LabError("bad_argument", name=name, expected="str", given=_given(value))
+        raise LabError("bad_argument", name=name, expected="str", given=type_name(value))
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800"): the tokenizer would raise TypeError
@@ -137,9 +134,10 @@ def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str |
 
 
 def _iterable(sentences) -> Iterable:
-    """``sentences`` if it is an iterable of them: one string is refused, not read character by character."""
-    if isinstance(sentences, str | bytes) or not isinstance(sentences, Iterable):
-        raise LabError("bad_argument", name="sentences", expected="a list of str", given=_given(sentences))
+    """``sentences`` if it is an iterable of them in order: one string is refused, not read character by character,
+    and so is a dict or a set (a dict's keys would be read as the sentences; a set has no order to number)."""
+    if isinstance(sentences, str | bytes | Mapping | Set) or not isinstance(sentences, Iterable):
+        raise LabError("bad_argument", name="sentences", expected="a list of str", given=type_name(sentences))
     return sentences
 
 
@@ -187,9 +185,12 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     """
     sentences = _sentence_list(sentences)
     if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
-        raise LabError("bad_argument", name="labels", expected="a list of str or None", given=_given(labels))
+        raise LabError("bad_argument", name="labels", expected="a list of str or None", given=type_name(labels))
     if labels is not None and len(labels) != len(sentences):
         raise LabError("labels_count", given=len(labels), sentences=len(sentences))
+    for i, label in enumerate(labels or ()):
+        if label is not None and not isinstance(label, str):
+            raise LabError("bad_argument", name=f"labels[{i}]", expected="str or None", given=type_name(label))
     if not sentences:
         raise LabError("empty_input")
     parts = list(stream_word_vectors(model, sentences, word))
@@ -236,9 +237,18 @@ def project(vectors: WordVectors | np.ndarray) -> LayerProjection:
     ``(num_layers, num_occurrences, dim)``. Fitted on the occurrences alone: with fewer than
     ``core.vectors.view.MIN_OWN_FRAME`` of them the picture cannot show their similarity (two points always
     land at mirrored ends; the page adds the sentences' other tokens as a background); compare cosines."""
-    stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
-    if stack.ndim != 3 or stack.shape[1] == 0:
-        raise LabError("word_in_no_sentence", word=getattr(vectors, "word", ""))
+    if isinstance(vectors, WordVectors) and not vectors.occurrences:
+        raise LabError("word_in_no_sentence", word=vectors.word)
+    expected = "an embed result or an array (num_layers, num_occurrences, dim) of finite numbers"
+    try:
+        stack = np.asarray(vectors.stacked() if isinstance(vectors, WordVectors) else vectors, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise LabError("bad_argument", name="vectors", expected=expected, given=type_name(vectors)) from exc
+    if stack.ndim != 3 or not np.isfinite(stack).all():  # NaN made scikit-learn's PCA raise ValueError
+        given = f"an array of shape {stack.shape}" if stack.ndim != 3 else "NaN or infinity"
+        raise LabError("bad_argument", name="vectors", expected=expected, given=given)
+    if stack.shape[1] == 0:
+        raise LabError("word_in_no_sentence", word="")
     projection = joint_projection(stack)
     return LayerProjection(project_layers(projection, stack), projection.explained_variance_ratio)
 
@@ -260,7 +270,7 @@ def fill_mask(model: Model, sentence: str, top_k: int = 5, *, hide_vulgar: bool 
     encoder = load_masked_lm(model)
     sentence = _text(sentence, "sentence")
     if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise LabError("bad_argument", name="top_k", expected="int", given=_given(top_k))
+        raise LabError("bad_argument", name="top_k", expected="int", given=type_name(top_k))
     result: FillMaskResult = _fill_mask(encoder, sentence, top_k=top_k, hide_vulgar=hide_vulgar)
     runs = word_candidates(encoder, result.sentence, top_n=top_k, hide_vulgar=hide_vulgar)
     return MaskPredictions(result.sentence, result.tokens, result.masks, runs)
@@ -315,7 +325,10 @@ def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mea
 def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:
     """A UTF-8 text file of ``label|sentence`` (or plain sentence) lines, as the static-vs-contextual page
     reads an upload: ``(sentences, labels)``, a label None where a line has none; blank lines dropped.
-    Pass both to :func:`embed` (``labels=``). Raises ``file_unreadable`` / ``not_text``."""
+    Pass both to :func:`embed` (``labels=``). Raises ``file_unreadable`` / ``not_text``, ``bad_argument`` for a
+    ``path`` that is no path."""
+    if not isinstance(path, str | os.PathLike):
+        raise LabError("bad_argument", name="path", expected="str or Path", given=type_name(path))
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:

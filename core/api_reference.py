@@ -17,8 +17,8 @@ INTRO = """# API reference
 
 Generated from the docstrings by `python -m core.api_reference`; do not edit by hand. Installed, the package is
 `elmo_bert_lab` (`from elmo_bert_lab import api, export`); in a clone it is `core`. Shapes are written as in
-AllenNLP's docstrings, e.g. `(num_layers, num_tokens, dim)`. Bad input raises `LabError`
-(`err.message("zh")`, `err.message("en", markdown=False)`).
+AllenNLP's docstrings, e.g. `(num_layers, num_tokens, dim)`. Bad input raises `LabError`, whose
+`err.message("zh")` / `err.message("en")` is plain text (`markdown=True`: escaped for Streamlit's Markdown).
 """
 
 

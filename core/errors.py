@@ -1,10 +1,10 @@
 """One error type for everything the user can get wrong, with a bilingual message.
 
-The app shows ``err.message(lang)`` where the user is (Markdown: the parameters, which carry model
-names, file names and error details, are escaped); the CLI prints ``err.message(lang, markdown=False)``
-on stderr and exits 2. The templates are core's own message catalogue (``core/messages/<lang>.json``,
-``{code: template}``); the app's translation tables take them in as ``error.<code>`` (``ui/i18n.py``), so
-the CLI, the notebook API and the pages say the same thing.
+``err.message(lang)`` is plain text: what the CLI prints on stderr (then exits 2) and what a notebook
+shows. The app shows ``err.message(lang, markdown=True)`` where the user is (Markdown: the parameters, which
+carry model names, file names and error details, are escaped). The templates are core's own message
+catalogue (``core/messages/<lang>.json``, ``{code: template}``); the app's translation tables take them in as
+``error.<code>`` (``ui/i18n.py``), so the CLI, the notebook API and the pages say the same thing.
 """
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def _catalogue() -> dict[str, dict[str, str]]:
 MESSAGES = _catalogue()
 
 
+def type_name(value: object) -> str:
+    """What a bad argument was, for ``bad_argument``'s ``given``: its type's name, or None."""
+    return type(value).__name__ if value is not None else "None"
+
+
 class LabError(Exception):
     """A problem with the user's input or model choice, explained in their language."""
 
@@ -41,8 +46,8 @@ class LabError(Exception):
         self.params = params
         super().__init__(self.message("en", markdown=False))
 
-    def message(self, lang: str = "zh", *, markdown: bool = True) -> str:
-        """The message in ``lang``. ``markdown=True`` (for st.error and friends): every parameter is
+    def message(self, lang: str = "zh", *, markdown: bool = False) -> str:
+        """The message in ``lang``, as plain text. ``markdown=True`` (for st.error and friends): every parameter is
         shown as typed, never as Markdown: escaped in running text; inside a template's `code span`,
         where escapes would show, only a backtick (the one way out of the span) is replaced."""
         template = MESSAGES[self.code].get(lang, MESSAGES[self.code]["en"])

@@ -12,11 +12,15 @@
   tokens, as JSON or npz (:func:`write_bertviz`; :func:`read_bertviz` gives bertviz's tuple of tensors back).
 
 Every writer takes the :class:`~core.occurrences.WordVectors` of one batch at a time, so a corpus streams
-through in bounded memory. Text cells pass ``core.safe_text.csv_safe`` (a spreadsheet opens TSV and CSV
-alike), and a tab or line break inside a cell becomes a space (it would start a new column or row).
-Files are written whole or not at all (:class:`AtomicOutputs`): under a temporary name in the target's own
-folder, renamed into place when complete; a target that is a symbolic link, or a path with a ``..`` part, is
-refused (it could make the export overwrite a file elsewhere).
+through in bounded memory. In every text cell a tab or line break becomes a space (it would start a new column
+or row). The table's text cells (CSV, Parquet) also pass ``core.safe_text.csv_safe``, so a spreadsheet never
+runs a formula from them; the Projector's ``metadata.tsv`` keeps the text as it is (``=HYPERLINK(…)`` included:
+the Projector shows it, and a guard's apostrophe would show too), so open that file in a spreadsheet with care.
+Every file is written whole or not at all, through :class:`AtomicOutputs` (:func:`write_file` for one file):
+under a fresh temporary name in the target's own folder, renamed into place when complete; a target that is a
+symbolic link, or a path with a ``..`` part, is refused (it could make the export overwrite a file elsewhere).
+:class:`TableWriter` streams into the handle or Parquet path it is given (a path refused as above, but written in
+place): the CLI gives it an :class:`AtomicOutputs` file.
 """
 from __future__ import annotations
 
@@ -26,13 +30,13 @@ import json
 import os
 import secrets
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 import numpy as np
 
-from .errors import LabError
+from .errors import LabError, type_name
 from .occurrences import WordVectors
 from .safe_text import csv_safe
 from .token_vectors import layer_indices
@@ -48,7 +52,9 @@ FLOAT_FORMAT = "%.7g"  # float32 carries about 7 significant digits
 
 def output_path(path: str | Path) -> Path:
     """``path`` as a place to write: LabError ``out_climbs`` for a ``..`` part, ``out_symlink`` for a symbolic
-    link (writing through it would replace the file it points to)."""
+    link (writing through it would replace the file it points to), ``bad_argument`` for no path at all."""
+    if not isinstance(path, str | os.PathLike):
+        raise LabError("bad_argument", name="path", expected="str or Path", given=type_name(path))
     path = Path(path)
     if ".." in path.parts:
         raise LabError("out_climbs", file=str(path))
@@ -100,6 +106,19 @@ def _unwritable(path: Path, exc: OSError) -> LabError:
     return LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__)
 
 
+def write_file(path: str | Path, write: Callable[[IO], object], *, binary: bool = False) -> Path:
+    """``write(handle)`` into one file at ``path``, through :class:`AtomicOutputs` (complete or not at all, no
+    symbolic link followed); the handle is text (UTF-8, ``\\n`` line ends) unless ``binary``."""
+    outputs = AtomicOutputs(path)
+    with outputs as (temp,):
+        try:
+            with open(temp, "xb") if binary else open(temp, "x", encoding="utf-8", newline="\n") as handle:
+                write(handle)
+        except OSError as exc:
+            raise _unwritable(outputs.targets[0], exc) from exc
+    return outputs.targets[0]
+
+
 def text_cell(text: object) -> str:
     """One TSV text cell: whitespace runs (tabs, line breaks) as one space, so a cell stays one cell."""
     return " ".join(str(text).split())
@@ -122,7 +141,11 @@ def _rows(vectors: WordVectors, layers: Sequence[int] | None):
 
 
 def _something(vectors: WordVectors) -> WordVectors:
-    """``vectors`` when they hold an occurrence: an export of nothing is refused, not written as empty files."""
+    """``vectors`` when they are :func:`core.api.embed`'s result and hold an occurrence: an export of nothing is
+    refused, not written as empty files."""
+    if not isinstance(vectors, WordVectors):
+        raise LabError("bad_argument", name="vectors", expected="WordVectors (api.embed's result)",
+                       given=type_name(vectors))
     if not vectors.occurrences:
         raise LabError("word_in_no_sentence", word=vectors.word)
     return vectors
@@ -216,6 +239,8 @@ class TableWriter:
     def __init__(self, fmt: str, target: TextOut | str | Path, *, layers: Sequence[int] | None = None):
         if fmt not in TABLE_FORMATS:
             raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
+        if isinstance(target, str | Path):
+            target = output_path(target)
         self.fmt, self.target, self.layers = fmt, target, layers
         self.rows = 0
         # csv's writer or pyarrow's, made on the first rows: the header / schema needs the vector size
@@ -275,19 +300,12 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
     """The attention as ``fmt`` (``json``, or ``npz`` with arrays ``attention`` and ``tokens``) at ``path``."""
     if fmt not in BERTVIZ_FORMATS:
         raise ValueError(f"format must be one of {BERTVIZ_FORMATS}, not {fmt!r}")
-    path = Path(path)
-    with AtomicOutputs(path) as (temp,):
-        try:
-            if fmt == "json":
-                with open(temp, "x", encoding="utf-8") as handle:
-                    handle.write(bertviz_json(attention, tokens, model=model))
-            else:
-                with open(temp, "xb") as handle:  # a handle: np.savez would add ".npz" to another suffix
-                    np.savez_compressed(handle, attention=bertviz_arrays(attention),
-                                        tokens=np.array(list(tokens), dtype=str))
-        except OSError as exc:
-            raise _unwritable(path, exc) from exc
-    return path
+    if fmt == "json":
+        return write_file(path, lambda handle: handle.write(bertviz_json(attention, tokens, model=model)))
+    # a handle: np.savez would add ".npz" to another suffix
+    return write_file(path, lambda handle: np.savez_compressed(handle, attention=bertviz_arrays(attention),
+                                                               tokens=np.array(list(tokens), dtype=str)),
+                      binary=True)
 
 
 def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str | Path, *, model: str = "") -> Path:
@@ -300,12 +318,7 @@ def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str
     figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],
                             head_names=[f"head {h}" for h in range(heads)],
                             title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens))
-    path = Path(path)
-    try:
-        figure.write_html(path, include_plotlyjs=True, full_html=True)
-    except OSError as exc:
-        raise LabError("out_unwritable", file=str(path), error=exc.strerror or type(exc).__name__) from exc
-    return path
+    return write_file(path, lambda handle: handle.write(figure.to_html(include_plotlyjs=True, full_html=True)))
 
 
 def read_bertviz(path: str | Path):

@@ -5,14 +5,18 @@
 with w (one scalar per layer, initialised to 0, so s starts uniform) and γ (initialised to 1) learned with
 the task. ``do_layer_norm`` standardises each layer first over all its unmasked numbers, one mean and one
 variance per layer (AllenNLP's ``_do_layer_norm``). ``core.mixing.scalar_mix`` is the same formula in numpy
-for fixed weights; the tests check that the two agree.
+for fixed weights; the tests check that the two agree. Bad arguments raise ``core.errors.LabError``
+(``bad_argument``, ``weights_count``), as the rest of the API does.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
 from torch import nn
+
+from .errors import LabError, type_name
 
 
 def _tiny(dtype: torch.dtype) -> float:
@@ -24,15 +28,18 @@ class ScalarMix(nn.Module):
     def __init__(self, mixture_size: int, *, do_layer_norm: bool = False,
                  initial_scalar_parameters: Sequence[float] | None = None, trainable: bool = True):
         super().__init__()
+        if isinstance(mixture_size, bool) or not isinstance(mixture_size, int):
+            raise LabError("bad_argument", name="mixture_size", expected="int", given=type_name(mixture_size))
         if mixture_size < 1:
-            raise ValueError(f"mixture_size must be at least 1, got {mixture_size}")
-        initial = list(initial_scalar_parameters) if initial_scalar_parameters is not None else [0.0] * mixture_size
+            raise LabError("bad_argument", name="mixture_size", expected="at least 1", given=str(mixture_size))
+        initial = _finite_numbers(initial_scalar_parameters) if initial_scalar_parameters is not None \
+            else [0.0] * mixture_size
         if len(initial) != mixture_size:
-            raise ValueError(f"{len(initial)} initial scalar parameters for {mixture_size} layers")
+            raise LabError("weights_count", given=len(initial), layers=mixture_size)
         self.mixture_size = mixture_size
         self.do_layer_norm = do_layer_norm
         self.scalar_parameters = nn.ParameterList(
-            nn.Parameter(torch.tensor([float(value)]), requires_grad=trainable) for value in initial)
+            nn.Parameter(torch.tensor([value]), requires_grad=trainable) for value in initial)
         self.gamma = nn.Parameter(torch.tensor([1.0]), requires_grad=trainable)
 
     @property
@@ -45,13 +52,31 @@ class ScalarMix(nn.Module):
         """``tensors``: ``mixture_size`` tensors of shape ``(batch, time, dim)`` (or one stacked tensor
         ``(mixture_size, batch, time, dim)``); ``mask`` ``(batch, time)`` marks the real tokens, which alone
         set each layer's mean and variance under ``do_layer_norm`` (without a mask every position counts)."""
-        layers = list(tensors)
+        try:
+            layers = list(tensors)
+        except TypeError as exc:  # not iterable, or a 0-d tensor
+            raise LabError("bad_argument", name="tensors", expected="a sequence of tensors",
+                           given=type_name(tensors)) from exc
         if len(layers) != self.mixture_size:
-            raise ValueError(f"{len(layers)} tensors passed, but the mix was built for {self.mixture_size}")
+            raise LabError("bad_argument", name="tensors", expected=f"{self.mixture_size} layers (the mix's size)",
+                           given=f"{len(layers)}")
         s = self.weights
         if self.do_layer_norm:
             layers = [_layer_norm(h, mask) for h in layers]
         return self.gamma * sum(weight * h for weight, h in zip(s, layers))
+
+
+def _finite_numbers(values) -> list[float]:
+    """``initial_scalar_parameters`` as floats, every one finite (softmax of NaN or infinity is NaN)."""
+    try:
+        numbers = [float(value) for value in values]
+    except (TypeError, ValueError) as exc:
+        raise LabError("bad_argument", name="initial_scalar_parameters", expected="a list of numbers",
+                       given=type_name(values)) from exc
+    if not all(math.isfinite(number) for number in numbers):
+        raise LabError("bad_argument", name="initial_scalar_parameters", expected="finite numbers",
+                       given="NaN or infinity")
+    return numbers
 
 
 def _layer_norm(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

@@ -17,6 +17,10 @@ ignored (a new draw), so the cookie cannot point nginx at another service on thi
 
 Stop with Ctrl-C (or SIGTERM): nginx and every app process are stopped. Needs ``nginx`` on the PATH
 (``apt install nginx-light``); it runs as the calling user with its files in a temporary directory.
+
+The app logs hold the class board's lecturer secret (``core.board.lecturer_secret`` prints it at start): they go
+to a fresh private folder (``tempfile.mkdtemp``: 0700, a new name each run, so no other user can read them or
+plant a symbolic link there beforehand), each log file 0600 and never opened through a symbolic link.
 """
 from __future__ import annotations
 
@@ -120,6 +124,19 @@ http {{
 """
 
 
+def private_log_dir() -> Path:
+    """A new folder for one hall's logs, readable by this user only; kept after the hall stops, for reading."""
+    return Path(tempfile.mkdtemp(prefix="lecture-hall-logs-"))
+
+
+def open_log(path: Path) -> int:
+    """``path`` opened for writing, owner-only (0600 even if it existed), refused if it is a symbolic link: a file
+    descriptor for the app process's output."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
 def _wait_healthy(url: str, procs: list[subprocess.Popen], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -164,13 +181,15 @@ class LectureHall:
                "LAB_UPLOADS_PER_MINUTE": "0"}  # nginx counts per client address (nginx_config)
         try:
             for backend in self.backends:
-                log = open(self.log_dir / f"app-{backend}.log", "w", encoding="utf-8")
-                self.procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
-                     "--server.address", "127.0.0.1", "--server.port", str(backend),
-                     "--browser.gatherUsageStats", "false"],
-                    cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
-                log.close()
+                log = open_log(self.log_dir / f"app-{backend}.log")
+                try:
+                    self.procs.append(subprocess.Popen(
+                        [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
+                         "--server.address", "127.0.0.1", "--server.port", str(backend),
+                         "--browser.gatherUsageStats", "false"],
+                        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
+                finally:
+                    os.close(log)
             self.procs.append(subprocess.Popen([nginx, "-p", str(self.prefix), "-c", str(conf),
                                                 "-e", str(self.prefix / "error.log"), "-g", "daemon off;"],
                                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
@@ -210,8 +229,7 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"nginx's port (default {DEFAULT_PORT}); "
                         "the app processes use the next ones on 127.0.0.1")
     args = parser.parse_args(argv)
-    log_dir = Path(tempfile.gettempdir()) / "lecture-hall-logs"
-    log_dir.mkdir(exist_ok=True)
+    log_dir = private_log_dir()
     hall = LectureHall(args.processes, args.listen, args.port, log_dir=log_dir)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

@@ -131,7 +131,7 @@ def assert_no_exception(at: AppTest) -> None:
 
 
 def zh_message(code: str, **params) -> str:
-    return LabError(code, **params).message("zh")
+    return LabError(code, **params).message("zh", markdown=True)
 
 
 def type_text(at: AppTest, key: str, text: str) -> AppTest:

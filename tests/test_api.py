@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import api
+from core import api, export
 from core.errors import LabError
 from core.models import cache
 from core.occurrences import word_vectors
@@ -65,13 +65,26 @@ def test_embed_errors(bert):
     (lambda m: api.attentions(m, "我吃了一个苹果", pair=3), "bad_argument", "pair must be str, not int"),
     (lambda m: api.load(42), "bad_argument", "model must be str, not int"),
     (lambda m: next(api.stream_word_vectors(m, [1, 2], "苹果")), "bad_sentence", "Sentence 0: sentences[0] must be"),
+    # issue #53 item 4: on main these raised ValueError / TypeError / AttributeError, or returned without error
+    (lambda m: api.project(float("nan")), "bad_argument", "vectors must be an embed result"),
+    (lambda m: api.project(np.full((2, 3, 4), np.nan)), "bad_argument", "not NaN or infinity"),
+    (lambda m: api.project("abc"), "bad_argument", "vectors must be an embed result"),
+    (lambda m: api.read_labelled(None), "bad_argument", "path must be str or Path, not None"),
+    (lambda m: export.write_projector(None, "unwritten"), "bad_argument", "vectors must be WordVectors"),
+    (lambda m: export.write_projector(api.embed(m, APPLE, "苹果"), None), "bad_argument", "path must be str or Path"),
+    (lambda m: api.embed(m, dict.fromkeys(APPLE, 1), "苹果"), "bad_argument", "a list of str, not dict"),
+    (lambda m: api.embed(m, set(APPLE), "苹果"), "bad_argument", "sentences must be a list of str, not set"),
+    (lambda m: api.embed(m, APPLE, "苹果", labels=[5, None, "x"]), "bad_argument", "labels[0] must be str or None"),
 ])
 def test_bad_arguments_raise_lab_errors(tiny_bert, call, code, fragment):
     """On main each of these raised TypeError / AttributeError (or, for one string, read its characters as
-    sentences), although the module promises LabError for bad input."""
+    sentences), although the module promises LabError for bad input. The message is plain text by default (on main
+    ``err.message("en")`` said ``top\\_k``: Markdown escapes, for the app)."""
     with pytest.raises(LabError) as err:
         call(tiny_bert)
-    assert err.value.code == code and fragment in err.value.message("en", markdown=False)
+    assert err.value.code == code and fragment in err.value.message("en"), err.value.message("en")
+    for lang in ("en", "zh"):
+        assert err.value.message(lang) == err.value.message(lang, markdown=False)
 
 
 def test_embed_caps_the_sentences_it_holds(tiny_bert):

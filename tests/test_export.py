@@ -242,3 +242,45 @@ def test_a_failed_export_leaves_the_old_files_and_no_partial_ones(labelled, tmp_
         export.write_projector(labelled, folder, layers=[0, 99])  # fails once the files are open (on main: truncated)
     assert {name: (folder / name).read_bytes() for name in export.PROJECTOR_FILES} == before
     assert sorted(p.name for p in folder.iterdir()) == sorted(export.PROJECTOR_FILES)  # no temporary file left
+
+
+# ---- one atomic, symlink-refusing writer for every export (#53 item 2) -------------------------------
+ATTENTION, TOKENS = np.full((1, 1, 2, 2), 0.5), ["a", "b"]
+SINGLE_FILE_EXPORTS = {
+    "attention_html": lambda path: export.write_attention_html(ATTENTION, TOKENS, path),
+    "bertviz_json": lambda path: export.write_bertviz(ATTENTION, TOKENS, path, "json"),
+    "bertviz_npz": lambda path: export.write_bertviz(ATTENTION, TOKENS, path, "npz"),
+    "parquet_table": lambda path: export.TableWriter("parquet", path),
+}
+
+
+@pytest.mark.parametrize("name", SINGLE_FILE_EXPORTS)
+def test_every_single_file_export_refuses_a_symlink(tmp_path, name):
+    """On main ``attention --format html --out link.csv`` replaced the file the link pointed to."""
+    outside = tmp_path / "precious.csv"
+    outside.write_text("keep me", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(outside)
+    with pytest.raises(LabError) as err:
+        SINGLE_FILE_EXPORTS[name](tmp_path / "link.csv")
+    assert err.value.code == "out_symlink" and outside.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize("name", ["attention_html", "bertviz_json", "bertviz_npz"])
+def test_every_single_file_export_is_renamed_into_place(tmp_path, monkeypatch, name):
+    """Written under a temporary name beside the target and renamed over it once complete (on main the HTML was
+    written in place: a failed write left half a page)."""
+    renames = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace",
+                        lambda src, dst: (renames.append((Path(src), Path(dst))), real_replace(src, dst)))
+    target = tmp_path / "out.file"
+    assert SINGLE_FILE_EXPORTS[name](target) == target
+    assert [(src.parent, dst) for src, dst in renames] == [(tmp_path, target)]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.file"]
+
+
+def test_the_projector_metadata_keeps_formulas(labelled, tmp_path):
+    """What the module's docstring says (on main it said the TSV was guarded): the Projector's TSV keeps ``=…`` as
+    typed; the table's cells are guarded (test_formula_cells_are_inert)."""
+    _, metadata = read_projector(export.write_projector(labelled, tmp_path / "p")[0].parent)
+    assert any("=苹果" in cell for row in metadata for cell in row)

@@ -4,7 +4,10 @@ two real app processes (the browser tier: it starts servers)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
+import stat
 import subprocess
 import urllib.error
 import urllib.request
@@ -14,6 +17,7 @@ import pytest
 
 from benchmarks.classroom_load import run_page, session_query
 from benchmarks.common import free_port
+from deploy import lecture_hall
 from deploy.lecture_hall import COOKIE, UPLOAD_BURST, LectureHall, backend_ports, find_nginx, nginx_config
 from deploy.upload_quota import UPLOADS_PER_MINUTE
 
@@ -31,6 +35,82 @@ def test_the_processes_listen_on_loopback_after_the_proxy_port():
     draws = re.findall(r"^\s+(\S+%|\*) (\d+);$", conf, flags=re.M)
     assert [port for _, port in draws] == ["8501", "8502", "8503"]
     assert sum(float(share[:-1]) for share, _ in draws if share != "*") < 100
+
+
+# ---- the logs hold the lecturer secret (#53 item 3) ------------------------------------------------------
+def test_the_hall_logs_to_a_new_private_folder_each_run(monkeypatch):
+    """On main every hall logged to the fixed /tmp/lecture-hall-logs (0755), which another user could read, or
+    create first with a symbolic link inside."""
+    folders = []
+
+    class Recorded:
+        def __init__(self, *args, log_dir, **kwargs):
+            folders.append(log_dir)
+            self.backends = [0]
+
+        def start(self):
+            raise RuntimeError("not started in this test")
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(lecture_hall, "LectureHall", Recorded)
+    monkeypatch.setattr(lecture_hall.signal, "signal", lambda *args: None)  # main's SIGTERM handler: not in pytest
+    try:
+        assert lecture_hall.main([]) == 2 and lecture_hall.main([]) == 2
+        assert folders[0] != folders[1]
+        for folder in folders:
+            info = folder.lstat()
+            assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class _NoProcess:
+    """What ``subprocess.Popen`` returns in these tests: a process that runs until stopped."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def poll(self):
+        return None
+
+    def terminate(self):
+        pass
+
+    def wait(self, timeout=None):
+        return 0
+
+
+def _start_without_processes(monkeypatch, log_dir: Path) -> LectureHall:
+    monkeypatch.setattr(lecture_hall, "find_nginx", lambda: "/bin/true")
+    monkeypatch.setattr(lecture_hall.subprocess, "Popen", _NoProcess)
+    monkeypatch.setattr(lecture_hall, "_wait_healthy", lambda *args: None)
+    hall = LectureHall(2, "127.0.0.1", 8500, log_dir=log_dir)
+    try:
+        return hall.start()
+    finally:
+        hall.stop()
+
+
+def test_the_app_logs_are_readable_by_their_owner_only(monkeypatch, tmp_path):
+    """On main each app-<port>.log was 0644: any local user read ``class board lecturer secret: …``."""
+    (tmp_path / "app-8501.log").write_text("an older hall's log", encoding="utf-8")
+    os.chmod(tmp_path / "app-8501.log", 0o644)
+    _start_without_processes(monkeypatch, tmp_path)
+    for port in (8501, 8502):
+        assert stat.S_IMODE((tmp_path / f"app-{port}.log").stat().st_mode) == 0o600
+
+
+def test_an_app_log_is_never_written_through_a_symbolic_link(monkeypatch, tmp_path):
+    """A link planted where a log goes would make the hall overwrite the file it points to."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    (tmp_path / "app-8501.log").symlink_to(victim)
+    with pytest.raises(OSError):
+        _start_without_processes(monkeypatch, tmp_path)
+    assert victim.read_text(encoding="utf-8") == "keep me"
 
 
 @pytest.mark.nginx

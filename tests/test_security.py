@@ -342,7 +342,7 @@ def test_lab_error_parameters_are_inert_markdown(payload):
         names = set(re.findall(r"{(\w+)}", templates["en"] + templates["zh"]))
         err = LabError(code, **{name: payload for name in names})
         for lang in ("zh", "en"):
-            text = err.message(lang)
+            text = err.message(lang, markdown=True)
             if not names:
                 continue
             outside_code = re.split(r"(?<!\\)`", text)[::2]  # Markdown is live outside code spans only
@@ -386,7 +386,7 @@ def test_server_paths_cannot_be_probed(tmp_path):
         with pytest.raises(LabError) as info:
             load_encoder(str(tmp_path / target))
         assert info.value.code == "unknown_model"
-        messages.add(info.value.message("en").replace(md_escape_path(tmp_path / target), "PATH"))
+        messages.add(info.value.message("en", markdown=True).replace(md_escape_path(tmp_path / target), "PATH"))
     assert len(messages) == 1, messages
 
 
@@ -785,7 +785,7 @@ def test_escaped_user_text_makes_no_link(payload):
     for code, templates in MESSAGES.items():
         params = {name: payload for name in re.findall(r"{(\w+)}", templates["en"])}
         for lang in ("zh", "en"):
-            assert gfm_links(LabError(code, **params).message(lang)) == [], (code, lang)
+            assert gfm_links(LabError(code, **params).message(lang, markdown=True)) == [], (code, lang)
 
 
 @pytest.mark.parametrize("name", ["www.evil.example", "org/www.evil.example", "user@evil.example",

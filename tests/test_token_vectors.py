@@ -209,10 +209,20 @@ def test_scalar_mix_learns_the_weights_it_is_shown():
     assert not any(p.requires_grad for p in frozen.parameters())
 
 
-def test_scalar_mix_guards():
-    with pytest.raises(ValueError):
-        ScalarMix(0)
-    with pytest.raises(ValueError):
-        ScalarMix(3, initial_scalar_parameters=[0.0, 1.0])
-    with pytest.raises(ValueError):
-        ScalarMix(3)(torch.zeros(2, 4, 5))
+@pytest.mark.parametrize("call, code, fragment", [
+    (lambda: ScalarMix(0), "bad_argument", "mixture_size must be at least 1, not 0"),
+    (lambda: ScalarMix(-1), "bad_argument", "mixture_size must be at least 1, not -1"),
+    (lambda: ScalarMix("3"), "bad_argument", "mixture_size must be int, not str"),
+    (lambda: ScalarMix(True), "bad_argument", "mixture_size must be int, not bool"),
+    (lambda: ScalarMix(3, initial_scalar_parameters=[0.0, 1.0]), "weights_count", "2 layer weights"),
+    (lambda: ScalarMix(2, initial_scalar_parameters=[0.0, float("nan")]), "bad_argument", "finite numbers"),
+    (lambda: ScalarMix(2, initial_scalar_parameters=["a", "b"]), "bad_argument", "a list of numbers"),
+    (lambda: ScalarMix(3)(torch.zeros(2, 4, 5)), "bad_argument", "tensors must be 3 layers (the mix's size), not 2"),
+    (lambda: ScalarMix(3)(torch.tensor(1.0)), "bad_argument", "tensors must be a sequence of tensors"),
+])
+def test_scalar_mix_guards(call, code, fragment):
+    """On main these raised ValueError, TypeError ("3" < 1) or AttributeError: the API's bad input is one
+    LabError with a plain-text message."""
+    with pytest.raises(LabError) as err:
+        call()
+    assert err.value.code == code and fragment in err.value.message("en"), err.value.message("en")

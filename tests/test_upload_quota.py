@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from deploy.upload_quota import MAX_SESSION_BYTES, MAX_SESSION_FILES, UploadQuota
+from deploy.upload_quota import MAX_ADDRESS_BYTES, MAX_ADDRESS_FILES, MAX_SESSION_BYTES, MAX_SESSION_FILES, UploadQuota
 
 
 class SlowUploads:
@@ -69,3 +69,41 @@ def test_other_requests_pass_untouched():
     app = UploadQuota(backend, held=lambda session: (99, 0), per_minute=1)
     assert asyncio.run(_request(app, "/_stcore/upload_file/s1/f", method="DELETE")) == 204
     assert asyncio.run(_request(app, "/_stcore/health", method="PUT")) == 204
+
+
+def test_the_files_one_address_holds_are_bounded_over_time():
+    """On main the per-minute count was the only per-address bound: one address that kept its sessions open held
+    56 files after 4 minutes. Now its sessions together hold at most MAX_ADDRESS_FILES, whatever the rate."""
+    backend = SlowUploads()
+    now = [0.0]
+    app = UploadQuota(backend, held=backend.files, per_minute=2, clock=lambda: now[0])
+    codes = []
+    for i in range(MAX_ADDRESS_FILES + 5):  # a new session each time, under two uploads a minute: within the rate
+        now[0] += 31
+        codes.append(asyncio.run(_request(app, f"/_stcore/upload_file/s{i}/f")))
+    assert codes == [204] * MAX_ADDRESS_FILES + [413] * 5
+    assert sum(backend.files(f"s{i}")[0] for i in range(MAX_ADDRESS_FILES + 5)) == MAX_ADDRESS_FILES
+    assert asyncio.run(_request(app, "/_stcore/upload_file/t0/f", client="10.0.0.2")) == 204  # another address
+    backend.held["s0"].clear()  # a session expired and its file was freed: room for one more
+    now[0] += 31
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s99/f")) == 204
+    now[0] += 31
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s100/f")) == 413
+    app = UploadQuota(backend, held=backend.files, per_minute=100)  # bytes too: files of 1.5 MiB, one a session
+    size = 3 * MAX_ADDRESS_BYTES // 20
+    codes = [asyncio.run(_request(app, f"/_stcore/upload_file/b{i}/f", client="10.0.0.3", size=size)) for i in range(7)]
+    assert codes == [204] * 6 + [413]
+
+
+def test_an_address_whose_sessions_hold_nothing_is_forgotten():
+    backend = SlowUploads()
+    now = [0.0]
+    app = UploadQuota(backend, held=backend.files, per_minute=5, clock=lambda: now[0])
+    assert asyncio.run(_request(app, "/_stcore/upload_file/s1/f")) == 204
+    now[0] += 61
+    assert asyncio.run(_request(app, "/_stcore/upload_file/t1/f", client="10.0.0.2")) == 204
+    assert app.bookkeeping()[1] == {"10.0.0.1", "10.0.0.2"}  # 10.0.0.1's session still holds its file
+    backend.held.clear()  # every file freed
+    now[0] += 61
+    asyncio.run(_request(app, "/_stcore/upload_file/u1/f", client="10.0.0.3"))
+    assert app.bookkeeping()[1] == {"10.0.0.3"}

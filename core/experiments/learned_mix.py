@@ -308,7 +308,7 @@ def run_learned_mix(models: Sequence, *, corpus: str | None = None, sentences: S
         try:  # the features take most of a task's time, the trainings the rest
             data = builders[task](scaled_progress(sub, 0.0, 0.7))
         except LabError as err:
-            out["skipped"][task] = {"zh": err.message("zh"), "en": err.message("en")}
+            out["skipped"][task] = {lang: err.message(lang, markdown=True) for lang in ("zh", "en")}
             continue
         out["tasks"][task] = run_task(data, progress=scaled_progress(sub, 0.7, 1.0), **train_kw)
     out["seconds"] = round(time.time() - t0, 1)

@@ -96,7 +96,7 @@ def resolve(model) -> tuple[Encoder | None, str, dict | None]:
     try:
         encoder = load_encoder(str(model))
     except LabError as err:
-        return None, str(model), {"zh": err.message("zh"), "en": err.message("en")}
+        return None, str(model), {"zh": err.message("zh", markdown=True), "en": err.message("en", markdown=True)}
     return encoder, encoder.name, None
 
 

@@ -98,7 +98,9 @@ def _load_once(key: str) -> Encoder:
         encoder = loaders.load(key)
     except LabError as err:
         if key not in catalogue.EMBEDDED:  # embedded checks are instant and may pass after retraining
-            _remember_failure(key, err)
+            # a copy without the traceback: the raised error's frames (and its cause's) hold what the load built,
+            # a model of gigabytes kept alive for as long as the failure is remembered
+            _remember_failure(key, LabError(err.code, **err.params))
         raise
     with _state_lock:
         _cache[key] = encoder

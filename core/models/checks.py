@@ -1,7 +1,9 @@
 """What a model must pass before it is used, whichever code loads it: safetensors only, a size a presenter's
-server can hold, a tokenizer that fits the embeddings, weights that cover the model."""
+server can hold, sizes and rates that make sense, a tokenizer that fits the embeddings, weights that cover the
+model."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -17,6 +19,12 @@ MAX_MODEL_PARAMS = 150_000_000
 # Heads a checkpoint may lack: a masked LM saved without next-sentence prediction has neither (then the
 # model is loaded as a plain masked LM, without them). Any other weight missing would be random.
 OPTIONAL_HEADS = re.compile(r"(^|\.)(pooler|seq_relationship)\.")
+# The sizes a BERT-family config gives (BERT, RoBERTa, ELECTRA, ALBERT; DistilBERT's own names), each a whole
+# number of at least 1: -1000 layers made the parameter estimate negative, under any limit, and the model was
+# built anyway (gigabytes); -1 layers loaded a model of no layers without a word; zero heads divided by zero.
+SIZE_FIELDS = ("vocab_size", "hidden_size", "dim", "num_hidden_layers", "n_layers", "num_attention_heads", "n_heads",
+               "intermediate_size", "hidden_dim", "max_position_embeddings", "type_vocab_size", "embedding_size",
+               "num_hidden_groups", "inner_group_num")
 
 
 def refuse_pickle_only(directory: Path, name: str) -> None:
@@ -27,10 +35,39 @@ def refuse_pickle_only(directory: Path, name: str) -> None:
             raise LabError("unsafe_weights", name=name, files=", ".join(sorted(pickles)))
 
 
+def _shown(value: object) -> str:
+    """A config value as the message shows it: short (a crafted config may hold a million-digit number)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_rate(value: object) -> bool:
+    return (not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+            and 0 <= value < 1)
+
+
+def check_config(config, name: str) -> None:
+    """Every size in ``SIZE_FIELDS`` the config has a whole number of at least 1, every dropout rate (a field
+    named ``*dropout*``; None is no dropout) a finite number in [0, 1), the attention heads dividing the hidden
+    width: checked before the size is estimated and before anything is built (a NaN rate made every forward
+    pass fail; a negative size passed the size limit)."""
+    for field in SIZE_FIELDS:
+        value = getattr(config, field, None)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise LabError("config_not_size", name=name, field=field, value=_shown(value))
+    for field, value in config.to_dict().items():
+        if "dropout" in field and value is not None and not _is_rate(value):
+            raise LabError("config_bad_rate", name=name, field=field, value=_shown(value))
+    hidden, heads = getattr(config, "hidden_size", None), getattr(config, "num_attention_heads", None)
+    if hidden is not None and heads is not None and hidden % heads:
+        raise LabError("config_heads", name=name, heads=heads, hidden=hidden)
+
+
 def estimated_parameters(config) -> int:
     """The parameters of a BERT-family masked LM with next-sentence head, from its config alone (BERT, RoBERTa,
     ELECTRA, ALBERT, DistilBERT attribute names): embeddings, layers, MLM head (output tied to the input
-    embeddings unless the config says otherwise), pooler. ALBERT counts its shared layer groups once."""
+    embeddings unless the config says otherwise), pooler. ALBERT counts its shared layer groups once. The config
+    must have passed :func:`check_config` (a negative size gives a negative count)."""
     def size(*names: str, default: int = 0) -> int:
         return next((int(getattr(config, n)) for n in names if getattr(config, n, None) is not None), default)
 
@@ -48,6 +85,8 @@ def estimated_parameters(config) -> int:
 
 
 def check_size(config, name: str) -> None:
+    """:func:`check_config`, then the estimated parameters within ``LAB_MAX_MODEL_PARAMS``."""
+    check_config(config, name)
     limit = int(env_number(MAX_PARAMS_ENV, MAX_MODEL_PARAMS))
     params = estimated_parameters(config)
     if params > limit:

@@ -61,8 +61,9 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
     """A BERT-family masked LM from a local directory or the hub, with eager attention.
 
     Weights are read through safetensors only (``use_safetensors=True``); remote code is never
-    trusted. Refused before the weights are read: a config larger than ``LAB_MAX_MODEL_PARAMS`` allows, a
-    tokenizer whose size is not the config's ``vocab_size``; after: weights that do not cover the model. A
+    trusted. Refused before the weights are read: a config with a size or dropout rate out of range
+    (``checks.check_config``) or larger than ``LAB_MAX_MODEL_PARAMS`` allows, a tokenizer whose size is not the
+    config's ``vocab_size``; after: weights that do not cover the model. A
     hub id that is not cached and cannot be downloaded raises ``hub_offline``, a hub that does not answer
     within ``LAB_HUB_TIMEOUT_S`` ``hub_timeout``.
     """
