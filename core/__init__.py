@@ -1,1 +1,26 @@
-"""Pure-Python core of the ELMo→BERT Lab (no Streamlit imports)."""
+"""Pure-Python core of the ELMo→BERT Lab (no Streamlit imports).
+
+One package, one import name per process: ``core`` in a clone (the app, the tests, the notebook), ``elmo_bert_lab``
+when installed (``pip install .``). Both names may be importable at once (an editable install inside the clone);
+a process that imported one and then the other would hold every module twice, with two model caches and two
+``LabError`` classes that ``except`` cannot tell apart, so the second import is refused with the reason.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_NAMES = ("core", "elmo_bert_lab")
+
+
+def _refuse_a_second_name() -> None:
+    here = Path(__file__).resolve()
+    for other in _NAMES:
+        module = sys.modules.get(other)
+        if other != __name__ and module is not None and getattr(module, "__file__", None) \
+                and Path(module.__file__).resolve() == here:
+            raise ImportError(f"this process already imported the ELMo→BERT Lab as `{other}`; importing it again "
+                              f"as `{__name__}` would load every module twice. Use one name: `{other}`.")
+
+
+_refuse_a_second_name()

@@ -275,8 +275,19 @@ def cmd_right_context(args) -> None:
                         for metric in METRICS}})
 
 
+INSTALLED_SCRIPT = "elmo-bert-lab"  # pyproject.toml's [project.scripts]
+
+
+def program_name() -> str:
+    """The command as the user typed it: the installed script, or ``python -m`` with this package's own name
+    (``core`` in a clone, ``elmo_bert_lab`` when installed), so the usage line names a command that exists."""
+    if os.path.basename(sys.argv[0]) == INSTALLED_SCRIPT:
+        return INSTALLED_SCRIPT
+    return f"python -m {__package__ or 'core'}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description="ELMo→BERT Lab engine")
+    parser = argparse.ArgumentParser(prog=program_name(), description="ELMo→BERT Lab engine")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("models", help="list models").set_defaults(func=cmd_models)
     embed = sub.add_parser("embed", help="per-layer vectors of every occurrence of a word (JSON Lines)")

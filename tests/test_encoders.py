@@ -77,8 +77,8 @@ def test_hub_id_offline_gives_instructions(monkeypatch, tmp_path):
     with pytest.raises(LabError) as err:
         load_encoder("bert-base-chinese")
     assert err.value.code == "hub_offline"
-    assert "huggingface-cli download bert-base-chinese" in err.value.message("en")
-    assert "huggingface-cli download bert-base-chinese" in err.value.message("zh")
+    assert "hf download bert-base-chinese" in err.value.message("en")
+    assert "hf download bert-base-chinese" in err.value.message("zh")
 
 
 def test_pickle_only_directory_is_refused(tmp_path, tiny_bert_dir):
