@@ -16,9 +16,8 @@ _NAMES = ("core", "elmo_bert_lab")
 def _refuse_a_second_name() -> None:
     here = Path(__file__).resolve()
     for other in _NAMES:
-        module = sys.modules.get(other)
-        if other != __name__ and module is not None and getattr(module, "__file__", None) \
-                and Path(module.__file__).resolve() == here:
+        file = getattr(sys.modules.get(other), "__file__", None)
+        if other != __name__ and file is not None and Path(file).resolve() == here:
             raise ImportError(f"this process already imported the ELMo→BERT Lab as `{other}`; importing it again "
                               f"as `{__name__}` would load every module twice. Use one name: `{other}`.")
 
