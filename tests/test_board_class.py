@@ -208,9 +208,13 @@ def test_a_sentence_is_stored_normalised(store, apple, typed, stored):
     assert store.contributions(apple.id)[-1].sentence == stored
 
 
-def test_the_readme_says_what_the_filter_does():
-    readme = (board.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "NFKC" in readme and "Cf" in readme
+def test_the_readme_says_what_the_board_does():
+    from pathlib import Path
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "NFKC" in readme and "category Cf" in readme and "variation selectors" in readme
+    assert f"at most {board.MAX_WORD_REPEATS} times" in readme and "first** occurrence only" in readme
+    assert f"{board.DEFAULT_ORIGIN_LIMIT} per network address" in readme
+    assert "30 per network address" not in readme and "a hash of the address" not in readme
 
 
 # ---- 6. the store's hygiene --------------------------------------------------------------------------------
@@ -284,3 +288,14 @@ def test_a_database_outage_is_one_message_and_the_store_recovers(store, apple, t
     assert err.value.code == "board_db_down"
     os.remove(blocked)
     assert board_store(url).board("nothing") is None  # the page's next run opens it
+
+
+def test_the_server_refuses_a_short_board_secret_at_start(monkeypatch, capsys):
+    import serve
+    assert (serve.BOARD_SECRET_ENV, serve.MIN_BOARD_SECRET_CHARS) == (board.SECRET_ENV, board.MIN_SECRET_CHARS)
+    monkeypatch.setenv(board.SECRET_ENV, "short")
+    with pytest.raises(SystemExit) as stopped:
+        serve.refuse_short_board_secret()
+    assert stopped.value.code == 2 and "LAB_BOARD_SECRET" in capsys.readouterr().err
+    monkeypatch.setenv(board.SECRET_ENV, "long-enough-secret")
+    serve.refuse_short_board_secret()

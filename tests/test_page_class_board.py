@@ -180,3 +180,19 @@ def test_the_secret_box_takes_every_bad_input(store, case):
     assert not MODERATION_KEYS & keys(at) and not any(RAW_HTML.search(e.value) for e in at.error)
     if CASES[case]:
         assert at.error, f"a wrong secret {case!r} must be told"
+
+
+def test_a_database_outage_is_one_message_and_the_page_comes_back(store, apple, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    def down(*_args, **_kwargs):
+        raise OperationalError("SELECT", {}, Exception("the database server is gone"))
+    with monkeypatch.context() as m:
+        m.setattr(store.engine, "connect", down)
+        m.setattr(store.engine, "begin", down)
+        at = run({"board": apple.id})
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and "数据库暂时无法访问" in errors[0], errors
+        assert "OperationalError" not in " ".join(errors)
+    at.run()  # what the page's own retry does once the database answers
+    assert not at.error and at.text_input(key="board_sentence") is not None

@@ -41,7 +41,11 @@ def projector(store: Store, b: Board) -> None:
 
 
 def _live(store: Store, b: Board) -> None:
-    b = store.board(b.id) or b  # each refresh reads the board again: locked or closed from another session
+    try:  # each refresh reads the board again: locked or closed from another session
+        b = store.board(b.id) or b
+    except LabError as err:  # the database unreachable: said, and the next refresh tries again
+        show_error(err)
+        return
     if b.state == "closed":
         show_error(LabError("board_unknown"))
         return
@@ -92,14 +96,31 @@ def lecturer_home(store: Store) -> None:
         projector(store, current)
 
 
-store = attempt(board_store)  # a database that cannot be reached is a message, not a traceback
-if store is None:
+def _unreachable(err: LabError) -> None:
+    """The database cannot be reached: one message, and the page runs again by itself once it answers."""
+    show_error(err)
+    st.fragment(run_every=RETRY_S)(_retry)()
+
+
+def _retry() -> None:
+    try:
+        board_store().board("")
+    except LabError:
+        return
+    st.rerun()
+
+
+RETRY_S = 5.0
+try:  # a database that cannot be reached is one message (core.board_store says board_db_down), not a traceback
+    store = board_store()
+    board_id = st.query_params.get("board")
+    current = store.board(board_id) if board_id else None
+except LabError as err:
+    _unreachable(err)
     st.stop()
-board_id = st.query_params.get("board")
 if not board_id:
     lecturer_home(store)
     st.stop()
-current = attempt(store.board, board_id)
 if current is None or current.state == "closed":
     show_error(LabError("board_unknown"))
 elif st.query_params.get("view") == "projector":
