@@ -299,3 +299,33 @@ def test_the_server_refuses_a_short_board_secret_at_start(monkeypatch, capsys):
     assert stopped.value.code == 2 and "LAB_BOARD_SECRET" in capsys.readouterr().err
     monkeypatch.setenv(board.SECRET_ENV, "long-enough-secret")
     serve.refuse_short_board_secret()
+
+
+def test_a_database_from_before_is_brought_up_to_date(tmp_path, monkeypatch):
+    """A board file written by the old schema (global ids, unsalted origins): the columns added, the numbers kept,
+    the old origins dropped, and the board takes new sends numbered on from its own."""
+    import sqlite3
+    monkeypatch.setenv(board.SECRET_ENV, SECRET)
+    monkeypatch.setenv("LAB_DATA_DIR", str(tmp_path))
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript("""
+            CREATE TABLE boards (id VARCHAR(16) PRIMARY KEY, word VARCHAR(40) NOT NULL, senses TEXT NOT NULL,
+                model VARCHAR(200) NOT NULL, state VARCHAR(8) NOT NULL, created FLOAT NOT NULL);
+            CREATE TABLE contributions (id INTEGER PRIMARY KEY AUTOINCREMENT, board VARCHAR(16) NOT NULL,
+                client VARCHAR(64) NOT NULL, origin VARCHAR(64) NOT NULL, sentence TEXT NOT NULL, sense VARCHAR(40),
+                status VARCHAR(10) NOT NULL, created FLOAT NOT NULL);
+            INSERT INTO boards VALUES ('old', '苹果', '[]', 'elmo', 'open', 1.0);
+            INSERT INTO contributions VALUES (12, 'old', 'tok', 'a1b2c3d4e5f6', '我吃苹果。', NULL, 'shown', 1.0);
+            INSERT INTO contributions VALUES (13, 'old', 'tok', 'a1b2c3d4e5f6', '苹果手机。', NULL, 'shown', 2.0);
+        """)
+    store = Store(f"sqlite:///{path}")
+    assert [c.id for c in store.contributions("old")] == [12, 13]
+    with store.engine.connect() as conn:
+        assert set(conn.execute(select(contributions.c.origin)).scalars()) == {""}
+    old = store.board("old")
+    assert old is not None and old.salt
+    assert board.send(store, "old", phone(store, old), "o", "又一个苹果", None) == 14
+    fresh = board.open_board(store, SECRET, "苹果", "", "elmo")
+    assert board.send(store, fresh.id, phone(store, fresh), "o", "新的苹果", None) == 1
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
