@@ -10,6 +10,7 @@ per session and per client address (``deploy/upload_quota.py``); Streamlit's ``/
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 import time
@@ -18,10 +19,23 @@ from contextlib import asynccontextmanager
 import streamlit as st
 from starlette.middleware import Middleware
 
+from core.errors import LabError
 from deploy.closed_metrics import ClosedMetrics
 from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"
+# core.board's (not imported here: it is heavy, and the server listens before it loads)
+BOARD_SECRET_ENV, MIN_BOARD_SECRET_CHARS = "LAB_BOARD_SECRET", 12
+
+
+def refuse_short_board_secret() -> None:
+    """A ``LAB_BOARD_SECRET`` shorter than the class board takes stops the server before it listens, with a message
+    saying so (in both languages) instead of a board nobody can sign in to."""
+    secret = os.environ.get(BOARD_SECRET_ENV, "").strip()
+    if secret and len(secret) < MIN_BOARD_SECRET_CHARS:
+        err = LabError("board_secret_short", limit=MIN_BOARD_SECRET_CHARS, count=len(secret))
+        print(f"{err.message('zh')}\n{err.message('en')}", file=sys.stderr, flush=True)
+        sys.exit(2)
 
 
 def _warm() -> None:
@@ -43,4 +57,5 @@ async def lifespan(_app):
     yield
 
 
+refuse_short_board_secret()
 app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(ClosedMetrics), Middleware(UploadQuota)])

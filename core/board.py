@@ -4,10 +4,16 @@ shows where each sentence's word lands (``app_pages/class_board/``). Pure Python
 - :func:`open_board` / :func:`moderate`: the lecturer's actions, each checked against the lecturer secret
   (:func:`lecturer_secret`: ``LAB_BOARD_SECRET``, else generated once into the data folder and printed in the
   server log), so a student's browser cannot forge them whatever it sends.
-- :func:`send` / :func:`withdraw`: a student's actions. A sentence passes the project's input checks (controls
-  stripped, not empty, within a limit), must contain the word, and must not hold a word of the project's vulgar
-  list; sends are limited per browser and per network origin, counted in the database so that every process of
-  a lecture hall counts the same sends.
+- :func:`issue_identity`: a student's browser identity, issued and signed by the server (HMAC under the
+  database's own key), kept in the join link's ``me``; a script cannot make one up, and the server issues a
+  bounded number per network address per minute.
+- :func:`send` / :func:`withdraw`: a student's actions. A sentence is normalised first (NFKC, format characters
+  dropped: ``core.safe_text.normalise``), then passes the project's input checks (controls stripped, not empty,
+  within a limit), must contain the word (at most :data:`MAX_WORD_REPEATS` times: the board draws the first
+  occurrence only, one sentence one point), and must not hold a word of the project's vulgar list; sends are
+  limited per identity and per network origin, and the board to :data:`MAX_CONTRIBUTIONS`, each checked in the
+  transaction that inserts (``core.board_store.Store.add_checked``), so concurrent sends and every process of a
+  lecture hall count the same sends.
 - :func:`join_url` / :func:`qr_svg`: the link students open (``LAB_BOARD_URL``) and its QR code, drawn here.
 - :func:`mix_points`: ELMo's mix (uniform s) of the class's vectors in the board's projection frame.
   The projection, similarities and nearest-neighbour sense accuracy per layer are the static-vs-contextual
@@ -15,6 +21,7 @@ shows where each sentence's word lands (``app_pages/class_board/``). Pure Python
 """
 from __future__ import annotations
 
+import base64
 import csv
 import hashlib
 import hmac
@@ -22,6 +29,7 @@ import io
 import ipaddress
 import logging
 import os
+import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -29,11 +37,11 @@ from urllib.parse import urlencode, urlsplit
 
 import segno
 
-from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Store, data_dir
+from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Limits, Store, data_dir, private_dir
 from .errors import LabError
 from .models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from .occurrences import MAX_SENTENCES, find_spans
-from .safe_text import csv_safe
+from .safe_text import csv_safe, normalise
 from .validation import check_length, check_text
 from .vectors.mix import MixView, mix_view
 from .vectors.parsing import strip_controls
@@ -52,8 +60,13 @@ MAX_WORD_CHARS = 10
 MAX_SENSES, MAX_SENSE_CHARS = 6, 12
 MAX_CONTRIBUTIONS = MAX_SENTENCES  # what one projection takes
 WINDOW_S = 60.0
-CLIENT_LIMIT = 5  # sends per browser per minute: a class sends one or two sentences each
-DEFAULT_ORIGIN_LIMIT = 30  # sends per network origin per minute (a phone that opens many sessions)
+CLIENT_LIMIT = 5  # sends per browser identity per minute: a class sends one or two sentences each
+# sends per network origin per minute: a class of 60 phones behind one NAT address, each at its own limit
+DEFAULT_ORIGIN_LIMIT = 300
+JOIN_LIMIT = 120  # identities issued per network origin per board per minute: 60 phones, each opening twice
+MAX_WORD_REPEATS = 3  # times a sentence may hold the word (only the first becomes a point)
+MIN_SECRET_CHARS = 12  # LAB_BOARD_SECRET shorter than this is refused at startup
+GUESS_LIMIT = 5  # wrong lecturer secrets per network origin per minute, then the sign-in waits
 ACTIONS = ("hide", "show", "lock", "unlock", "clear", "close")
 
 
@@ -64,16 +77,17 @@ def lecturer_secret() -> str:
     only, shared by the hall's processes on this machine). Printed in the server log on its first use."""
     secret = os.environ.get(SECRET_ENV, "").strip()
     if secret:
+        if len(secret) < MIN_SECRET_CHARS:
+            raise LabError("board_secret_short", limit=MIN_SECRET_CHARS, count=len(secret))
         return secret
-    path = data_dir() / "lecturer-secret"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = private_dir(data_dir()) / "lecturer-secret"
     if not path.exists():
         # written whole, then linked into place: the hall's processes start together, and none may read a half
         # written file; link fails for all but the first
         draft = path.with_name(f".lecturer-secret.{os.getpid()}")
         fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_urlsafe(9))
+            f.write(secrets.token_urlsafe(12))
         try:
             os.link(draft, path)
         except FileExistsError:
@@ -94,6 +108,20 @@ def is_lecturer(given: str | None) -> bool:
     return bool(given) and hmac.compare_digest(str(given).encode(), lecturer_secret().encode())
 
 
+def sign_in(store: Store, given: str | None, address: str | None, now: float | None = None) -> bool:
+    """The lecturer's sign-in: whether ``given`` is the secret. A wrong one is counted per network address; after
+    :data:`GUESS_LIMIT` within a minute, LabError ``board_guess_locked`` until the minute has passed (the right
+    secret too: a guesser learns nothing from the answer)."""
+    now = time.time() if now is None else now
+    origin = _salted(store.key().hex(), origin_of(address))
+    if store.count_events("", "guess", origin, now - WINDOW_S) >= GUESS_LIMIT:
+        raise LabError("board_guess_locked", seconds=int(WINDOW_S))
+    if is_lecturer(given):
+        return True
+    store.add_event("", "guess", origin, 0, WINDOW_S, now)
+    return False
+
+
 def _require_lecturer(given: str | None) -> None:
     if not is_lecturer(given):
         raise LabError("board_forbidden")
@@ -101,7 +129,7 @@ def _require_lecturer(given: str | None) -> None:
 
 def parse_senses(text: str | None) -> tuple[str, ...]:
     """The senses the students choose from: comma-, 、- or line-separated, at most 6 of 12 characters each."""
-    clean, _ = strip_controls(text or "")
+    clean, _ = strip_controls(normalise(text or ""))
     for sep in "，、\n;；":
         clean = clean.replace(sep, ",")
     senses = tuple(dict.fromkeys(s.strip() for s in clean.split(",") if s.strip()))
@@ -115,7 +143,7 @@ def parse_senses(text: str | None) -> tuple[str, ...]:
 def open_board(store: Store, secret: str | None, word: str, senses_text: str | None, model: str) -> Board:
     """A new board for ``word`` (LabError for a wrong secret, an empty or long word, bad senses, unknown model)."""
     _require_lecturer(secret)
-    clean, _ = strip_controls(word or "")
+    clean, _ = strip_controls(normalise(word or ""))
     clean = " ".join(clean.split())
     if not clean:
         raise LabError("empty_word")
@@ -182,25 +210,69 @@ def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
 
 
 def origin_of(address: str | None) -> str:
-    """A network origin as a short hash: what the rate limit compares, without storing an address."""
-    return hashlib.sha256(f"class-board:{address or '?'}".encode()).hexdigest()[:16]
+    """What the per-origin limits compare: the address, which is never stored as is (:func:`send` keeps an HMAC
+    of it under the board's random salt, for one minute)."""
+    return address or "?"
+
+
+def _salted(salt: str, origin: str) -> str:
+    return hmac.new(salt.encode(), f"class-board:{origin}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def origin_limit() -> int:
-    """Sends per origin per minute (``LAB_BOARD_ORIGIN_LIMIT``; 0 turns the check off, e.g. for a load test
-    whose simulated students all come from one machine)."""
+    """Sends per origin per minute (``LAB_BOARD_ORIGIN_LIMIT``; 0 turns the per-origin checks off, the sends and
+    the identities issued)."""
     try:
         return max(0, int(os.environ.get(ORIGIN_LIMIT_ENV, DEFAULT_ORIGIN_LIMIT)))
     except ValueError:
         return DEFAULT_ORIGIN_LIMIT
 
 
+def _signature(store: Store, board_id: str, public: str) -> str:
+    digest = hmac.new(store.key(), f"{board_id}|{public}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")[:22]
+
+
+def client_id(me: str | None) -> str:
+    """The public half of an identity: what the database stores with a contribution (the signature, which lets
+    its holder withdraw, stays in the browser)."""
+    return str(me or "").partition(".")[0]
+
+
+def valid_identity(store: Store, board_id: str, me: str | None) -> bool:
+    """Whether ``me`` is an identity this server issued for this board."""
+    public, dot, signature = str(me or "").partition(".")
+    return bool(dot and IDENTITY.fullmatch(public)) and hmac.compare_digest(
+        signature.encode(), _signature(store, board_id, public).encode())
+
+
+IDENTITY = re.compile(r"[A-Za-z0-9_-]{16}")
+
+
+def issue_identity(store: Store, board_id: str, me: str | None, origin: str, now: float | None = None) -> str:
+    """``me`` when it is this board's valid identity (a reload of the join link keeps it), else a new one: a random
+    public half and its HMAC under the database's key, at most :data:`JOIN_LIMIT` per origin per minute
+    (LabError ``board_join_rate``)."""
+    if valid_identity(store, board_id, me):
+        return str(me)
+    board = _usable(store, board_id)
+    limit = JOIN_LIMIT if origin_limit() else 0
+    if not store.add_event(board_id, "join", _salted(board.salt, origin), limit, WINDOW_S, now):
+        raise LabError("board_join_rate", limit=JOIN_LIMIT)
+    public = secrets.token_urlsafe(12)
+    return f"{public}.{_signature(store, board_id, public)}"
+
+
 def check_sentence(board: Board, text: str | None, sense: str | None) -> tuple[str, str | None]:
-    """The sentence as stored (control characters dropped, one line) and the sense, or LabError why not."""
-    clean, _ = strip_controls(text or "")
+    """The sentence as stored (normalised, control characters dropped, one line) and the sense, or LabError why
+    not."""
+    clean, _ = strip_controls(normalise(text or ""))
     sentence = check_text(" ".join(clean.split()), MAX_SENTENCE_CHARS)
-    if not find_spans(sentence, board.word):
+    found = len(find_spans(sentence, board.word))
+    if not found:
         raise LabError("board_no_word", word=board.word)
+    if found > MAX_WORD_REPEATS:
+        raise LabError("board_word_repeated", word=board.word, count=found, limit=MAX_WORD_REPEATS)
     if contains_vulgar(sentence):
         raise LabError("board_vulgar")
     if sense is not None and sense not in board.senses:
@@ -217,26 +289,30 @@ def _usable(store: Store, board_id: str) -> Board:
 
 def send(store: Store, board_id: str, client: str, origin: str, text: str | None, sense: str | None,
          now: float | None = None) -> int:
-    """Store a student's sentence; its id once committed. LabError for a closed or locked board, a sentence
-    the checks refuse, too many sends from this browser or origin, or a full board."""
+    """Store a student's sentence; its number on the board once committed. ``client``: the identity
+    :func:`issue_identity` gave the browser. LabError for a closed or locked board, an identity the server did
+    not issue, a sentence the checks refuse, too many sends from this identity or origin, or a full board (the
+    limits and the insert in one transaction)."""
     board = _usable(store, board_id)
     if board.state == "locked":
         raise LabError("board_locked")
+    if not valid_identity(store, board_id, client):
+        raise LabError("board_identity")
     sentence, sense = check_sentence(board, text, sense)
-    since = (time.time() if now is None else now) - WINDOW_S
-    if store.recent_sends(board_id, since, client=client) >= CLIENT_LIMIT:
-        raise LabError("board_rate", limit=CLIENT_LIMIT)
-    limit = origin_limit()
-    if limit and store.recent_sends(board_id, since, origin=origin) >= limit:
-        raise LabError("board_rate", limit=limit)
-    if len(store.contributions(board_id)) >= MAX_CONTRIBUTIONS:
-        raise LabError("board_full", limit=MAX_CONTRIBUTIONS)
-    return store.add(board_id, client, origin, sentence, sense)
+    limits = Limits(WINDOW_S, CLIENT_LIMIT, origin_limit(), MAX_CONTRIBUTIONS)
+    return store.add_checked(board_id, client_id(client), _salted(board.salt, origin), sentence, sense, limits, now)
 
 
 def withdraw(store: Store, board_id: str, contribution_id: int, client: str) -> bool:
-    """A student takes back their own contribution (only the browser that sent it can)."""
-    return store.set_status(board_id, contribution_id, WITHDRAWN, client=client)
+    """A student takes back their own contribution (only the browser that holds its signed identity can)."""
+    if not valid_identity(store, board_id, client):
+        return False
+    return store.set_status(board_id, contribution_id, WITHDRAWN, client=client_id(client))
+
+
+def is_mine(contribution: Contribution, me: str | None) -> bool:
+    """Whether ``contribution`` was sent with the identity ``me``."""
+    return bool(me) and contribution.client == client_id(me)
 
 
 # ---- what the projector shows ---------------------------------------------------------------------------

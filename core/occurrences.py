@@ -95,17 +95,18 @@ def check_sentences(sentences: Sequence[str], max_chars: int) -> None:
 
 
 def word_vectors(encoder: Encoder, sentences: list[str], word: str,
-                 labels: Sequence[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None
-                 ) -> WordVectors:
+                 labels: Sequence[str | None] | None = None, encodings: Mapping[int, Encoding] | None = None,
+                 first_only: bool = False) -> WordVectors:
     """Every occurrence of ``word`` in ``sentences`` with its per-layer vectors; ``encodings``: those of the
-    sentences that hold the word, by sentence index, when the caller has them already."""
+    sentences that hold the word, by sentence index, when the caller has them already. ``first_only``: each
+    sentence's first occurrence only (the class board: one sentence, one point)."""
     word = (word or "").strip()
     if not word:
         raise LabError("empty_word")
     sentences = [s for s in sentences]
     check_sentences(sentences, MAX_SENTENCE_CHARS)
     labels = labels or [None] * len(sentences)
-    spans = [find_spans(s, word) for s in sentences]
+    spans = [find_spans(s, word)[:1] if first_only else find_spans(s, word) for s in sentences]
     missing = [i for i, found in enumerate(spans) if not found]
     result = WordVectors(word, encoder.name, list(encoder.layer_names), [], missing)
 

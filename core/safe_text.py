@@ -3,6 +3,7 @@ and the rule for model names, which pages show in labels and messages."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Markdown/HTML syntax, Streamlit's ":colour[...]" / ":material/...:" directives (":") and entities ("&")
 _MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:&")
@@ -51,3 +52,44 @@ def well_formed_model_name(name: str) -> bool:
     return (0 < len(name) <= MAX_MODEL_NAME_CHARS and _MODEL_NAME_CHARS.fullmatch(name) is not None
             and not autolinks(name)
             and all(len(part.encode("utf-8", "surrogatepass")) <= _MAX_PATH_PART_BYTES for part in name.split("/")))
+
+
+# ---- one form of a student's text before any check ---------------------------------------------------------
+
+# Chinese typing's own punctuation is fullwidth: NFKC would turn "，！？（）：；" into ASCII, so those stay as typed
+_KEPT_FULLWIDTH = frozenset(chr(c) for c in range(0xFF01, 0xFF10)) | frozenset(chr(c) for c in range(0xFF1A, 0xFF21)) \
+    | frozenset(chr(c) for c in range(0xFF3B, 0xFF41)) | frozenset(chr(c) for c in range(0xFF5B, 0xFF66)) | {"\u3000"}
+
+
+def normalise(text: str) -> str:
+    """``text`` as the class board stores and checks it: Unicode NFKC (fullwidth letters and digits, compatibility
+    ideographs, ligatures become their plain forms; Chinese fullwidth punctuation stays), with every format
+    character dropped (category Cf: zero-width space / joiner / non-joiner, soft hyphen, word joiner, bidi
+    overrides and isolates, BOM) and the variation selectors (which NFKC keeps). Controls are the caller's
+    (``strip_controls``)."""
+    parts, start = [], 0
+    for i, char in enumerate(text):
+        if char in _KEPT_FULLWIDTH:
+            parts += [unicodedata.normalize("NFKC", text[start:i]), char]
+            start = i + 1
+    parts.append(unicodedata.normalize("NFKC", text[start:]))
+    return "".join(c for c in "".join(parts) if not _invisible(c))
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return (unicodedata.category(char) == "Cf" or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+            or char == "\u034f")  # COMBINING GRAPHEME JOINER: no width, hides between two characters
+
+
+# what may stand between two Chinese characters to break a word for a substring test without changing it
+_SPACER = re.compile(r"(?<=[\u3400-\u9fff\uf900-\ufaff])[\s*_\-.·•~・'\"`^|/\\]+(?=[\u3400-\u9fff\uf900-\ufaff])")
+
+
+def filter_form(text: str, traditional: dict[str, str] | None = None) -> str:
+    """The form a word filter compares: :func:`normalise`, lower case, spaces and spacer symbols between two
+    Chinese characters removed (傻 逼, 傻*逼), Traditional characters mapped to Simplified by ``traditional``."""
+    form = _SPACER.sub("", normalise(text).casefold())
+    if traditional:
+        form = "".join(traditional.get(c, c) for c in form)
+    return form

@@ -1,7 +1,10 @@
 """Vulgar-word filter shared by corpus cleaning and the fill-mask candidate lists.
 
 The list (``assets/wordlists/vulgar-zh.txt``) only holds words that are vulgar wherever they occur,
-so a plain substring test is enough. A fill-mask candidate is hidden when putting it in the blank
+so a plain substring test is enough, on the text's filter form (``core.safe_text.filter_form``: NFKC, format
+characters dropped, lower case, spaces and spacer symbols between Chinese characters removed, the Traditional
+spellings of the list's characters mapped to Simplified: 傻\u200b逼, 傻 逼, 他媽的, 雞巴, 傻B are all caught).
+A fill-mask candidate is hidden when putting it in the blank
 creates such a word that the text did not contain before (牛[MASK] + 逼 → 牛逼), so a lecturer's own
 sentence is never judged, only what the model proposes.
 """
@@ -11,8 +14,15 @@ import functools
 import re
 
 from .paths import ASSETS
+from .safe_text import filter_form
 
 WORDLIST = ASSETS / "wordlists" / "vulgar-zh.txt"
+
+# Traditional (and variant) spellings of the characters the list is written with: enough for the filter, which
+# compares Simplified text (no conversion library is a dependency of the project)
+TRADITIONAL = {"筆": "笔", "裝": "装", "樣": "样", "雞": "鸡", "難": "难", "賤": "贱", "貨": "货", "馬": "马",
+               "媽": "妈", "爺": "爷", "臥": "卧", "滾": "滚", "妳": "你", "艸": "艹", "鷄": "鸡", "個": "个",
+               "們": "们", "孃": "娘"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -27,7 +37,8 @@ def _pattern() -> re.Pattern:
 
 
 def contains_vulgar(text: str) -> bool:
-    return _pattern().search(text or "") is not None
+    """Whether ``text``'s filter form holds a word of the list."""
+    return _pattern().search(filter_form(text or "", TRADITIONAL)) is not None
 
 
 def creates_vulgar(before: str, filling: str, after: str) -> bool:

@@ -21,14 +21,25 @@ def store(tmp_path, monkeypatch) -> Store:
     return Store(f"sqlite:///{tmp_path / 'board.sqlite3'}")
 
 
+_IDENTITIES: dict[tuple[str, str], str] = {}
+
+
+def me(store: Store, b, name: str) -> str:
+    """The identity the server issued to the browser called ``name`` (one per name and board, as a reload keeps)."""
+    key = (b.id, name)
+    if key not in _IDENTITIES:
+        _IDENTITIES[key] = board.issue_identity(store, b.id, None, f"address-of-{name}")
+    return _IDENTITIES[key]
+
+
 @pytest.fixture
 def apple(store):
     return board.open_board(store, SECRET, "苹果", "水果，公司", "elmo")
 
 
 def test_sqlite_is_in_wal_mode_and_a_second_store_sees_every_send(store, apple, tmp_path):
-    first = board.send(store, apple.id, "phone-a", "o1", "我吃了一个苹果。", "水果")
-    board.send(store, apple.id, "phone-b", "o2", "苹果发布了新手机。", "公司")
+    first = board.send(store, apple.id, me(store, apple, "phone-a"), "o1", "我吃了一个苹果。", "水果")
+    board.send(store, apple.id, me(store, apple, "phone-b"), "o2", "苹果发布了新手机。", "公司")
     with sqlite3.connect(tmp_path / "board.sqlite3") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     again = Store(store.url)  # another process, or the same one after a restart
@@ -48,52 +59,54 @@ def test_sqlite_is_in_wal_mode_and_a_second_store_sees_every_send(store, apple, 
 ])
 def test_a_refused_sentence_says_why_and_stores_nothing(store, apple, text, code):
     with pytest.raises(LabError) as err:
-        board.send(store, apple.id, "phone-a", "o1", text, None)
+        board.send(store, apple.id, me(store, apple, "phone-a"), "o1", text, None)
     assert err.value.code == code
     assert err.value.message("zh") and err.value.message("en")
     assert store.contributions(apple.id) == []
 
 
 def test_markup_emoji_and_controls_are_stored_as_plain_text(store, apple):
-    board.send(store, apple.id, "p1", "o", "<b>苹果</b> [链接](http://x.example) 🍎\x00\x1b真甜", None)
-    board.send(store, apple.id, "p2", "o", "苹果\n\n发布会", None)
+    board.send(store, apple.id, me(store, apple, "p1"), "o", "<b>苹果</b> [链接](http://x.example) 🍎\x00\x1b真甜",
+               None)
+    board.send(store, apple.id, me(store, apple, "p2"), "o", "苹果\n\n发布会", None)
     sentences = [c.sentence for c in store.contributions(apple.id)]
     assert sentences == ["<b>苹果</b> [链接](http://x.example) 🍎真甜", "苹果 发布会"]
 
 
 def test_sense_must_be_one_of_the_boards(store, apple):
     with pytest.raises(LabError) as err:
-        board.send(store, apple.id, "p", "o", "我吃了一个苹果。", "手机")
+        board.send(store, apple.id, me(store, apple, "p"), "o", "我吃了一个苹果。", "手机")
     assert err.value.code == "board_bad_sense"
 
 
 def test_a_flood_from_one_browser_or_one_origin_is_limited(store, apple, monkeypatch):
     for i in range(board.CLIENT_LIMIT):
-        board.send(store, apple.id, "flooder", "o1", f"苹果{i}", None, now=1000.0 + i)
+        board.send(store, apple.id, me(store, apple, "flooder"), "o1", f"苹果{i}", None)
     with pytest.raises(LabError) as err:
-        board.send(store, apple.id, "flooder", "o1", "苹果又来了", None)
+        board.send(store, apple.id, me(store, apple, "flooder"), "o1", "苹果又来了", None)
     assert err.value.code == "board_rate"
-    board.send(store, apple.id, "other-phone", "o2", "我也有一个苹果", None)  # the others are not held up
+    # the others are not held up
+    board.send(store, apple.id, me(store, apple, "other-phone"), "o2", "我也有一个苹果", None)
     monkeypatch.setenv(board.ORIGIN_LIMIT_ENV, "3")
     for i in range(2):
-        board.send(store, apple.id, f"tab-{i}", "o3", f"苹果{i}", None)
-    board.send(store, apple.id, "tab-2", "o3", "苹果3", None)
+        board.send(store, apple.id, me(store, apple, f"tab-{i}"), "o3", f"苹果{i}", None)
+    board.send(store, apple.id, me(store, apple, "tab-2"), "o3", "苹果3", None)
     with pytest.raises(LabError):
-        board.send(store, apple.id, "tab-3", "o3", "苹果4", None)
+        board.send(store, apple.id, me(store, apple, "tab-3"), "o3", "苹果4", None)
 
 
 def test_only_the_author_can_withdraw(store, apple):
-    mine = board.send(store, apple.id, "mine", "o", "我吃了一个苹果。", None)
-    assert not board.withdraw(store, apple.id, mine, "someone-else")
+    mine = board.send(store, apple.id, me(store, apple, "mine"), "o", "我吃了一个苹果。", None)
+    assert not board.withdraw(store, apple.id, mine, me(store, apple, "someone-else"))
     assert [c.id for c in store.contributions(apple.id)] == [mine]
-    assert board.withdraw(store, apple.id, mine, "mine")
+    assert board.withdraw(store, apple.id, mine, me(store, apple, "mine"))
     assert store.contributions(apple.id) == []
     assert [c.status for c in store.contributions(apple.id, (WITHDRAWN,))] == [WITHDRAWN]
 
 
 @pytest.mark.parametrize("secret", [None, "", "wrong", SECRET + " ", SECRET[:-1]])
 def test_forged_moderation_changes_nothing(store, apple, secret):
-    kept = board.send(store, apple.id, "p", "o", "我吃了一个苹果。", None)
+    kept = board.send(store, apple.id, me(store, apple, "p"), "o", "我吃了一个苹果。", None)
     for action, target in (("hide", kept), ("clear", None), ("lock", None), ("close", None)):
         with pytest.raises(LabError) as err:
             board.moderate(store, secret, apple.id, action, target)
@@ -105,21 +118,21 @@ def test_forged_moderation_changes_nothing(store, apple, secret):
 
 
 def test_lecturer_hides_locks_clears_and_closes(store, apple):
-    first = board.send(store, apple.id, "p1", "o", "我吃了一个苹果。", None)
-    board.send(store, apple.id, "p2", "o", "苹果发布了新手机。", None)
+    first = board.send(store, apple.id, me(store, apple, "p1"), "o", "我吃了一个苹果。", None)
+    board.send(store, apple.id, me(store, apple, "p2"), "o", "苹果发布了新手机。", None)
     board.moderate(store, SECRET, apple.id, "hide", first)
     assert [c.status for c in store.contributions(apple.id, (SHOWN, HIDDEN))] == [HIDDEN, SHOWN]
     board.moderate(store, SECRET, apple.id, "show", first)
     board.moderate(store, SECRET, apple.id, "lock")
     with pytest.raises(LabError) as err:
-        board.send(store, apple.id, "p3", "o", "苹果很甜", None)
+        board.send(store, apple.id, me(store, apple, "p3"), "o", "苹果很甜", None)
     assert err.value.code == "board_locked"
     board.moderate(store, SECRET, apple.id, "unlock")
     board.moderate(store, SECRET, apple.id, "clear")
     assert store.contributions(apple.id) == []
     board.moderate(store, SECRET, apple.id, "close")
     with pytest.raises(LabError) as err:
-        board.send(store, apple.id, "p3", "o", "苹果很甜", None)
+        board.send(store, apple.id, me(store, apple, "p3"), "o", "苹果很甜", None)
     assert err.value.code == "board_unknown"
     assert store.latest_board() is None
 
@@ -150,7 +163,7 @@ CLASS = [("水果", "我吃了一个苹果。"), ("水果", "这个苹果又甜�
 @pytest.mark.realmodel
 def test_the_class_view_is_the_static_pages_projection_and_accuracy(store, apple):
     for i, (sense, sentence) in enumerate(CLASS):
-        board.send(store, apple.id, f"p{i}", f"o{i}", sentence, sense)
+        board.send(store, apple.id, me(store, apple, f"p{i}"), f"o{i}", sentence, sense)
     shown = store.contributions(apple.id)
     elmo = load_encoder(board.MODELS["elmo"])
     view = occurrence_layers(elmo, load_encoder("word2vec-zh"), [c.sentence for c in shown], "苹果",
@@ -164,7 +177,7 @@ def test_the_class_view_is_the_static_pages_projection_and_accuracy(store, apple
 
 
 def test_export_csv_neutralises_formulas(store, apple):
-    board.send(store, apple.id, "p", "o", "=苹果+1", None)
+    board.send(store, apple.id, me(store, apple, "p"), "o", "=苹果+1", None)
     text = board.export_csv(store.contributions(apple.id))
     assert text.splitlines()[0] == "id,sentence,sense,status,sent_at"
     assert "'=苹果+1" in text

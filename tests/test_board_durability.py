@@ -31,7 +31,8 @@ from core import board
 from core.board_store import Store
 store = Store(sys.argv[1])
 for i in range(100_000):
-    number = board.send(store, sys.argv[2], f"burst-browser-{i:06d}", "o", f"第{i}个苹果", None)
+    me = board.issue_identity(store, sys.argv[2], None, "o")
+    number = board.send(store, sys.argv[2], me, "o", f"第{i}个苹果", None)
     print(number, flush=True)
 """
 
@@ -105,12 +106,13 @@ def test_the_board_on_postgresql(postgres_url, monkeypatch):
     monkeypatch.setenv(board.SECRET_ENV, SECRET)
     store = Store(postgres_url)
     b = board.open_board(store, SECRET, "苹果", "水果，公司", "bert")
-    first = board.send(store, b.id, "phone-a", "o1", "我吃了一个苹果。", "水果")
-    board.send(store, b.id, "phone-b", "o2", "苹果发布了新手机。", "公司")
+    phone_a, phone_b = (board.issue_identity(store, b.id, None, origin) for origin in ("o1", "o2"))
+    first = board.send(store, b.id, phone_a, "o1", "我吃了一个苹果。", "水果")
+    board.send(store, b.id, phone_b, "o2", "苹果发布了新手机。", "公司")
     for i in range(board.CLIENT_LIMIT - 1):
-        board.send(store, b.id, "phone-a", "o1", f"苹果{i}", None)
+        board.send(store, b.id, phone_a, "o1", f"苹果{i}", None)
     with pytest.raises(LabError):
-        board.send(store, b.id, "phone-a", "o1", "又一个苹果", None)
+        board.send(store, b.id, phone_a, "o1", "又一个苹果", None)
     with pytest.raises(LabError):
         board.moderate(store, "forged", b.id, "hide", first)
     board.moderate(store, SECRET, b.id, "hide", first)
@@ -119,4 +121,27 @@ def test_the_board_on_postgresql(postgres_url, monkeypatch):
     statuses = [(c.sentence, c.status) for c in again.contributions(b.id, (SHOWN, HIDDEN))][:2]
     assert statuses == [("我吃了一个苹果。", HIDDEN), ("苹果发布了新手机。", SHOWN)]
     started = time.monotonic()
-    assert board.withdraw(again, b.id, first + 1, "phone-b") and time.monotonic() - started < 5
+    assert board.withdraw(again, b.id, first + 1, phone_b) and time.monotonic() - started < 5
+    assert first == 1  # the board's own numbers
+
+
+@pytest.mark.postgres
+def test_caps_hold_under_concurrent_sends_on_postgresql(postgres_url, monkeypatch):
+    """PostgreSQL's READ COMMITTED would let two transactions count the same 199 and both insert: the board's row
+    lock (``Store.add_checked``) orders them."""
+    from tests.test_board_class import together
+    monkeypatch.setenv(board.SECRET_ENV, SECRET)
+    monkeypatch.setenv(board.ORIGIN_LIMIT_ENV, "0")
+    store = Store(postgres_url)
+    b = board.open_board(store, SECRET, "苹果", "", "bert")
+    limits = board.Limits(board.WINDOW_S, 10_000, 0, board.MAX_CONTRIBUTIONS)
+    for i in range(board.MAX_CONTRIBUTIONS - 5):
+        store.add_checked(b.id, f"filler-{i}", "o", f"苹果{i}", None, limits)
+    phones = [board.issue_identity(store, b.id, None, f"o{i}") for i in range(20)]
+    results = together([lambda me=me: board.send(store, b.id, me, "o", "又一个苹果", None) for me in phones])
+    assert sum(isinstance(r, int) for r in results) == 5
+    assert len(store.contributions(b.id)) == board.MAX_CONTRIBUTIONS
+    me = board.issue_identity(store, b.id, None, "one-phone")
+    store.clear(b.id)
+    results = together([lambda i=i: board.send(store, b.id, me, "o", f"苹果{i}", None) for i in range(20)])
+    assert sum(isinstance(r, int) for r in results) == board.CLIENT_LIMIT

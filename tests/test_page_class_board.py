@@ -29,9 +29,9 @@ def store(tmp_path, monkeypatch) -> Store:
 @pytest.fixture
 def apple(store):
     b = board.open_board(store, SECRET, "苹果", "水果，公司", "elmo")
-    board.send(store, b.id, "classmate-token-0001", "o1", "我吃了一个苹果。", "水果")
-    board.send(store, b.id, "classmate-token-0002", "o2", "苹果发布了新手机。", "公司")
-    board.send(store, b.id, "classmate-token-0003", "o3", "这个苹果很甜。", "水果")
+    board.send(store, b.id, board.issue_identity(store, b.id, None, "o1"), "o1", "我吃了一个苹果。", "水果")
+    board.send(store, b.id, board.issue_identity(store, b.id, None, "o2"), "o2", "苹果发布了新手机。", "公司")
+    board.send(store, b.id, board.issue_identity(store, b.id, None, "o3"), "o3", "这个苹果很甜。", "水果")
     return b
 
 
@@ -63,7 +63,7 @@ def test_a_student_sends_sees_the_class_and_withdraws(store, apple):
     send(at, "妈妈买了一斤苹果。", "水果")
     assert any("已发送" in s.value for s in at.success)
     assert at.text_input(key="board_sentence").value == ""  # the box is empty for the next one
-    mine = [c for c in store.contributions(apple.id) if c.client == me]
+    mine = [c for c in store.contributions(apple.id) if board.is_mine(c, me)]
     assert [(c.sentence, c.sense) for c in mine] == [("妈妈买了一斤苹果。", "水果")]
     assert chart(at, "board_scatter") is None  # the picture on request only
     at.toggle(key="board_show_picture").set_value(True).run()
@@ -73,7 +73,17 @@ def test_a_student_sends_sees_the_class_and_withdraws(store, apple):
     assert sorted(numbers, key=int) == [str(c.id) for c in store.contributions(apple.id)]  # as each sender was told
     assert not MODERATION_KEYS & keys(at)
     at.button(key=f"board_withdraw_{mine[0].id}").click().run()
-    assert [c.client for c in store.contributions(apple.id)].count(me) == 0
+    assert not [c for c in store.contributions(apple.id) if board.is_mine(c, me)]
+
+
+def test_the_join_link_gets_a_signed_identity_a_reload_keeps_and_a_made_up_one_loses(store, apple):
+    at = run({"board": apple.id, "me": "made-up-by-a-script-0001"})
+    me = at.query_params["me"]
+    assert me != "made-up-by-a-script-0001" and board.valid_identity(store, apple.id, me)
+    again = run({"board": apple.id, "me": me})  # the join link reloaded: the same student
+    assert again.query_params["me"] == me
+    send(again, "妈妈买了一斤苹果。")
+    assert any("已发送" in s.value for s in again.success)
 
 
 @pytest.mark.parametrize(("sentence", "says"), [
@@ -170,3 +180,19 @@ def test_the_secret_box_takes_every_bad_input(store, case):
     assert not MODERATION_KEYS & keys(at) and not any(RAW_HTML.search(e.value) for e in at.error)
     if CASES[case]:
         assert at.error, f"a wrong secret {case!r} must be told"
+
+
+def test_a_database_outage_is_one_message_and_the_page_comes_back(store, apple, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    def down(*_args, **_kwargs):
+        raise OperationalError("SELECT", {}, Exception("the database server is gone"))
+    with monkeypatch.context() as m:
+        m.setattr(store.engine, "connect", down)
+        m.setattr(store.engine, "begin", down)
+        at = run({"board": apple.id})
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and "数据库暂时无法访问" in errors[0], errors
+        assert "OperationalError" not in " ".join(errors)
+    at.run()  # what the page's own retry does once the database answers
+    assert not at.error and at.text_input(key="board_sentence") is not None

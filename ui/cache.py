@@ -56,11 +56,12 @@ def _model_call(_func: Callable, func_name: str, model: ModelRef, args: tuple,  
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_KEY)
 def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tuple[str, ...],
-                    word: str, labels: tuple[str | None, ...], one_by_one: bool = False) -> VectorsView:
+                    word: str, labels: tuple[str | None, ...], one_by_one: bool = False,
+                    first_only: bool = False) -> VectorsView:
     """Every layer's vector of every occurrence of ``word`` (``core.vectors.view.occurrence_layers``),
     shared by the static, ELMo and class board pages; the sentences are encoded through :func:`encode`'s cache,
     all at once, or ``one_by_one`` (the class board, which grows by a sentence at a time: only the new one is
-    encoded)."""
+    encoded); ``first_only``: each sentence's first occurrence only (the class board's one sentence, one point)."""
     def run(texts: list[str]) -> list[Encoding]:
         assert ctx is not None  # called only to encode for the contextual model
         return [encode(ctx, (text,))[0] for text in texts] if one_by_one else encode(ctx, tuple(texts))
@@ -68,7 +69,7 @@ def occurrence_view(ctx: ModelRef | None, static: ModelRef | None, sentences: tu
     static_encoder = static.encoder() if static else None
     assert static_encoder is None or isinstance(static_encoder, StaticEncoder)  # the pages pass word2vec-zh
     return occurrence_layers(ctx.encoder() if ctx else None, static_encoder,
-                                list(sentences), word, list(labels), encode=run)
+                                list(sentences), word, list(labels), encode=run, first_only=first_only)
 
 
 def file_result(load: Callable[[str], Result], path: str | Path) -> Result:

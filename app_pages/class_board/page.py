@@ -9,14 +9,12 @@ One page, three views, told apart by the URL:
 - ``/class-board?board=<id>&view=projector``: the projector: join link and QR code, the class picture, refreshed
   every ``REFRESH_S`` seconds by a fragment (nobody touches anything); moderation for a signed-in lecturer only;
 - ``/class-board?board=<id>``: the join link, a phone's page: send a sentence, see it ringed, withdraw it. ``me``
-  in the URL is the browser's random token (no names), so a reload keeps the student's own points.
+  in the URL is the browser's identity, issued and signed by the server (no names), so a reload keeps the student's own
+  points and a script cannot make up a new one per send.
 
 Contributions live in the database (``core.board_store``), shared by every process of a lecture hall.
 """
 from __future__ import annotations
-
-import re
-import secrets
 
 import streamlit as st
 
@@ -28,8 +26,6 @@ from core.errors import LabError
 from core.safe_text import md_escape
 from ui.i18n import error_text, t
 from ui.page import attempt, show_error
-
-TOKEN = re.compile(r"[A-Za-z0-9_-]{16,43}")
 
 
 def projector(store: Store, b: Board) -> None:
@@ -45,7 +41,11 @@ def projector(store: Store, b: Board) -> None:
 
 
 def _live(store: Store, b: Board) -> None:
-    b = store.board(b.id) or b  # each refresh reads the board again: locked or closed from another session
+    try:  # each refresh reads the board again: locked or closed from another session
+        b = store.board(b.id) or b
+    except LabError as err:  # the database unreachable: said, and the next refresh tries again
+        show_error(err)
+        return
     if b.state == "closed":
         show_error(LabError("board_unknown"))
         return
@@ -56,11 +56,15 @@ def _live(store: Store, b: Board) -> None:
 
 def student(store: Store, b: Board) -> None:
     st.title(t("nav.board"))  # short: one line on a phone; the word is in the task below
-    me = st.query_params.get("me", "")
-    if not TOKEN.fullmatch(me):
-        me = st.query_params["me"] = secrets.token_urlsafe(16)
     address = board.client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
-    sections.send_form(store, b, me, board.origin_of(address))
+    origin = board.origin_of(address)
+    given = st.query_params.get("me", "")
+    me = attempt(board.issue_identity, store, b.id, given, origin)  # signed by the server; kept by a reload
+    if me is None:
+        return
+    if me != given:
+        st.query_params["me"] = me
+    sections.send_form(store, b, me, origin)
     sections.my_sentences(store, b, me)
     st.fragment(_student_picture)(store, b, me)
 
@@ -92,14 +96,31 @@ def lecturer_home(store: Store) -> None:
         projector(store, current)
 
 
-store = attempt(board_store)  # a database that cannot be reached is a message, not a traceback
-if store is None:
+def _unreachable(err: LabError) -> None:
+    """The database cannot be reached: one message, and the page runs again by itself once it answers."""
+    show_error(err)
+    st.fragment(run_every=RETRY_S)(_retry)()
+
+
+def _retry() -> None:
+    try:
+        board_store().board("")
+    except LabError:
+        return
+    st.rerun()
+
+
+RETRY_S = 5.0
+try:  # a database that cannot be reached is one message (core.board_store says board_db_down), not a traceback
+    store = board_store()
+    board_id = st.query_params.get("board")
+    current = store.board(board_id) if board_id else None
+except LabError as err:
+    _unreachable(err)
     st.stop()
-board_id = st.query_params.get("board")
 if not board_id:
     lecturer_home(store)
     st.stop()
-current = attempt(store.board, board_id)
 if current is None or current.state == "closed":
     show_error(LabError("board_unknown"))
 elif st.query_params.get("view") == "projector":

@@ -39,9 +39,28 @@ def sign_in() -> None:
     run does not draw the widget, and the projector view does not), copied by a callback, which runs before the
     page: the run that follows the typing already knows the lecturer."""
     st.text_input(t("board.secret"), key="board_secret_box", type="password", help=t("board.secret_help"),
-                  on_change=lambda: ss.update({SECRET_KEY: ss.get("board_secret_box", "")}))
-    if ss.get(SECRET_KEY) and not lecturer():
+                  on_change=_signed_in)
+    refused = ss.pop(GUESS_KEY, None)
+    if refused is not None:  # too many wrong secrets from this address: core.board.sign_in
+        show_error(refused)
+    elif ss.get(SECRET_KEY) and not lecturer():
         show_error(LabError("board_forbidden"))
+
+
+GUESS_KEY = "board_sign_in_refused"
+
+
+def _signed_in() -> None:
+    """The secret box's callback: each typed secret is one guess (``core.board.sign_in`` counts the wrong ones
+    per address); refused while that address is locked out."""
+    typed = ss.get("board_secret_box", "")
+    address = board.client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
+    try:
+        board.sign_in(board_store(), typed, address)
+    except Exception as err:  # locked out, or the database unreachable: said where the box is
+        ss[SECRET_KEY], ss[GUESS_KEY] = "", err
+        return
+    ss[SECRET_KEY] = typed
 
 
 def open_form(store: Store) -> Board | None:
@@ -89,7 +108,7 @@ def _snapshot(store_url: str, board_id: str, ctx, static, word: str, newest: int
     if not shown:
         return shown, None
     return shown, cache.occurrence_view(ctx, static, tuple(c.sentence for c in shown), word,
-                                        tuple(c.sense for c in shown), one_by_one=True)
+                                        tuple(c.sense for c in shown), one_by_one=True, first_only=True)
 
 
 def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -> None:
@@ -101,7 +120,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
     missing = t("board.model_missing")
     ctx, problem = load_model(ctx_name, missing)
     static, _ = load_model(DEFAULT_STATIC, missing)  # without word2vec the picture still stands
-    newest = max((c.id for c in store.contributions(b.id) if me and c.client == me), default=0)
+    newest = max((c.id for c in store.contributions(b.id) if board.is_mine(c, me)), default=0)
     snapshot = attempt(_snapshot, store.url, b.id, ctx, static, b.word, newest) if ctx is not None else None
     shown, view = snapshot or ([], None)
     if side is not None:
@@ -130,7 +149,7 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None) -
         coords, accuracy = mix.coords, mix.accuracy
     else:
         coords, accuracy = view.coords[choice], view.accuracy[False][choice]
-    mine = [k for k, occ in enumerate(occurrences) if me and shown[occ.sentence_index].client == me]
+    mine = [k for k, occ in enumerate(occurrences) if board.is_mine(shown[occ.sentence_index], me)]
     ev = view.projection.explained_variance_ratio
     # a phone's picture: the short layer name as its title, the legend in rows of its own below the axis
     title = (t("board.picture_title", model=ctx_name, layer=_option_name(view, choice, long=True)) if projector
@@ -242,7 +261,7 @@ def send_form(store: Store, b: Board, me: str, origin: str) -> None:
 
 
 def my_sentences(store: Store, b: Board, me: str) -> None:
-    own = [c for c in store.contributions(b.id, (SHOWN, HIDDEN)) if c.client == me]
+    own = [c for c in store.contributions(b.id, (SHOWN, HIDDEN)) if board.is_mine(c, me)]
     if not own:
         return
     st.markdown(f"**{t('board.my_sentences')}**")

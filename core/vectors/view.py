@@ -148,12 +148,15 @@ def occurrence_layers(
     word: str,
     labels: Sequence[str | None] | None = None,
     encode: Callable[[list[str]], list[Encoding]] | None = None,
+    first_only: bool = False,
 ) -> VectorsView:
     """All views of ``word`` in ``sentences`` for one contextual and one static model.
 
     Either model may be None (not available): its part of the view stays empty. ``encode`` lets
     the caller route the forward pass through a cache; it receives only the sentences that
-    contain the word. Raises LabError for empty input, too many sentences or over-long text.
+    contain the word. ``first_only``: each sentence's first occurrence only (the class board: one sentence, one
+    point, in the picture and in every accuracy). Raises LabError for empty input, too many sentences or
+    over-long text.
     """
     sentences = list(sentences)
     labels = list(labels) if labels is not None else [None] * len(sentences)
@@ -162,7 +165,7 @@ def occurrence_layers(
     view = VectorsView(word, sentences, labels, None, None)
 
     if static_encoder is not None:
-        view.static = word_vectors(static_encoder, sentences, word, labels)
+        view.static = word_vectors(static_encoder, sentences, word, labels, first_only=first_only)
         if view.static.occurrences:
             vector = view.static.occurrences[0].layers[0]
             view.static_map = _static_map(static_encoder, word, vector)
@@ -181,7 +184,7 @@ def occurrence_layers(
     if present:
         run = encode or (lambda texts: encoder.encode(texts))
         encodings = dict(zip(present, run([sentences[i] for i in present])))
-    view.contextual = word_vectors(encoder, sentences, word, labels, encodings=encodings)
+    view.contextual = word_vectors(encoder, sentences, word, labels, encodings=encodings, first_only=first_only)
     occurrences = view.contextual.occurrences
     if not occurrences:
         return view
