@@ -95,10 +95,19 @@ def check_size(config, name: str) -> None:
 
 
 def check_vocabulary(tokenizer, config, name: str) -> None:
-    """A token id beyond the embeddings crashes the forward pass; an embedding row without a token is a
-    prediction nothing can show."""
-    if len(tokenizer) != config.vocab_size:
+    """A token id beyond the embeddings crashes the forward pass: refused. Embedding rows beyond the tokenizer
+    are allowed (a vocabulary padded to a multiple of 8 for speed, or resized for tokens added later): no
+    input reaches them, and fill-mask leaves them out of its distribution (``BertEncoder.forward``)."""
+    if len(tokenizer) > config.vocab_size:
         raise LabError("vocab_mismatch", name=name, tokens=len(tokenizer), vocab=config.vocab_size)
+
+
+def split_missing(missing: list[str], base_prefix: str) -> tuple[list[str], list[str]]:
+    """``(the encoder's missing weights, the task head's)``: a weight outside ``base_prefix`` (``bert.``,
+    ``roberta.`` …) belongs to the head, which an encoder-only or fine-tuned checkpoint does not have; token
+    vectors need only the encoder."""
+    inside = [key for key in missing if key.startswith(base_prefix + ".")]
+    return inside, [key for key in missing if key not in inside]
 
 
 def check_weights(missing: list[str], mismatched: list[str], name: str) -> None:

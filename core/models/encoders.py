@@ -99,6 +99,15 @@ def _moved_torch_copy(encoder, device: str, dtype: str):
     return moved
 
 
+def _without_padded_rows(outputs, tokens: int) -> None:
+    """The masked-LM logits cut to the tokenizer's ``tokens``: rows of a padded vocabulary have no token to show,
+    so fill-mask's distribution is over the tokens there are (softmax renormalises over them)."""
+    for key in ("prediction_logits", "logits"):
+        logits = outputs.get(key)
+        if logits is not None and logits.shape[-1] > tokens:
+            outputs[key] = logits[..., :tokens]
+
+
 def _check_sentences(sentences: list[str]) -> None:
     if not sentences or not any(s.strip() for s in sentences):
         raise LabError("empty_input")
@@ -113,15 +122,18 @@ def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 
 
 class BertEncoder(Encoder):
-    """Any BERT-family masked LM loaded through transformers (eager attention, safetensors only)."""
+    """Any BERT-family checkpoint loaded through transformers (eager attention, safetensors only). ``mlm_head``:
+    whether the masked-LM head came from the weights; without it (an encoder saved alone, a fine-tune) the model
+    gives vectors and attention, and a forward pass through the heads (fill-mask) raises ``no_mlm_head``."""
 
     kind = "bert"
 
-    def __init__(self, name: str, model, tokenizer, nsp_head=None):
+    def __init__(self, name: str, model, tokenizer, nsp_head=None, *, mlm_head: bool = True):
         self.name = name
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.nsp_head = nsp_head
+        self.mlm_head = mlm_head
         self.max_tokens = min(int(getattr(model.config, "max_position_embeddings", 512)), 512)
         self.layer_names = ["embeddings"] + [f"layer {i}" for i in range(1, model.config.num_hidden_layers + 1)]
         self.mask_token = tokenizer.mask_token
@@ -167,6 +179,8 @@ class BertEncoder(Encoder):
         ``heads=False`` runs the encoder only: embeddings never need the MLM output layer, which
         over a character vocabulary is a large share of a small model's compute.
         """
+        if heads and not self.mlm_head:  # its head would be random numbers
+            raise LabError("no_mlm_head", name=self.name)
         batch = self._tokenize(texts, pairs)
         inputs = {k: v for k, v in batch.items() if k not in ("offset_mapping", "special_tokens_mask")}
         model = self.model if heads else self.model.base_model
@@ -175,6 +189,8 @@ class BertEncoder(Encoder):
             inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
         with self.gate.forward():
             outputs = model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        if heads:
+            _without_padded_rows(outputs, len(self.tokenizer))
         return batch, outputs if on_cpu else _on_cpu(outputs)
 
     def to(self, device: str = "auto", dtype: str = "float32") -> BertEncoder:
