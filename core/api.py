@@ -11,7 +11,8 @@ and ``python -m core`` call, behind one small interface.
     api.sentence_vectors(bert, ["我吃了一个苹果。"], "mean").vectors.shape   # (num_layers, num_sentences, dim)
 
 Every function takes a model as a name (loaded once per process through ``core.models.cache``, with the
-same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
+same checks and messages as the app and the CLI; loaded again when its files change; :func:`clear_cache` forgets
+them all) or as an encoder ``load`` returned. Bad input raises
 ``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en")`` say why, in plain text.
 Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
 """
@@ -32,6 +33,7 @@ from .fillmask.prediction import FillMaskResult, MaskSlot
 from .fillmask.prediction import fill_mask as _fill_mask
 from .fillmask.words import MaskRun, word_candidates
 from .mixing import scalar_mix
+from .models import cache as _cache
 from .models.cache import ModelRef, load_encoder
 from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
@@ -74,6 +76,14 @@ def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encode
     else:
         encoder = load_encoder(_text(model, "model"))
     return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
+
+
+def clear_cache() -> None:
+    """Forget every model loaded by name and every remembered failed load (a failure is otherwise answered again
+    for a minute, unless the model's files change), so that the next call reads the files again. Not needed after
+    saving a checkpoint again into its folder: a model directory is loaded again when any of its files' size or
+    modification time changes. An encoder a caller holds stays usable."""
+    _cache.clear()
 
 
 def load_masked_lm(model: Model) -> BertEncoder:
@@ -338,6 +348,6 @@ def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:
     return parse_labelled(text.splitlines())
 
 
-__all__ = ["Model", "load", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project", "LayerProjection",
-           "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors", "TokenVectors",
-           "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]
+__all__ = ["Model", "load", "clear_cache", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project",
+           "LayerProjection", "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors",
+           "TokenVectors", "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]

@@ -1,5 +1,5 @@
-"""What a model must pass before it is used, whichever code loads it: safetensors only, a size a presenter's
-server can hold, sizes and rates that make sense, a tokenizer that fits the embeddings, weights that cover the
+"""What a model must pass before it is used, whichever code loads it: safetensors only, a size within
+``LAB_MAX_MODEL_PARAMS``, sizes and rates that make sense, a tokenizer that fits the embeddings, weights that cover the
 model."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .hub import env_number
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 
 # A model directory's config decides how much memory the model takes: refuse, before building it, one larger
-# than a presenter's server should hold (bert-base-chinese: 102 million parameters, 0.4 GB as float32).
+# than a shared server or a laptop should hold unasked (bert-base-chinese: 102 million parameters, 0.4 GB as
+# float32); LAB_MAX_MODEL_PARAMS raises the limit, for the library, the CLI and the app alike.
 MAX_PARAMS_ENV = "LAB_MAX_MODEL_PARAMS"
 MAX_MODEL_PARAMS = 150_000_000
 # Heads a checkpoint may lack: a masked LM saved without next-sentence prediction has neither (then the
