@@ -107,9 +107,11 @@ def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str |
     ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
     start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
     the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
-    ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
-    ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
-    out and calls ``skipped(index, error)``; the model's token limit is checked only for the sentences it reads.
+    ``MAX_SENTENCE_CHARS`` characters, not text): ``bad_sentences="stop"`` raises ``bad_sentence`` with its index
+    and reason before anything of its batch is computed, ``"skip"`` leaves it out and calls
+    ``skipped(index, error)``. A sentence longer than a BERT's ``max_tokens`` is read in overlapping windows
+    (``core.models.encoders.LONG_TEXT_POLICY``: ``max_tokens - 2`` text tokens, stride half a window; every
+    occurrence kept) and listed in ``WordVectors.windowed``; ELMo and word2vec read every sentence whole.
     A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
     word = _text(word, "word").strip()
@@ -167,9 +169,7 @@ def _checked_sentence(encoder: Encoder, sentence, index: int, word: str) -> str 
         raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
     if not find_spans(sentence, word):
         return None
-    if isinstance(encoder, BertEncoder):
-        encoder.check_length(sentence)
-    return sentence
+    return sentence  # longer than the model's tokens: read in windows (encoders.LONG_TEXT_POLICY)
 
 
 def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list[int], word: str) -> WordVectors:
@@ -179,6 +179,7 @@ def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list
     result = word_vectors(encoder, [sentence for _, sentence in batch], word)
     result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
     result.missing = sorted(missing + [indices[i] for i in result.missing])
+    result.windowed = [indices[i] for i in result.windowed]
     return result
 
 
@@ -190,7 +191,9 @@ def embed(model: Model, sentences: Sequence[str], word: str,
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
-    its occurrences of one word already differ); ``result.missing``: sentences without the word. At most
+    its occurrences of one word already differ); ``result.missing``: sentences without the word;
+    ``result.windowed``: sentences longer than the model takes, read in overlapping windows (see
+    :func:`stream_word_vectors`), the same occurrences for every model. At most
     :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
     sentences = _sentence_list(sentences)
@@ -205,7 +208,7 @@ def embed(model: Model, sentences: Sequence[str], word: str,
         raise LabError("empty_input")
     parts = list(stream_word_vectors(model, sentences, word))
     result = replace(parts[0], occurrences=[o for p in parts for o in p.occurrences],
-                     missing=[i for p in parts for i in p.missing])
+                     missing=[i for p in parts for i in p.missing], windowed=[i for p in parts for i in p.windowed])
     for occurrence in result.occurrences:
         occurrence.label = labels[occurrence.sentence_index] if labels is not None else None
     return result

@@ -13,7 +13,7 @@ columns ``d0 … d{dim-1}``). ``sentence_index`` counts from 0, as everywhere in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +38,7 @@ class SentenceTokens:
     offsets: list[tuple[int, int]]  # character span of each token in ``text``; (0, 0) for specials
     special: list[bool]  # [CLS]/[SEP]-like tokens that cover no text
     layers: np.ndarray  # (num_layers, num_tokens, dim), float32
+    windows: int = 1  # overlapping windows the model read it in (1: whole; encoders.LONG_TEXT_POLICY)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class SentenceVectors:
     pooling: str
     sentences: list[str]
     vectors: np.ndarray  # (num_layers, num_sentences, dim), float32
+    windowed: list[int] = field(default_factory=list)  # sentences read in windows (encoders.LONG_TEXT_POLICY)
 
     def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
         """One row per sentence and layer: ``model, pooling, layer_index, layer, sentence_index, sentence, d0 …``."""
@@ -124,7 +126,8 @@ def token_vectors(encoder: Encoder, sentences: Sequence[str], *, batch_size: int
     """Every token of every sentence with every layer's vector (special tokens included and marked)."""
     encodings = _encode(encoder, sentences, batch_size)
     return TokenVectors(encoder.name, list(encoder.layer_names), [
-        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers)
+        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers,
+                       e.windows)
         for i, e in enumerate(encodings)])
 
 
@@ -157,4 +160,5 @@ def sentence_vectors(encoder: Encoder, sentences: Sequence[str], pooling: str = 
     encodings = _encode(encoder, sentences, batch_size)
     pooled = [_pool(e, pooling, sentence_index=i) for i, e in enumerate(encodings)]
     return SentenceVectors(encoder.name, list(encoder.layer_names), pooling, [e.text for e in encodings],
-                           np.stack(pooled, axis=1).astype(np.float32))
+                           np.stack(pooled, axis=1).astype(np.float32),
+                           [i for i, e in enumerate(encodings) if e.windows > 1])
