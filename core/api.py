@@ -60,14 +60,15 @@ def _text(value, name: str) -> str:
     return value
 
 
-def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
+def load(model: Model, *, device: str = "cpu", dtype: str | torch.dtype = "float32") -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
     local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
     handle ``core.models.cache.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
     ``hub_offline``, ``unsafe_weights``, …).
 
-    ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``: the GPU when torch sees one) and ``dtype``
-    (``"float32"``, ``"bfloat16"``, ``"float16"``) other than the defaults give a copy computing there
+    ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"auto"``: the GPU when torch sees one; one
+    torch does not see raises ``device_unavailable``) and ``dtype`` (``"float32"``, ``"bfloat16"``,
+    ``"float16"`` or the torch dtype) other than the defaults give a copy computing there
     (``Encoder.to``); vectors still come back as float32 numpy."""
     if isinstance(model, ModelRef):
         encoder = model.encoder()
@@ -75,7 +76,7 @@ def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encode
         encoder = model
     else:
         encoder = load_encoder(_text(model, "model"))
-    return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
+    return encoder if device == "cpu" and dtype in ("float32", torch.float32) else encoder.to(device, dtype)
 
 
 def clear_cache() -> None:
@@ -184,10 +185,10 @@ def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list
 
 
 def embed(model: Model, sentences: Sequence[str], word: str,
-          labels: Sequence[str | None] | None = None) -> WordVectors:
+          labels: Sequence[str | None] | None = None, *, batch_size: int = MAX_SENTENCES) -> WordVectors:
     """Every occurrence of ``word`` in ``sentences`` with one vector per layer (the mean of the tokens that
     cover it), as the static-vs-contextual page computes them; ``labels`` (e.g. senses, one per sentence)
-    are carried into ``Occurrence.label``.
+    are carried into ``Occurrence.label``; ``batch_size``: sentences holding the word per forward pass.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
@@ -206,7 +207,7 @@ def embed(model: Model, sentences: Sequence[str], word: str,
             raise LabError("bad_argument", name=f"labels[{i}]", expected="str or None", given=type_name(label))
     if not sentences:
         raise LabError("empty_input")
-    parts = list(stream_word_vectors(model, sentences, word))
+    parts = list(stream_word_vectors(model, sentences, word, batch_size=batch_size))
     result = replace(parts[0], occurrences=[o for p in parts for o in p.occurrences],
                      missing=[i for p in parts for i in p.missing], windowed=[i for p in parts for i in p.windowed])
     for occurrence in result.occurrences:

@@ -91,14 +91,15 @@ class SentenceVectors:
 
 
 def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
-    """The chosen layers (all when None), each checked against ``num_layers`` (``out_of_range``)."""
+    """The chosen layers (all when None), each checked against ``num_layers`` (``out_of_range``); negative ones
+    count from the top, as in a Python list (``[-1]``: the last layer)."""
     if layers is None:
         return list(range(num_layers))
     chosen = [int(j) for j in layers]
     for j in chosen:
-        if not 0 <= j < num_layers:
-            raise LabError("out_of_range", name="layer", low=0, high=num_layers - 1)
-    return chosen
+        if not -num_layers <= j < num_layers:
+            raise LabError("out_of_range", name="layer", low=-num_layers, high=num_layers - 1)
+    return [j % num_layers for j in chosen]
 
 
 def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.DataFrame:

@@ -41,18 +41,29 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 
 
 def resolve_device(device: str) -> torch.device:
-    """``"cpu"``, ``"cuda"`` (refused where torch sees no GPU) or ``"auto"`` (the GPU when there is one)."""
+    """``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` (each refused with ``device_unavailable`` where torch does
+    not see it) or ``"auto"`` (the GPU when there is one)."""
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise LabError("bad_choice", name="device", choices="cpu, cuda, auto")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise LabError("device_unavailable", device=device)
-    return torch.device(device)
+    try:
+        target = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise LabError("bad_choice", name="device", choices="cpu, cuda, cuda:N, mps, auto") from None
+    if target.type not in ("cpu", "cuda", "mps"):
+        raise LabError("bad_choice", name="device", choices="cpu, cuda, cuda:N, mps, auto")
+    if target.type == "cuda" and not (torch.cuda.is_available()
+                                      and (target.index or 0) < torch.cuda.device_count()):
+        raise LabError("device_unavailable", device=str(device))
+    if target.type == "mps" and not torch.backends.mps.is_available():
+        raise LabError("device_unavailable", device=str(device))
+    return target
 
 
-def resolve_dtype(dtype: str) -> torch.dtype:
-    if dtype not in DTYPES:
+def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    """A name of ``DTYPES`` or one of its torch dtypes (``torch.float16``)."""
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if not isinstance(dtype, str) or dtype not in DTYPES:
         raise LabError("bad_choice", name="dtype", choices=", ".join(DTYPES))
     return DTYPES[dtype]
 
@@ -94,13 +105,13 @@ class Encoder:
     def encode(self, sentences: list[str], *, attentions: bool = False, batch_size: int = 32) -> list[Encoding]:
         raise NotImplementedError
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> Encoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> Encoder:
         """A copy of this encoder computing on ``device`` in ``dtype``; vectors still come back as float32
         numpy. The loaded encoder is shared by the process (the app's pages too), so it is never moved."""
         raise NotImplementedError
 
 
-def _moved_torch_copy(encoder, device: str, dtype: str):
+def _moved_torch_copy(encoder, device: str, dtype: str | torch.dtype):
     """A shallow copy of ``encoder`` with its own copy of ``encoder.model`` on ``device`` in ``dtype``."""
     target, kind = resolve_device(device), resolve_dtype(dtype)
     moved = copy.copy(encoder)
@@ -203,7 +214,7 @@ class BertEncoder(Encoder):
             _without_padded_rows(outputs, len(self.tokenizer))
         return batch, outputs if on_cpu else _on_cpu(outputs)
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> BertEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> BertEncoder:
         moved = _moved_torch_copy(self, device, dtype)
         if self.nsp_head is not None:  # the head is part of the model: follow it into the copy
             moved.nsp_head = moved.model.cls.seq_relationship
@@ -311,7 +322,7 @@ class ElmoEncoder(Encoder):
     def _device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> ElmoEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> ElmoEncoder:
         return _moved_torch_copy(self, device, dtype)
 
     @torch.inference_mode()
@@ -373,7 +384,7 @@ class StaticEncoder(Encoder):
         self.layer_names = ["word2vec"]
         self._jieba = segmenter(directory, self.words)
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> StaticEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> StaticEncoder:
         """Static vectors are a numpy lookup: only the CPU and float32."""
         if resolve_device(device).type != "cpu" or resolve_dtype(dtype) != torch.float32:
             raise LabError("bad_choice", name="device/dtype", choices="cpu/auto, float32 (a numpy lookup)")
