@@ -22,4 +22,21 @@ def _refuse_a_second_name() -> None:
                               f"as `{__name__}` would load every module twice. Use one name: `{other}`.")
 
 
+def _version() -> str:
+    """The installed package's version; in a clone that is not installed, pyproject.toml's (one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("elmo-bert-lab")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
 _refuse_a_second_name()
+__version__ = _version()

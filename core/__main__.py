@@ -70,7 +70,7 @@ def cmd_embed(args) -> None:
     total = _checked_total(args)
     encoder = load(args.model)
     sink = VectorSink(args)
-    seen = missing_count = total_found = 0
+    seen = missing_count = total_found = windowed = 0
     skipped: list[int] = []
     bar = progress_bar(total)
 
@@ -88,6 +88,7 @@ def cmd_embed(args) -> None:
     try:
         for part in stream_word_vectors(encoder, read(), args.word, bad_sentences=args.bad_lines, skipped=skip):
             total_found += len(part.occurrences)
+            windowed += len(part.windowed)
             sink.write(part)
             for missing in part.missing:
                 missing_count += 1
@@ -109,6 +110,10 @@ def cmd_embed(args) -> None:
         sink.close()
     if skipped:
         print(f"{len(skipped)} lines skipped (--bad-lines skip)", file=sys.stderr)
+    if windowed:  # encoders.LONG_TEXT_POLICY: every occurrence kept, and said how
+        print(f"{windowed} sentences longer than {encoder.name} takes ({encoder.max_tokens} tokens) were read in "
+              f"overlapping windows of {encoder.max_tokens - 2} tokens, stride {(encoder.max_tokens - 2) // 2}; "
+              f"every occurrence kept", file=sys.stderr)
     if missing_count > MISSING_SHOWN:
         print(f"… “{args.word}” not found in {missing_count - MISSING_SHOWN} more sentences "
               f"({missing_count} of {seen - len(skipped)} in all)", file=sys.stderr)

@@ -11,7 +11,8 @@ and ``python -m core`` call, behind one small interface.
     api.sentence_vectors(bert, ["我吃了一个苹果。"], "mean").vectors.shape   # (num_layers, num_sentences, dim)
 
 Every function takes a model as a name (loaded once per process through ``core.models.cache``, with the
-same checks and messages as the app and the CLI) or as an encoder ``load`` returned. Bad input raises
+same checks and messages as the app and the CLI; loaded again when its files change; :func:`clear_cache` forgets
+them all) or as an encoder ``load`` returned. Bad input raises
 ``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en")`` say why, in plain text.
 Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
 """
@@ -32,6 +33,7 @@ from .fillmask.prediction import FillMaskResult, MaskSlot
 from .fillmask.prediction import fill_mask as _fill_mask
 from .fillmask.words import MaskRun, word_candidates
 from .mixing import scalar_mix
+from .models import cache as _cache
 from .models.cache import ModelRef, load_encoder
 from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
 from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
@@ -58,14 +60,15 @@ def _text(value, name: str) -> str:
     return value
 
 
-def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encoder:
+def load(model: Model, *, device: str = "cpu", dtype: str | torch.dtype = "float32") -> Encoder:
     """The encoder of ``model``: an embedded name (``mini-bert-zh``, ``mini-elmo-zh``, ``word2vec-zh``), a
     local model directory or a hub id (loaded from the local cache, e.g. with ``HF_HUB_OFFLINE=1``), or a
     handle ``core.models.cache.load_ref`` returned. Loaded once per process. Raises ``LabError`` (``unknown_model``,
     ``hub_offline``, ``unsafe_weights``, …).
 
-    ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``: the GPU when torch sees one) and ``dtype``
-    (``"float32"``, ``"bfloat16"``, ``"float16"``) other than the defaults give a copy computing there
+    ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ``"auto"``: the GPU when torch sees one; one
+    torch does not see raises ``device_unavailable``) and ``dtype`` (``"float32"``, ``"bfloat16"``,
+    ``"float16"`` or the torch dtype) other than the defaults give a copy computing there
     (``Encoder.to``); vectors still come back as float32 numpy."""
     if isinstance(model, ModelRef):
         encoder = model.encoder()
@@ -73,7 +76,15 @@ def load(model: Model, *, device: str = "cpu", dtype: str = "float32") -> Encode
         encoder = model
     else:
         encoder = load_encoder(_text(model, "model"))
-    return encoder if (device, dtype) == ("cpu", "float32") else encoder.to(device, dtype)
+    return encoder if device == "cpu" and dtype in ("float32", torch.float32) else encoder.to(device, dtype)
+
+
+def clear_cache() -> None:
+    """Forget every model loaded by name and every remembered failed load (a failure is otherwise answered again
+    for a minute, unless the model's files change), so that the next call reads the files again. Not needed after
+    saving a checkpoint again into its folder: a model directory is loaded again when any of its files' size or
+    modification time changes. An encoder a caller holds stays usable."""
+    _cache.clear()
 
 
 def load_masked_lm(model: Model) -> BertEncoder:
@@ -97,9 +108,11 @@ def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str |
     ``sentences``: strings, whose ``sentence_index`` (of occurrences and of ``missing``) counts from the stream's
     start, or ``(index, sentence)`` pairs that keep their own index (e.g. a file's line number); a pair may carry
     the LabError of a line that could not be read instead. A sentence the model cannot take (longer than
-    ``MAX_SENTENCE_CHARS`` characters or the model's tokens, not text): ``bad_sentences="stop"`` raises
-    ``bad_sentence`` with its index and reason before anything of its batch is computed, ``"skip"`` leaves it
-    out and calls ``skipped(index, error)``; the model's token limit is checked only for the sentences it reads.
+    ``MAX_SENTENCE_CHARS`` characters, not text): ``bad_sentences="stop"`` raises ``bad_sentence`` with its index
+    and reason before anything of its batch is computed, ``"skip"`` leaves it out and calls
+    ``skipped(index, error)``. A sentence longer than a BERT's ``max_tokens`` is read in overlapping windows
+    (``core.models.encoders.LONG_TEXT_POLICY``: ``max_tokens - 2`` text tokens, stride half a window; every
+    occurrence kept) and listed in ``WordVectors.windowed``; ELMo and word2vec read every sentence whole.
     A static model without a vector for ``word`` raises ``word_oov``."""
     encoder = load(model)
     word = _text(word, "word").strip()
@@ -157,9 +170,7 @@ def _checked_sentence(encoder: Encoder, sentence, index: int, word: str) -> str 
         raise LabError("sentence_too_long", length=f"{len(sentence):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
     if not find_spans(sentence, word):
         return None
-    if isinstance(encoder, BertEncoder):
-        encoder.check_length(sentence)
-    return sentence
+    return sentence  # longer than the model's tokens: read in windows (encoders.LONG_TEXT_POLICY)
 
 
 def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list[int], word: str) -> WordVectors:
@@ -169,18 +180,21 @@ def _batch_vectors(encoder: Encoder, batch: list[tuple[int, str]], missing: list
     result = word_vectors(encoder, [sentence for _, sentence in batch], word)
     result.occurrences = [replace(o, sentence_index=indices[o.sentence_index]) for o in result.occurrences]
     result.missing = sorted(missing + [indices[i] for i in result.missing])
+    result.windowed = [indices[i] for i in result.windowed]
     return result
 
 
 def embed(model: Model, sentences: Sequence[str], word: str,
-          labels: Sequence[str | None] | None = None) -> WordVectors:
+          labels: Sequence[str | None] | None = None, *, batch_size: int = MAX_SENTENCES) -> WordVectors:
     """Every occurrence of ``word`` in ``sentences`` with one vector per layer (the mean of the tokens that
     cover it), as the static-vs-contextual page computes them; ``labels`` (e.g. senses, one per sentence)
-    are carried into ``Occurrence.label``.
+    are carried into ``Occurrence.label``; ``batch_size``: sentences holding the word per forward pass.
 
     ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
-    its occurrences of one word already differ); ``result.missing``: sentences without the word. At most
+    its occurrences of one word already differ); ``result.missing``: sentences without the word;
+    ``result.windowed``: sentences longer than the model takes, read in overlapping windows (see
+    :func:`stream_word_vectors`), the same occurrences for every model. At most
     :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
     """
     sentences = _sentence_list(sentences)
@@ -193,9 +207,9 @@ def embed(model: Model, sentences: Sequence[str], word: str,
             raise LabError("bad_argument", name=f"labels[{i}]", expected="str or None", given=type_name(label))
     if not sentences:
         raise LabError("empty_input")
-    parts = list(stream_word_vectors(model, sentences, word))
+    parts = list(stream_word_vectors(model, sentences, word, batch_size=batch_size))
     result = replace(parts[0], occurrences=[o for p in parts for o in p.occurrences],
-                     missing=[i for p in parts for i in p.missing])
+                     missing=[i for p in parts for i in p.missing], windowed=[i for p in parts for i in p.windowed])
     for occurrence in result.occurrences:
         occurrence.label = labels[occurrence.sentence_index] if labels is not None else None
     return result
@@ -338,6 +352,6 @@ def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:
     return parse_labelled(text.splitlines())
 
 
-__all__ = ["Model", "load", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project", "LayerProjection",
-           "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors", "TokenVectors",
-           "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]
+__all__ = ["Model", "load", "clear_cache", "load_masked_lm", "embed", "stream_word_vectors", "mix", "project",
+           "LayerProjection", "fill_mask", "MaskPredictions", "attentions", "bertviz_attention", "token_vectors",
+           "TokenVectors", "sentence_vectors", "SentenceVectors", "read_labelled", "ScalarMix"]

@@ -38,6 +38,7 @@ class WordVectors:
     occurrences: list[Occurrence]
     missing: list[int] = field(default_factory=list)  # sentences without the word
     oov: bool = False  # static model: the word has no vector at all
+    windowed: list[int] = field(default_factory=list)  # sentences longer than the model takes, read in windows
 
     def stacked(self) -> np.ndarray:
         """(num_layers, num_occurrences, dim)."""
@@ -127,6 +128,8 @@ def word_vectors(encoder: Encoder, sentences: list[str], word: str,
         encodings = dict(zip(present, encoder.encode([sentences[i] for i in present])))
     for i in present:
         encoding = encodings[i]
+        if encoding.windows > 1:  # every occurrence is still there (encoders.LONG_TEXT_POLICY): said, not hidden
+            result.windowed.append(i)
         for start, end in spans[i]:
             tokens = covering_tokens(encoding, start, end)
             if not tokens:  # e.g. the word fell on characters the tokenizer dropped

@@ -13,7 +13,7 @@ columns ``d0 … d{dim-1}``). ``sentence_index`` counts from 0, as everywhere in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +38,7 @@ class SentenceTokens:
     offsets: list[tuple[int, int]]  # character span of each token in ``text``; (0, 0) for specials
     special: list[bool]  # [CLS]/[SEP]-like tokens that cover no text
     layers: np.ndarray  # (num_layers, num_tokens, dim), float32
+    windows: int = 1  # overlapping windows the model read it in (1: whole; encoders.LONG_TEXT_POLICY)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class SentenceVectors:
     pooling: str
     sentences: list[str]
     vectors: np.ndarray  # (num_layers, num_sentences, dim), float32
+    windowed: list[int] = field(default_factory=list)  # sentences read in windows (encoders.LONG_TEXT_POLICY)
 
     def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
         """One row per sentence and layer: ``model, pooling, layer_index, layer, sentence_index, sentence, d0 …``."""
@@ -89,14 +91,15 @@ class SentenceVectors:
 
 
 def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
-    """The chosen layers (all when None), each checked against ``num_layers`` (``out_of_range``)."""
+    """The chosen layers (all when None), each checked against ``num_layers`` (``out_of_range``); negative ones
+    count from the top, as in a Python list (``[-1]``: the last layer)."""
     if layers is None:
         return list(range(num_layers))
     chosen = [int(j) for j in layers]
     for j in chosen:
-        if not 0 <= j < num_layers:
-            raise LabError("out_of_range", name="layer", low=0, high=num_layers - 1)
-    return chosen
+        if not -num_layers <= j < num_layers:
+            raise LabError("out_of_range", name="layer", low=-num_layers, high=num_layers - 1)
+    return [j % num_layers for j in chosen]
 
 
 def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.DataFrame:
@@ -124,7 +127,8 @@ def token_vectors(encoder: Encoder, sentences: Sequence[str], *, batch_size: int
     """Every token of every sentence with every layer's vector (special tokens included and marked)."""
     encodings = _encode(encoder, sentences, batch_size)
     return TokenVectors(encoder.name, list(encoder.layer_names), [
-        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers)
+        SentenceTokens(i, e.text, list(e.tokens), [(a, b) for a, b in e.offsets], list(e.special), e.layers,
+                       e.windows)
         for i, e in enumerate(encodings)])
 
 
@@ -157,4 +161,5 @@ def sentence_vectors(encoder: Encoder, sentences: Sequence[str], pooling: str = 
     encodings = _encode(encoder, sentences, batch_size)
     pooled = [_pool(e, pooling, sentence_index=i) for i, e in enumerate(encodings)]
     return SentenceVectors(encoder.name, list(encoder.layer_names), pooling, [e.text for e in encodings],
-                           np.stack(pooled, axis=1).astype(np.float32))
+                           np.stack(pooled, axis=1).astype(np.float32),
+                           [i for i, e in enumerate(encodings) if e.windows > 1])

@@ -53,10 +53,13 @@ def test_nsp_probability_and_missing_head(tiny_bert, tiny_mlm_dir):
     assert err.value.code == "no_nsp_head"
 
 
-def test_too_many_tokens_is_a_clear_error(tiny_bert):
+def test_too_many_tokens_for_an_attention_map_is_a_clear_error(tiny_bert):
+    """Vectors of a long sentence come from overlapping windows (tests/test_long_texts.py); one attention map
+    cannot."""
     with pytest.raises(LabError) as err:
-        tiny_bert.encode(["苹果" * 100])
+        tiny_bert.encode(["苹果" * 100], attentions=True)
     assert err.value.code == "too_many_tokens" and "64" in err.value.message("en")
+    assert tiny_bert.encode(["苹果" * 100])[0].windows > 1
 
 
 def test_empty_batch_is_a_clear_error(tiny_bert):

@@ -15,6 +15,7 @@ import streamlit as st
 
 from core import api, experiments
 from core.models.cache import ModelRef, load_ref
+from core.models.catalogue import files_identity
 from core.models.encoders import Encoding, StaticEncoder
 from core.vectors.view import VectorsView, occurrence_layers
 
@@ -22,8 +23,9 @@ Result = TypeVar("Result")
 
 
 # Cached functions take a model as its handle and key on the handle's cache key: one entry for every
-# spelling of one model, and nothing about the model is pickled or hashed but its key.
-BY_KEY: dict[str | type[Any], Callable[[Any], Any]] = {ModelRef: lambda ref: ref.key}
+# spelling of one model, and nothing about the model is pickled or hashed but its key, with what its files are
+# (a checkpoint saved again into its folder is computed again, as the model cache loads it again).
+BY_KEY: dict[str | type[Any], Callable[[Any], Any]] = {ModelRef: lambda ref: (ref.key, files_identity(ref.key))}
 
 
 def model(name: str, *, masked_lm: bool = False) -> ModelRef:

@@ -1,6 +1,10 @@
 """Keeping loaded models: each model once per process, loaded at most once at a time, a bounded number of
 hub / directory models (the least recently used goes; embedded ones stay), failed loads remembered for a while,
 and :class:`ModelRef`, the weak handle a page holds.
+
+An entry is as fresh as the files it was loaded from (``catalogue.files_identity``: every file's name, size and
+mtime_ns): a checkpoint saved again into its folder is loaded again, and a remembered failure is forgotten when
+the files change. ``core.api.clear_cache`` empties it all.
 """
 from __future__ import annotations
 
@@ -21,7 +25,9 @@ MAX_OTHER_MODELS = 2  # hub / directory models kept loaded (least recently used 
 MAX_FAILURES = 256  # failed loads remembered at once (a class typing many wrong names); the oldest go first
 
 _cache: OrderedDict[str, Encoder] = OrderedDict()  # key (catalogue.model_key) -> encoder, most recent last
-_failures: OrderedDict[str, tuple[float, LabError]] = OrderedDict()  # key -> (monotonic time, the error), oldest first
+# key -> (monotonic time, the error, the files' identity when it failed), oldest first
+_failures: OrderedDict[str, tuple[float, LabError, catalogue.FilesIdentity | None]] = OrderedDict()
+_identities: dict[str, catalogue.FilesIdentity | None] = {}  # key -> what its loaded model was read from
 _load_locks: dict[str, tuple[threading.Lock, int]] = {}  # key -> (its lock, loads waiting on it); gone when 0
 _state_lock = threading.Lock()  # guards the dicts above, never held while loading
 
@@ -31,6 +37,7 @@ def clear() -> None:
     listing (tests; loads in progress finish and are kept)."""
     with _state_lock:
         _cache.clear()
+        _identities.clear()
         _failures.clear()
     hub.forget_probe()
     hub_cache.forget_scans()
@@ -69,16 +76,18 @@ def load_typed(name: str, kind: type[Kind]) -> Kind:
 
 
 def load_by_key(key: str) -> Encoder:
-    """The encoder of a cache ``key`` (``catalogue.model_key``'s answer), loaded at most once at a time."""
+    """The encoder of a cache ``key`` (``catalogue.model_key``'s answer), loaded at most once at a time, again
+    when its files changed since."""
+    identity = catalogue.files_identity(key)  # outside the lock: a stat per file
     with _state_lock:
-        encoder = _cached(key)
+        encoder = _cached(key, identity)
         if encoder is not None:
             return encoder
         lock, waiting = _load_locks.get(key) or (threading.Lock(), 0)
         _load_locks[key] = (lock, waiting + 1)
     try:
         with lock:  # concurrent first visits of one model wait for a single load
-            return _load_once(key)
+            return _load_once(key, identity)
     finally:
         with _state_lock:  # the last one out removes it: one lock per model being loaded, not per name ever tried
             lock, waiting = _load_locks[key]
@@ -88,10 +97,12 @@ def load_by_key(key: str) -> Encoder:
                 del _load_locks[key]
 
 
-def _load_once(key: str) -> Encoder:
-    """The cached encoder, or ``loaders.load(key)`` cached; the caller holds the key's load lock."""
+def _load_once(key: str, identity: catalogue.FilesIdentity | None) -> Encoder:
+    """The cached encoder, or ``loaders.load(key)`` cached with the ``identity`` its files had before it was read
+    (files changed during the load give another identity next time: loaded again, never kept stale); the caller
+    holds the key's load lock."""
     with _state_lock:
-        encoder = _cached(key)
+        encoder = _cached(key, identity)
         if encoder is not None:
             return encoder
     try:
@@ -100,25 +111,27 @@ def _load_once(key: str) -> Encoder:
         if key not in catalogue.EMBEDDED:  # embedded checks are instant and may pass after retraining
             # a copy without the traceback: the raised error's frames (and its cause's) hold what the load built,
             # a model of gigabytes kept alive for as long as the failure is remembered
-            _remember_failure(key, LabError(err.code, **err.params))
+            _remember_failure(key, LabError(err.code, **err.params), identity)
         raise
     with _state_lock:
         _cache[key] = encoder
+        _identities[key] = identity
         _failures.pop(key, None)
         others = [k for k in _cache if k not in catalogue.EMBEDDED]
         for old in others[:-MAX_OTHER_MODELS]:
-            del _cache[old]
+            del _cache[old], _identities[old]
     return encoder
 
 
-def _remember_failure(key: str, err: LabError) -> None:
-    """Cache a failed load for FAILURE_TTL_S; expired entries, and the oldest beyond MAX_FAILURES, go."""
+def _remember_failure(key: str, err: LabError, identity: catalogue.FilesIdentity | None) -> None:
+    """Cache a failed load for FAILURE_TTL_S while the files stay as they were; expired entries, and the oldest
+    beyond MAX_FAILURES, go."""
     now = time.monotonic()
     with _state_lock:
         _failures.pop(key, None)
-        _failures[key] = (now, err)
+        _failures[key] = (now, err, identity)
         while _failures:
-            oldest, (when, _) = next(iter(_failures.items()))
+            oldest, (when, _, _) = next(iter(_failures.items()))
             if now - when < FAILURE_TTL_S and len(_failures) <= MAX_FAILURES:
                 break
             del _failures[oldest]
@@ -136,23 +149,25 @@ class ModelRef:
 
     The encoder is held weakly, because a page's globals outlive its run (the page's widget callbacks reach
     them), so every open session would keep the model of its last run alive after the cache dropped it.
-    ``encoder()`` loads it again by its key if the cache dropped it meanwhile; a method call in progress keeps
-    its encoder until it returns."""
+    ``encoder()`` loads it again by its key if the cache dropped it meanwhile or its files changed; a method call
+    in progress keeps its encoder until it returns."""
 
-    __slots__ = ("name", "key", "_ref")
+    __slots__ = ("name", "key", "_ref", "_identity")
     name: str
     key: str
     _ref: weakref.ref[Encoder]
+    _identity: catalogue.FilesIdentity | None
 
-    def __init__(self, name: str, key: str, encoder: Encoder):
-        self.name, self.key = name, key
+    def __init__(self, name: str, key: str, encoder: Encoder, identity: catalogue.FilesIdentity | None = None):
+        self.name, self.key, self._identity = name, key, identity
         self._ref = weakref.ref(encoder)
 
     def encoder(self) -> Encoder:
         encoder = self._ref()
-        if encoder is None:
+        identity = catalogue.files_identity(self.key)
+        if encoder is None or identity != self._identity:
             encoder = load_by_key(self.key)
-            self._ref = weakref.ref(encoder)
+            self._ref, self._identity = weakref.ref(encoder), identity
         return encoder
 
     def __hash__(self) -> int:
@@ -168,7 +183,8 @@ class ModelRef:
 def load_ref(name: str) -> ModelRef:
     """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here."""
     key = catalogue.model_key(name)
-    return ModelRef(name, key, load_by_key(key))
+    identity = catalogue.files_identity(key)
+    return ModelRef(name, key, load_by_key(key), identity)
 
 
 WARM_SENTENCE = "我吃了一个苹果。"
@@ -185,14 +201,18 @@ def warm_embedded() -> list[str]:
     return warmed
 
 
-def _cached(key: str) -> Encoder | None:
-    """The loaded encoder (marked as just used), or the recent failure raised again; caller holds _state_lock."""
+def _cached(key: str, identity: catalogue.FilesIdentity | None) -> Encoder | None:
+    """The loaded encoder (marked as just used), or the recent failure raised again, while the files are still
+    those of ``identity``; else forgotten. The caller holds _state_lock."""
     if key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
+        if _identities[key] == identity:
+            _cache.move_to_end(key)
+            return _cache[key]
+        del _cache[key], _identities[key]
     failure = _failures.get(key)
     if failure is not None:
-        if time.monotonic() - failure[0] < FAILURE_TTL_S:
-            raise LabError(failure[1].code, **failure[1].params)
+        when, err, failed_identity = failure
+        if time.monotonic() - when < FAILURE_TTL_S and failed_identity == identity:
+            raise LabError(err.code, **err.params)
         del _failures[key]
     return None

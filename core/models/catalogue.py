@@ -5,6 +5,7 @@ keeping them loaded ``core.models.cache``'s."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,26 @@ def model_directory(name: str) -> Path | None:
         return path.resolve() if (path / "config.json").is_file() else None
     except (OSError, ValueError, RuntimeError):
         return None
+
+
+FilesIdentity = tuple[tuple[str, int, int], ...]
+
+
+def files_identity(key: str) -> FilesIdentity | None:
+    """What is on disk under a cache ``key``: ``(file name, size, mtime_ns)`` of every file in the model's
+    directory, sorted; None for a hub id (its snapshot folder is named by the revision). Saving another
+    checkpoint into the folder changes it, so the cache loads the new weights instead of answering with the old
+    (issue #55: a re-saved folder gave the first weights until the process ended). A directory that cannot be
+    listed has the identity ``()``."""
+    directory = MODELS_DIR / key if key in EMBEDDED else Path(key)
+    if not directory.is_absolute():
+        return None
+    try:
+        with os.scandir(directory) as entries:
+            stats = [(entry.name, entry.stat()) for entry in entries if entry.is_file()]
+    except OSError:
+        return ()
+    return tuple(sorted((name, stat.st_size, stat.st_mtime_ns) for name, stat in stats))
 
 
 def model_key(name: str) -> str:

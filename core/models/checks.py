@@ -1,5 +1,5 @@
-"""What a model must pass before it is used, whichever code loads it: safetensors only, a size a presenter's
-server can hold, sizes and rates that make sense, a tokenizer that fits the embeddings, weights that cover the
+"""What a model must pass before it is used, whichever code loads it: safetensors only, a size within
+``LAB_MAX_MODEL_PARAMS``, sizes and rates that make sense, a tokenizer that fits the embeddings, weights that cover the
 model."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .hub import env_number
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 
 # A model directory's config decides how much memory the model takes: refuse, before building it, one larger
-# than a presenter's server should hold (bert-base-chinese: 102 million parameters, 0.4 GB as float32).
+# than a shared server or a laptop should hold unasked (bert-base-chinese: 102 million parameters, 0.4 GB as
+# float32); LAB_MAX_MODEL_PARAMS raises the limit, for the library, the CLI and the app alike.
 MAX_PARAMS_ENV = "LAB_MAX_MODEL_PARAMS"
 MAX_MODEL_PARAMS = 150_000_000
 # Heads a checkpoint may lack: a masked LM saved without next-sentence prediction has neither (then the
@@ -95,10 +96,19 @@ def check_size(config, name: str) -> None:
 
 
 def check_vocabulary(tokenizer, config, name: str) -> None:
-    """A token id beyond the embeddings crashes the forward pass; an embedding row without a token is a
-    prediction nothing can show."""
-    if len(tokenizer) != config.vocab_size:
+    """A token id beyond the embeddings crashes the forward pass: refused. Embedding rows beyond the tokenizer
+    are allowed (a vocabulary padded to a multiple of 8 for speed, or resized for tokens added later): no
+    input reaches them, and fill-mask leaves them out of its distribution (``BertEncoder.forward``)."""
+    if len(tokenizer) > config.vocab_size:
         raise LabError("vocab_mismatch", name=name, tokens=len(tokenizer), vocab=config.vocab_size)
+
+
+def split_missing(missing: list[str], base_prefix: str) -> tuple[list[str], list[str]]:
+    """``(the encoder's missing weights, the task head's)``: a weight outside ``base_prefix`` (``bert.``,
+    ``roberta.`` …) belongs to the head, which an encoder-only or fine-tuned checkpoint does not have; token
+    vectors need only the encoder."""
+    inside = [key for key in missing if key.startswith(base_prefix + ".")]
+    return inside, [key for key in missing if key not in inside]
 
 
 def check_weights(missing: list[str], mismatched: list[str], name: str) -> None:

@@ -28,22 +28,42 @@ from ..errors import LabError
 from ..validation import check_length
 
 MAX_SENTENCE_CHARS = 2000
+# Long texts, the same for every model: a sentence longer than a BERT takes (``max_tokens``, its position
+# embeddings) is read in overlapping windows of ``max_tokens - 2`` text tokens (plus [CLS] and [SEP]), each
+# starting half a window after the previous one (the last one ends at the sentence's end); every token's vectors
+# come from the window where it has the most context on both sides, [CLS] from the first, [SEP] from the last.
+# ELMo's biLSTM and word2vec have no position limit and read every sentence (up to MAX_SENTENCE_CHARS) whole, so
+# two models compared on one corpus cover the same occurrences. Nothing is cut: ``Encoding.windows`` says how a
+# sentence was read. Attention maps are of one window: a sentence too long for it is refused (too_many_tokens).
+LONG_TEXT_POLICY = ("sliding window: max_tokens - 2 text tokens, stride half a window; each token from the window "
+                    "where it has the most context")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def resolve_device(device: str) -> torch.device:
-    """``"cpu"``, ``"cuda"`` (refused where torch sees no GPU) or ``"auto"`` (the GPU when there is one)."""
+    """``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` (each refused with ``device_unavailable`` where torch does
+    not see it) or ``"auto"`` (the GPU when there is one)."""
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise LabError("bad_choice", name="device", choices="cpu, cuda, auto")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise LabError("device_unavailable", device=device)
-    return torch.device(device)
+    try:
+        target = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise LabError("bad_choice", name="device", choices="cpu, cuda, cuda:N, mps, auto") from None
+    if target.type not in ("cpu", "cuda", "mps"):
+        raise LabError("bad_choice", name="device", choices="cpu, cuda, cuda:N, mps, auto")
+    if target.type == "cuda" and not (torch.cuda.is_available()
+                                      and (target.index or 0) < torch.cuda.device_count()):
+        raise LabError("device_unavailable", device=str(device))
+    if target.type == "mps" and not torch.backends.mps.is_available():
+        raise LabError("device_unavailable", device=str(device))
+    return target
 
 
-def resolve_dtype(dtype: str) -> torch.dtype:
-    if dtype not in DTYPES:
+def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    """A name of ``DTYPES`` or one of its torch dtypes (``torch.float16``)."""
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if not isinstance(dtype, str) or dtype not in DTYPES:
         raise LabError("bad_choice", name="dtype", choices=", ".join(DTYPES))
     return DTYPES[dtype]
 
@@ -67,6 +87,7 @@ class Encoding:
     layers: np.ndarray  # (num_layers, num_tokens, dim), float32
     attentions: np.ndarray | None = None  # (layers, heads, num_tokens, num_tokens) for transformers
     in_vocab: list[bool] | None = None  # static models: whether each token has a vector
+    windows: int = 1  # how many overlapping windows the model read the sentence in (1: whole; LONG_TEXT_POLICY)
 
 
 class Encoder:
@@ -84,19 +105,28 @@ class Encoder:
     def encode(self, sentences: list[str], *, attentions: bool = False, batch_size: int = 32) -> list[Encoding]:
         raise NotImplementedError
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> Encoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> Encoder:
         """A copy of this encoder computing on ``device`` in ``dtype``; vectors still come back as float32
         numpy. The loaded encoder is shared by the process (the app's pages too), so it is never moved."""
         raise NotImplementedError
 
 
-def _moved_torch_copy(encoder, device: str, dtype: str):
+def _moved_torch_copy(encoder, device: str, dtype: str | torch.dtype):
     """A shallow copy of ``encoder`` with its own copy of ``encoder.model`` on ``device`` in ``dtype``."""
     target, kind = resolve_device(device), resolve_dtype(dtype)
     moved = copy.copy(encoder)
     moved.model = copy.deepcopy(encoder.model).to(device=target, dtype=kind).eval()
     moved.gate = ModelGate()
     return moved
+
+
+def _without_padded_rows(outputs, tokens: int) -> None:
+    """The masked-LM logits cut to the tokenizer's ``tokens``: rows of a padded vocabulary have no token to show,
+    so fill-mask's distribution is over the tokens there are (softmax renormalises over them)."""
+    for key in ("prediction_logits", "logits"):
+        logits = outputs.get(key)
+        if logits is not None and logits.shape[-1] > tokens:
+            outputs[key] = logits[..., :tokens]
 
 
 def _check_sentences(sentences: list[str]) -> None:
@@ -113,15 +143,18 @@ def _length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 
 
 class BertEncoder(Encoder):
-    """Any BERT-family masked LM loaded through transformers (eager attention, safetensors only)."""
+    """Any BERT-family checkpoint loaded through transformers (eager attention, safetensors only). ``mlm_head``:
+    whether the masked-LM head came from the weights; without it (an encoder saved alone, a fine-tune) the model
+    gives vectors and attention, and a forward pass through the heads (fill-mask) raises ``no_mlm_head``."""
 
     kind = "bert"
 
-    def __init__(self, name: str, model, tokenizer, nsp_head=None):
+    def __init__(self, name: str, model, tokenizer, nsp_head=None, *, mlm_head: bool = True):
         self.name = name
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.nsp_head = nsp_head
+        self.mlm_head = mlm_head
         self.max_tokens = min(int(getattr(model.config, "max_position_embeddings", 512)), 512)
         self.layer_names = ["embeddings"] + [f"layer {i}" for i in range(1, model.config.num_hidden_layers + 1)]
         self.mask_token = tokenizer.mask_token
@@ -167,6 +200,8 @@ class BertEncoder(Encoder):
         ``heads=False`` runs the encoder only: embeddings never need the MLM output layer, which
         over a character vocabulary is a large share of a small model's compute.
         """
+        if heads and not self.mlm_head:  # its head would be random numbers
+            raise LabError("no_mlm_head", name=self.name)
         batch = self._tokenize(texts, pairs)
         inputs = {k: v for k, v in batch.items() if k not in ("offset_mapping", "special_tokens_mask")}
         model = self.model if heads else self.model.base_model
@@ -175,9 +210,11 @@ class BertEncoder(Encoder):
             inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
         with self.gate.forward():
             outputs = model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        if heads:
+            _without_padded_rows(outputs, len(self.tokenizer))
         return batch, outputs if on_cpu else _on_cpu(outputs)
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> BertEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> BertEncoder:
         moved = _moved_torch_copy(self, device, dtype)
         if self.nsp_head is not None:  # the head is part of the model: follow it into the copy
             moved.nsp_head = moved.model.cls.seq_relationship
@@ -187,10 +224,17 @@ class BertEncoder(Encoder):
         # 64 rather than 32: measured ≈ 20% faster on 2 CPU cores for short sentences
         _check_sentences(sentences)
         token_counts = self.token_counts(list(sentences))
-        for count in token_counts:
-            self._check_token_count(count)
         results: list[Encoding | None] = [None] * len(sentences)
-        for group in _length_batches(token_counts, batch_size):
+        whole = []
+        for index, count in enumerate(token_counts):
+            if count <= self.max_tokens:
+                whole.append(index)
+            elif attentions:  # one attention map needs one window
+                self._check_token_count(count)
+            else:
+                results[index] = self._windowed(sentences[index])
+        for group in _length_batches([token_counts[i] for i in whole], batch_size):
+            group = [whole[i] for i in group]
             texts = [sentences[i] for i in group]
             batch, outputs = self.forward(texts, attentions=attentions, heads=False)
             hidden = torch.stack(outputs.hidden_states).float()  # (layers, batch, time, dim)
@@ -207,6 +251,33 @@ class BertEncoder(Encoder):
                     attentions=atts[:, row, :, :n, :n].numpy() if atts is not None else None,
                 )
         return results
+
+    @torch.inference_mode()
+    def _windowed(self, sentence: str) -> Encoding:
+        """``sentence``, longer than ``max_tokens``, read in overlapping windows (``LONG_TEXT_POLICY``)."""
+        with self.gate.tokenize():
+            text = self.tokenizer(sentence, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = list(text["input_ids"]), [tuple(o) for o in text["offset_mapping"]]
+        width = self.max_tokens - 2
+        starts = list(range(0, len(ids) - width, max(1, width // 2))) + [len(ids) - width]
+        cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
+        input_ids = torch.tensor([[cls] + ids[start:start + width] + [sep] for start in starts])
+        inputs = {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
+        if "token_type_ids" in self.tokenizer.model_input_names:
+            inputs["token_type_ids"] = torch.zeros_like(input_ids)
+        inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
+        with self.gate.forward():
+            outputs = self.model.base_model(**inputs, output_hidden_states=True)
+        hidden = torch.stack(outputs.hidden_states).float().cpu()  # (layers, windows, width + 2, dim)
+        # token t's window: the one where its nearer edge is farthest (the most context on both sides)
+        best = [max(range(len(starts)), key=lambda w: min(t - starts[w], starts[w] + width - 1 - t)
+                    if starts[w] <= t < starts[w] + width else -1) for t in range(len(ids))]
+        columns = [hidden[:, 0, 0]] + [hidden[:, w, 1 + t - starts[w]] for t, w in enumerate(best)] \
+            + [hidden[:, -1, -1]]
+        all_ids = [cls] + ids + [sep]
+        return Encoding(text=sentence, tokens=self.tokenizer.convert_ids_to_tokens(all_ids),
+                        offsets=[(0, 0)] + offsets + [(0, 0)], special=[True] + [False] * len(ids) + [True],
+                        layers=torch.stack(columns, dim=1).numpy(), windows=len(starts))
 
     @torch.inference_mode()
     def next_sentence_probability(self, first: str, second: str) -> float:
@@ -233,7 +304,7 @@ class ElmoEncoder(Encoder):
         self.name = name
         self.model = BiLM.load(directory)
         self.tokenizer = BertTokenizer(vocab=str(directory / "vocab.txt"), do_lower_case=True)
-        self.max_tokens = 512
+        self.max_tokens = MAX_SENTENCE_CHARS + 2  # no position limit: every sentence whole (LONG_TEXT_POLICY)
         self.layer_names = ["token layer"] + [f"biLSTM {j}" for j in range(1, self.model.config.num_layers + 1)]
         self.gate = ModelGate()
 
@@ -251,7 +322,7 @@ class ElmoEncoder(Encoder):
     def _device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> ElmoEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> ElmoEncoder:
         return _moved_torch_copy(self, device, dtype)
 
     @torch.inference_mode()
@@ -313,7 +384,7 @@ class StaticEncoder(Encoder):
         self.layer_names = ["word2vec"]
         self._jieba = segmenter(directory, self.words)
 
-    def to(self, device: str = "auto", dtype: str = "float32") -> StaticEncoder:
+    def to(self, device: str = "auto", dtype: str | torch.dtype = "float32") -> StaticEncoder:
         """Static vectors are a numpy lookup: only the CPU and float32."""
         if resolve_device(device).type != "cpu" or resolve_dtype(dtype) != torch.float32:
             raise LabError("bad_choice", name="device/dtype", choices="cpu/auto, float32 (a numpy lookup)")

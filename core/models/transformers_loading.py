@@ -1,6 +1,6 @@
-"""Any BERT-family masked LM through transformers, from a local directory or the hub, with every check of
-:mod:`core.models.checks` (safetensors only, no remote code, a size limit, a tokenizer that fits the embeddings,
-weights that cover the model).
+"""Any BERT-family checkpoint through transformers (a masked LM, an encoder saved alone, a fine-tune with a task
+head), from a local directory or the hub, with every check of :mod:`core.models.checks` (safetensors only, no
+remote code, a size limit, a tokenizer that fits the embeddings, weights that cover the encoder).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from transformers.utils import logging as hf_logging
 
 from ..errors import LabError
 from . import catalogue
-from .checks import OPTIONAL_HEADS, check_size, check_vocabulary, check_weights, refuse_pickle_only
+from .checks import check_size, check_vocabulary, check_weights, refuse_pickle_only, split_missing
 from .encoders import BertEncoder
 from .hub import from_hub, hub_reachable
 
@@ -38,32 +38,34 @@ def _with_info(loaded: object) -> tuple[Any, dict]:
     return cast(tuple[Any, dict], loaded)
 
 
-def _check_loaded(info: dict, name: str) -> None:
-    """:func:`~core.models.checks.check_weights` on ``from_pretrained``'s loading info."""
-    check_weights(info["missing_keys"], [entry[0] for entry in info["mismatched_keys"]], name)
-
-
 def _masked_lm(source: str, kwargs: dict, name: str, *, bert: bool):
-    """``(model, NSP head or None)``: BERT with its next-sentence head when the weights have it, else the
-    checkpoint's masked LM; refused unless the weights cover the model."""
+    """``(model, NSP head or None, whether the MLM head came from the weights)``: BERT with its next-sentence
+    head when the weights have it, else the checkpoint's masked LM. A checkpoint without the MLM head (an
+    encoder saved alone, a fine-tune with a task head) loads for its vectors: the head's random weights are
+    never run (``BertEncoder.forward`` refuses fill-mask). Refused unless the weights cover the encoder."""
     kwargs = {**kwargs, "output_loading_info": True, "ignore_mismatched_sizes": True}  # reported, then refused
     if bert:
         model, info = _with_info(BertForPreTraining.from_pretrained(source, **kwargs))
-        if not any(OPTIONAL_HEADS.search(key) for key in info["missing_keys"]):
-            _check_loaded(info, name)
-            return model, model.cls.seq_relationship
+        if not info["missing_keys"]:  # else the masked LM alone, or the encoder alone, below
+            check_weights([], [entry[0] for entry in info["mismatched_keys"]], name)
+            return model, model.cls.seq_relationship, True
     model, info = _with_info(AutoModelForMaskedLM.from_pretrained(source, **kwargs))
-    _check_loaded(info, name)
-    return model, None
+    missing, head = split_missing(list(info["missing_keys"]), model.base_model_prefix)
+    mismatched, head_mismatched = split_missing([entry[0] for entry in info["mismatched_keys"]],
+                                                model.base_model_prefix)
+    check_weights(missing, mismatched, name)
+    return model, None, not (head or head_mismatched)
 
 
 def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder:
-    """A BERT-family masked LM from a local directory or the hub, with eager attention.
+    """A BERT-family checkpoint from a local directory or the hub, with eager attention: a masked LM, or an
+    encoder without its MLM head (vectors and attention only; fill-mask raises ``no_mlm_head``).
 
     Weights are read through safetensors only (``use_safetensors=True``); remote code is never
     trusted. Refused before the weights are read: a config with a size or dropout rate out of range
-    (``checks.check_config``) or larger than ``LAB_MAX_MODEL_PARAMS`` allows, a tokenizer whose size is not the
-    config's ``vocab_size``; after: weights that do not cover the model. A
+    (``checks.check_config``) or larger than ``LAB_MAX_MODEL_PARAMS`` allows, a tokenizer with more tokens than
+    the config's ``vocab_size`` (fewer is a padded vocabulary: allowed); after: weights that do not cover the
+    encoder. A
     hub id that is not cached and cannot be downloaded raises ``hub_offline``, a hub that does not answer
     within ``LAB_HUB_TIMEOUT_S`` ``hub_timeout``.
     """
@@ -98,7 +100,8 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
                                                                 trust_remote_code=False))
         check_vocabulary(tokenizer, config, display_name)
         kwargs = {**common, "use_safetensors": True, "attn_implementation": "eager", "local_files_only": offline_ok}
-        model, nsp_head = fetch(lambda: _masked_lm(source, kwargs, display_name, bert=config.model_type == "bert"))
+        model, nsp_head, mlm_head = fetch(lambda: _masked_lm(source, kwargs, display_name,
+                                                             bert=config.model_type == "bert"))
     except LabError:
         raise
     except OSError as exc:
@@ -112,4 +115,4 @@ def load_bert(name_or_path: str, display_name: str | None = None) -> BertEncoder
             StrictDataclassError) as exc:  # a bad header; a config field of the wrong type (huggingface_hub)
         raise LabError("load_failed", name=display_name, detail=" ".join(str(exc).split())[:300]) from exc
     model.float().eval()
-    return BertEncoder(display_name, model, tokenizer, nsp_head)
+    return BertEncoder(display_name, model, tokenizer, nsp_head, mlm_head=mlm_head)

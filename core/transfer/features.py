@@ -23,8 +23,9 @@ def _content_mask(special: Sequence[bool]) -> np.ndarray:
 
 
 def _fit(encoder, texts: Sequence[str]) -> list[str]:
-    """Cut texts to the model's length limit (character models: one token per character + 2 specials)."""
-    limit = max(1, int(getattr(encoder, "max_tokens", 512)) - 2)
+    """Cut texts to the model's length limit (character models: one token per character + 2 specials), at most
+    512 tokens: the recorded experiment's cut (ELMo's limit was 512 before it read every sentence whole)."""
+    limit = max(1, min(int(getattr(encoder, "max_tokens", 512)), 512) - 2)
     return [text[:limit] for text in texts]
 
 
