@@ -9,12 +9,14 @@ the CPU one page run takes; that CPU is far less disturbed by other work on the 
 For each checkout a ``streamlit run app.py`` server is started in that directory (this interpreter, loopback,
 ``HF_HUB_OFFLINE=1``); every page is run once alone (models loaded, caches filled), then ``--runs`` times, each a
 new session (one websocket speaking Streamlit's protocol, ``benchmarks.classroom_load.run_page``) with a sentence
-of its own (``classroom_load.session_query``), the classroom's pattern. The servers are idle but for the run being
+of its own (``classroom_load.session_query``), the classroom's pattern, while one other session stays connected
+(:func:`idle_session`). The servers are idle but for the run being
 measured, so the CPU seconds the server process spent from the request to ``script_finished`` (user + system,
 every thread: the script's run and the server's sending its messages) is that page run's cost. Runs are interleaved
 (every checkout's run of a page, the order rotating), so phases of the box's load hit each checkout alike. Figures
-are medians over the runs, in ms; ``ratio`` is each checkout's median against the first's. A page missing from a
-checkout is left blank.
+are means over the runs, in ms (the kernel counts CPU in 10 ms ticks, so one run's figure is a multiple of 10 ms and
+only the mean of several resolves less; ``cpu_median_ms`` has the medians); ``ratio`` is each checkout's mean
+against the first's. A page missing from a checkout is left blank.
 
 ``--profile DIR`` runs the same pages under cProfile instead (the script thread only: each page run's Python, not
 the server's sending), one ``DIR/<checkout-index>-<page>.prof`` per checkout and page, and prints each page's top
@@ -114,7 +116,34 @@ class Server:
         self.label_file.unlink(missing_ok=True)
 
 
+async def idle_session(url: str):
+    """A session kept open, as a class's other tabs are: Streamlit clears its compiled-script cache whenever the
+    last session disconnects (``WebsocketSessionManager.disconnect_session``), so one run after another with
+    nobody else connected would each recompile the app and the page (10–20 ms), as no class does."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    ws = await websockets.connect(url.replace("http://", "ws://", 1) + "/_stcore/stream", subprotocols=["streamlit"],
+                                  max_size=None, ping_interval=None)
+    request = BackMsg()
+    request.rerun_script.page_name = PAGES[0].url_path
+    await ws.send(request.SerializeToString())
+    while ForwardMsg.FromString(await ws.recv()).WhichOneof("type") != "script_finished":
+        pass
+    return ws
+
+
 async def measure(servers: list[Server], pages: list[str], runs: int, profiling: bool) -> dict:
+    idle = [await idle_session(server.url) for server in servers]
+    try:
+        return await _measure(servers, pages, runs, profiling)
+    finally:
+        for ws in idle:
+            await ws.close()
+
+
+async def _measure(servers: list[Server], pages: list[str], runs: int, profiling: bool) -> dict:
     cost: dict[str, list[list[float | None]]] = {page: [[] for _ in servers] for page in pages}
     wall: dict[str, list[list[float]]] = {page: [[] for _ in servers] for page in pages}
     missing: set[tuple[int, str]] = set()
@@ -146,14 +175,15 @@ async def measure(servers: list[Server], pages: list[str], runs: int, profiling:
                 cost[page][index].append(cpu)
                 wall[page][index].append(result["seconds"])
         _log(f"  {page}: " + " | ".join(
-            f"{np.median(c) * 1000:.0f} ms CPU" if c else "-" for c in cost[page]))
+            f"{np.mean(c) * 1000:.0f} ms CPU" if c else "-" for c in cost[page]))
     table = {}
     for page in pages:
-        medians = [float(np.median(c)) * 1000 if c else None for c in cost[page]]
-        base = medians[0]
-        table[page] = {"cpu_ms": [round(m, 1) if m is not None else None for m in medians],
+        means = [float(np.mean(c)) * 1000 if c else None for c in cost[page]]
+        base = means[0]
+        table[page] = {"cpu_ms": [round(m, 1) if m is not None else None for m in means],
+                       "cpu_median_ms": [round(float(np.median(c)) * 1000, 1) if c else None for c in cost[page]],
                        "wall_ms": [round(float(np.median(w)) * 1000, 1) if w else None for w in wall[page]],
-                       "ratio": [round(m / base, 2) if m is not None and base else None for m in medians]}
+                       "ratio": [round(m / base, 2) if m is not None and base else None for m in means]}
     return table
 
 
