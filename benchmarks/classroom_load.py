@@ -269,8 +269,8 @@ def main(argv=None) -> int:
     parser.add_argument("--save-baseline", action="store_true",
                         help="store this run's p95 per page as this box's baseline (replacing the one stored)")
     parser.add_argument("--strict", action="store_true",
-                        help=f"exit 1 when a page's p95 grew by more than {GROWTH_LIMIT - 1:.0%} over this box's "
-                             "baseline, or when this box has none")
+                        help=f"exit 1 when a page's p95 grew by more than {round((GROWTH_LIMIT - 1) * 100)} %% over "
+                             "this box's baseline, or when this box has none")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.sessions.split(",") if n.strip()]
     if not counts or min(counts) < 1 or args.rounds < 1:
