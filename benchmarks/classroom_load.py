@@ -220,7 +220,7 @@ def box_id() -> str:
 def baseline_entry(report: dict) -> dict:
     """What a baseline keeps of a report: each page's p95 per session count (and whether the inputs were distinct),
     with the date and load average it was measured at."""
-    return {"created": report["created"], "load_average_start": report["load_average_start"],
+    return {"created": report["created"], "load_average_start": [round(x, 2) for x in report["load_average_start"]],
             "runs": {str(run["sessions"]): {"distinct_inputs": run["distinct_inputs"],
                                             "p95_s": {page: v["p95_s"] for page, v in run["pages"].items()}}
                      for run in report["runs"]}}
@@ -236,9 +236,9 @@ def against_baseline(runs: list[dict], baseline: dict | None, limit: float = GRO
             stored = None  # cache hits against typed sentences: not the same measurement
         for page, values in run["pages"].items():
             base = (stored or {}).get("p95_s", {}).get(page)
-            ratio = round(values["p95_s"] / base, 3) if base else None
+            ratio = round(float(values["p95_s"]) / base, 3) if base else None
             rows.append({"sessions": run["sessions"], "page": page, "p95_s": values["p95_s"], "baseline_p95_s": base,
-                         "ratio": ratio, "grew": ratio is not None and ratio > limit})
+                         "ratio": ratio, "grew": bool(ratio is not None and ratio > limit)})
     return rows
 
 

@@ -95,3 +95,14 @@ def test_strict_fails_when_a_page_grew_and_when_the_box_has_no_baseline(tmp_path
     measured[0] = _report([_run(30, {"a": 1.0, "b": 1.3})])
     assert bench.main(argv) == 1  # b grew by 30 %
     assert bench.main(argv[:-1]) == 0  # without --strict the run reports and exits 0
+
+
+def test_the_comparison_is_plain_json_with_numpy_figures():
+    """The measured p95s are numpy floats (``np.quantile``): the rows must still serialise."""
+    import numpy as np
+
+    baseline = bench.baseline_entry(_report([_run(30, {"a": 1.0})]))
+    run = _run(30, {"a": 1.0})
+    run["pages"]["a"]["p95_s"] = np.float64(1.5)
+    (row,) = bench.against_baseline([run], baseline)
+    assert json.loads(json.dumps(row))["grew"] is True
