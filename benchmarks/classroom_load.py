@@ -18,6 +18,11 @@ state, not the cold start (``python -m benchmarks.run --only coldstart`` measure
 The server is started here on a free loopback port (``streamlit run app.py``, ``HF_HUB_OFFLINE=1``);
 ``--url`` points at one already running, which must be on this machine (loopback only: this script
 opens many connections on purpose). JSON goes to stdout (and ``--json``), progress to stderr.
+
+A regression guard (issue #50): ``--save-baseline`` stores each page's p95 per session count for this box
+(``box_id``: CPU model and cores) in ``benchmarks/baselines/classroom.json`` (``--baseline`` another file); every
+later run on the same box prints each page's p95 against it (``baseline`` in the report), and ``--strict`` exits 1
+when a page's p95 grew by more than ``GROWTH_LIMIT`` (20 %), or when this box has no baseline to compare with.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -40,6 +46,8 @@ from benchmarks.common import ROOT, free_port, make_result
 from ui import PAGES
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+BASELINE = ROOT / "benchmarks" / "baselines" / "classroom.json"
+GROWTH_LIMIT = 1.20  # --strict: a page's p95 may grow by 20 % over the box's baseline
 # Issue #28: a class of 30, each typing a sentence of their own, on the 2-core machine.
 TARGET_SESSIONS, TARGET_P95_S = 30, 2.5
 SUBJECTS = ("小明", "小红", "老师", "妈妈", "爸爸", "奶奶", "同学们", "我的朋友", "邻居", "哥哥",
@@ -198,6 +206,46 @@ def target_results(runs: list[dict]) -> list[dict]:
             for run in runs if run["sessions"] == TARGET_SESSIONS and run["all_pages"]]
 
 
+def box_id() -> str:
+    """This machine as a baseline's key: its CPU model and core count (timings of another box do not compare)."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model} × {os.cpu_count()}"
+
+
+def baseline_entry(report: dict) -> dict:
+    """What a baseline keeps of a report: each page's p95 per session count (and whether the inputs were distinct),
+    with the date and load average it was measured at."""
+    return {"created": report["created"], "load_average_start": [round(x, 2) for x in report["load_average_start"]],
+            "runs": {str(run["sessions"]): {"distinct_inputs": run["distinct_inputs"],
+                                            "p95_s": {page: v["p95_s"] for page, v in run["pages"].items()}}
+                     for run in report["runs"]}}
+
+
+def against_baseline(runs: list[dict], baseline: dict | None, limit: float = GROWTH_LIMIT) -> list[dict]:
+    """One row per session count and page measured: its p95, the baseline's p95 for the same session count and
+    inputs (None when the baseline has none), their ratio, and ``grew``: the ratio exceeds ``limit``."""
+    rows = []
+    for run in runs:
+        stored = (baseline or {}).get("runs", {}).get(str(run["sessions"]))
+        if stored and stored.get("distinct_inputs") != run["distinct_inputs"]:
+            stored = None  # cache hits against typed sentences: not the same measurement
+        for page, values in run["pages"].items():
+            base = (stored or {}).get("p95_s", {}).get(page)
+            ratio = round(float(values["p95_s"]) / base, 3) if base else None
+            rows.append({"sessions": run["sessions"], "page": page, "p95_s": values["p95_s"], "baseline_p95_s": base,
+                         "ratio": ratio, "grew": bool(ratio is not None and ratio > limit)})
+    return rows
+
+
+def load_baselines(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 def loopback_url(text: str) -> str:
     """``--url``'s argparse type: an http URL of this machine (127.0.0.1, localhost, ::1), without its trailing
     slash; any other is refused, so that the load never goes to someone else's server."""
@@ -216,6 +264,13 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--same-inputs", action="store_true",
                         help="every session sends the page's default inputs (cache hits) instead of its own")
+    parser.add_argument("--baseline", type=Path, default=BASELINE,
+                        help=f"the stored baselines, one per box (default {BASELINE.relative_to(ROOT)})")
+    parser.add_argument("--save-baseline", action="store_true",
+                        help="store this run's p95 per page as this box's baseline (replacing the one stored)")
+    parser.add_argument("--strict", action="store_true",
+                        help=f"exit 1 when a page's p95 grew by more than {round((GROWTH_LIMIT - 1) * 100)} %% over "
+                             "this box's baseline, or when this box has none")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.sessions.split(",") if n.strip()]
     if not counts or min(counts) < 1 or args.rounds < 1:
@@ -224,6 +279,10 @@ def main(argv=None) -> int:
     report = measured_on(args.url, args.timeout, lambda url: asyncio.run(
         measure(url, counts, args.rounds, args.timeout, not args.same_inputs)))
     report["results"] = target_results(report["runs"])
+    box, baselines = box_id(), load_baselines(args.baseline)
+    rows = against_baseline(report["runs"], baselines.get(box))
+    report["baseline"] = {"box": box, "file": str(args.baseline), "found": box in baselines,
+                          "created": baselines.get(box, {}).get("created"), "growth_limit": GROWTH_LIMIT, "pages": rows}
     text = json.dumps(report, ensure_ascii=False, indent=2)
     print(text)
     if args.json:
@@ -231,6 +290,26 @@ def main(argv=None) -> int:
     for run in report["runs"]:
         _log(f"N={run['sessions']}: " + ", ".join(f"{p} p50 {v['p50_s']:.2f} s / p95 {v['p95_s']:.2f} s"
                                                  for p, v in run["pages"].items()))
+    if box in baselines:
+        _log(f"against the baseline of {baselines[box]['created']} ({box}):")
+        for row in rows:
+            ratio = f"{row['ratio']:.2f}×" if row["ratio"] is not None else "no baseline"
+            _log(f"  N={row['sessions']} {row['page']}: p95 {row['p95_s']:.2f} s, baseline "
+                 f"{row['baseline_p95_s'] or '-'} s, {ratio}{'  GREW' if row['grew'] else ''}")
+    else:
+        _log(f"no baseline for this box ({box}) in {args.baseline}: --save-baseline stores one")
+    if args.save_baseline:
+        baselines[box] = baseline_entry(report)
+        args.baseline.parent.mkdir(parents=True, exist_ok=True)
+        args.baseline.write_text(json.dumps(baselines, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        _log(f"baseline stored for {box} in {args.baseline}")
+    if args.strict and not args.save_baseline:
+        grew = [row for row in rows if row["grew"]]
+        if box not in baselines or grew:
+            _log("--strict: " + (f"p95 grew by more than {GROWTH_LIMIT - 1:.0%} on " + ", ".join(
+                f"{row['page']} (N={row['sessions']}, {row['ratio']:.2f}×)" for row in grew) if grew
+                else "no baseline to compare with"))
+            return 1
     return 0
 
 

@@ -7,6 +7,10 @@ not by the models' forward passes, which took a few percent of the samples. Henc
 
 - each model call computes on ``torch_threads()`` intra-op threads (1 unless ``LAB_TORCH_THREADS``
   says otherwise), so two sessions compute side by side instead of waiting for each other's cores;
+- numpy's and scipy's BLAS (OpenBLAS) compute on ``blas_threads()`` threads (1 unless ``LAB_BLAS_THREADS`` says
+  otherwise): the pages' matrices are small (a PCA of a hundred points), and OpenBLAS's default two threads spin
+  waiting for each other on a busy 2-core box; one 110 × 256 SVD took 160 ms of CPU with two threads under load
+  and 6 ms with one (issue #50);
 - up to ``inference_slots()`` forward passes of one model run at once (one per core unless
   ``LAB_INFERENCE_SLOTS`` says otherwise): an eval-mode forward pass is thread-safe and releases the GIL
   while it computes, so a per-model lock would only queue sessions behind each other;
@@ -35,13 +39,36 @@ def inference_slots() -> int:
     return max(1, int(os.environ.get("LAB_INFERENCE_SLOTS", str(os.cpu_count() or 1))))
 
 
+def blas_threads() -> int:
+    return max(1, int(os.environ.get("LAB_BLAS_THREADS", "1")))
+
+
+# The modules whose BLAS libraries were limited already (numpy loads one OpenBLAS, scipy another).
+_BLAS_LIMITED: set[str] = set()
+_BLAS_MODULES = ("numpy", "scipy.linalg", "sklearn", "torch")
+
+
+def limit_blas() -> None:
+    """Limit every loaded BLAS library to ``blas_threads()`` threads, process-wide (OpenBLAS's setting is
+    global), once per newly loaded library: a check of ``sys.modules`` on later calls."""
+    loaded = {name for name in _BLAS_MODULES if name in sys.modules}
+    if loaded <= _BLAS_LIMITED:
+        return
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+    threadpool_limits(limits=blas_threads(), user_api="blas")
+    _BLAS_LIMITED.update(loaded)
+
+
 def configure_thread() -> None:
     """Give the calling thread the intra-op thread count (torch's setting is per thread: Streamlit starts a
-    new thread for each script run, so the app calls this on every run; it is cheap). It does not import torch
-    (seconds): before torch is imported there is nothing to set, and the app imports it (``ui.cache``) before
-    calling this on a page with a model."""
+    new thread for each script run, so the app calls this on every run; it is cheap), and the BLAS libraries
+    loaded so far their thread count (:func:`limit_blas`). It does not import torch (seconds): before torch is
+    imported there is nothing to set, and the app imports it (``ui.cache``) before calling this on a page with a
+    model."""
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(torch_threads())
+    limit_blas()
 
 
 class ModelGate:

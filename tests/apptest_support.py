@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.errors import LabError
 from core.safe_text import GFM_AUTOLINKS
 from ui.i18n import translate
+from ui.page import TABLE_KEY_SUFFIX
 
 UI_DIR = Path(__file__).resolve().parents[1] / "ui"
 
@@ -61,15 +62,35 @@ def chart(at: AppTest, key: str) -> dict | None:
     return None
 
 
-def chart_tables(at: AppTest) -> list:
-    """The tables of the charts' numbers (``ui.page.chart_table``, one in each chart's collapsed expander)."""
+def chart_table_expanders(at: AppTest) -> list:
+    """The expanders of the charts' number tables (``ui.page.chart_table``), open or not."""
     label = translate(at.session_state["lang"] if "lang" in at.session_state else "zh", "page.chart_data")
-    return [table for e in at.expander if e.label == label for table in e.table]
+    return [e for e in at.expander if e.label == label]
+
+
+def open_chart_tables(at: AppTest) -> AppTest:
+    """Every chart's table expander opened, as a reader who clicks it (the expander's state in session_state
+    under its key; ``ui.page.chart_table`` builds a table only while it is open), and the page rerun when one
+    was closed."""
+    closed = [e for e in chart_table_expanders(at) if not e.proto.expanded and not e.table]
+    for expander in closed:
+        key = expander.proto.id.split("-", 2)[2]  # a keyed widget's id: "$$ID-<hash>-<key>"
+        assert key.endswith(TABLE_KEY_SUFFIX), expander.proto.id
+        at.session_state[key] = True
+    if closed:
+        at.run()
+    return at
+
+
+def chart_tables(at: AppTest) -> list:
+    """The tables of the charts' numbers (``ui.page.chart_table``, one in each chart's expander), every expander
+    opened first (:func:`open_chart_tables`: the page reruns if one was closed)."""
+    return [table for e in chart_table_expanders(open_chart_tables(at)) for table in e.table]
 
 
 def page_tables(at: AppTest) -> list:
-    """The page's own tables (``st.table``), in order, without the charts' tables."""
-    of_charts = {id(table) for table in chart_tables(at)}
+    """The page's own tables (``st.table``), in order, without the charts' tables (those of open expanders)."""
+    of_charts = {id(table) for e in chart_table_expanders(at) for table in e.table}
     return [table for table in at.table if id(table) not in of_charts]
 
 

@@ -3,6 +3,7 @@ against a real server when ``LAB_BENCH_CLASSROOM=1`` (it starts streamlit and lo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 import pytest
@@ -52,3 +53,56 @@ def test_the_class_of_thirty_is_reported_against_its_target():
     assert result["name"] == "classroom_n30_p95_s" and result["limit"] == 2.5
     assert result["ratio_to_limit"] == pytest.approx(1.2) and result["pass"] is False
     assert bench.target_results(runs[:1]) == []
+
+
+# ---- the regression guard (issue #50) -------------------------------------------------------------------
+def _run(sessions: int, p95: dict[str, float], distinct: bool = True) -> dict:
+    return {"sessions": sessions, "rounds": 1, "distinct_inputs": distinct,
+            "pages": {page: {"n": 3, "p50_s": s / 2, "p95_s": s} for page, s in p95.items()},
+            "all_pages": {"n": 3 * len(p95), "p50_s": 0.5, "p95_s": max(p95.values())}, "round_wall_s": [1.0],
+            "problems": []}
+
+
+def _report(runs: list[dict]) -> dict:
+    return {"created": "2026-12-07T07:00:00+0000", "cpu_count": 2, "load_average_start": (1.0, 1.0, 1.0),
+            "warm_up_s": {}, "runs": runs, "load_average_end": (1.0, 1.0, 1.0)}
+
+
+def test_each_page_is_compared_with_the_same_session_count_of_the_baseline():
+    baseline = bench.baseline_entry(_report([_run(10, {"a": 1.0}), _run(30, {"a": 2.0, "b": 2.0})]))
+    rows = bench.against_baseline([_run(30, {"a": 2.4, "b": 2.41, "c": 1.0})], baseline)
+    by_page = {row["page"]: row for row in rows}
+    assert by_page["a"]["baseline_p95_s"] == 2.0 and by_page["a"]["ratio"] == pytest.approx(1.2)
+    assert not by_page["a"]["grew"]  # exactly 20 % is within the limit
+    assert by_page["b"]["grew"] and by_page["b"]["ratio"] == pytest.approx(1.205)
+    assert by_page["c"]["baseline_p95_s"] is None and by_page["c"]["ratio"] is None and not by_page["c"]["grew"]
+    # cache hits (--same-inputs) are not compared with typed sentences
+    assert all(row["ratio"] is None for row in bench.against_baseline([_run(30, {"a": 9.0}, False)], baseline))
+    assert all(row["ratio"] is None for row in bench.against_baseline([_run(30, {"a": 9.0})], None))
+
+
+def test_strict_fails_when_a_page_grew_and_when_the_box_has_no_baseline(tmp_path, monkeypatch):
+    path = tmp_path / "baselines.json"
+    measured = [_report([_run(30, {"a": 1.0, "b": 1.0})])]
+    monkeypatch.setattr(bench, "measured_on", lambda url, timeout, measure: measured[0])
+    argv = ["--sessions", "30", "--rounds", "1", "--baseline", str(path), "--strict"]
+    assert bench.main(argv) == 1  # nothing to compare with: not a pass
+    assert bench.main(argv + ["--save-baseline"]) == 0
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert stored[bench.box_id()]["runs"]["30"]["p95_s"] == {"a": 1.0, "b": 1.0}
+    measured[0] = _report([_run(30, {"a": 1.15, "b": 0.8})])
+    assert bench.main(argv) == 0  # within 20 %
+    measured[0] = _report([_run(30, {"a": 1.0, "b": 1.3})])
+    assert bench.main(argv) == 1  # b grew by 30 %
+    assert bench.main(argv[:-1]) == 0  # without --strict the run reports and exits 0
+
+
+def test_the_comparison_is_plain_json_with_numpy_figures():
+    """The measured p95s are numpy floats (``np.quantile``): the rows must still serialise."""
+    import numpy as np
+
+    baseline = bench.baseline_entry(_report([_run(30, {"a": 1.0})]))
+    run = _run(30, {"a": 1.0})
+    run["pages"]["a"]["p95_s"] = np.float64(1.5)
+    (row,) = bench.against_baseline([run], baseline)
+    assert json.loads(json.dumps(row))["grew"] is True

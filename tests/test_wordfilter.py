@@ -93,3 +93,26 @@ def test_word_candidates_hide_vulgar_words(vulgar_first_bert):
     assert shown.words[0].word == "逼逼" and shown.hidden == 0
     run = word_candidates(vulgar_first_bert, "真是傻[MASK][MASK]。")[0]
     assert all(not w.word.startswith("逼") for w in run.words) and run.hidden > 0
+
+
+def _creates_vulgar_by_definition(before: str, filling: str, after: str) -> bool:
+    """The definition, word by word and position by position: some vulgar word occurs overlapping the filling."""
+    text, start, end = before + filling + after, len(before), len(before) + len(filling)
+    return any(text.startswith(word, i) and i < end and i + len(word) > start
+               for word in vulgar_words() for i in range(len(text)))
+
+
+def test_creates_vulgar_agrees_with_its_definition_on_random_fillings():
+    """The one-scan implementation (issue #50) against the definition, on texts built from the words' own characters
+    (so that words occur, overlap each other and straddle the blank) and empty fillings."""
+    import random
+
+    rng = random.Random(50)
+    alphabet = sorted({c for word in vulgar_words() for c in word}) + ["我", "的", "了"]
+    found = 0
+    for _ in range(3000):
+        parts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, n))) for n in (5, 3, 5)]
+        expected = _creates_vulgar_by_definition(*parts)
+        assert creates_vulgar(*parts) is expected, parts
+        found += expected
+    assert 100 < found < 2900  # both answers were exercised

@@ -121,22 +121,31 @@ def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "s
     if not toolbar or phone():
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
-    chart_table(fig)
+    chart_table(fig, key)
 
 
-def chart_table(fig: go.Figure) -> None:
+TABLE_KEY_SUFFIX = "__numbers"  # the key of a chart's table expander: the chart's key and this
+
+
+def chart_table(fig: go.Figure, key: str) -> None:
     """The figure's numbers (``core.figures.table``) as an HTML table a screen reader reads, in a collapsed
-    expander. Presentation mode leaves it out: the projector is looked at, and each scene's result must fit
-    below the scene bar (a screen reader user follows on their own device). Cells are Markdown-escaped
-    (they hold the user's sentences)."""
-    if presenting():
+    expander (key ``<chart key>__numbers``). Presentation mode leaves it out: the projector is looked at, and each
+    scene's result must fit below the scene bar (a screen reader user follows on their own device). Cells are
+    Markdown-escaped (they hold the user's sentences).
+
+    The table is built only while its expander is open (``on_change="rerun"``: opening it reruns the page, or the
+    chart's fragment, and ``.open`` says so): built on every run it was a quarter of a page run's Python for a
+    table nobody had opened (issue #50)."""
+    if presenting() or not fig.data:
+        return  # a diagram without data (the ELMo scalar-mix sketch) has no numbers
+    expander = st.expander(t("page.chart_data"), icon=":material/table:", key=key + TABLE_KEY_SUFFIX,
+                           on_change="rerun")
+    if not expander.open:
         return
-    from core.figures.table import figure_table  # pandas: imported with the first chart, not at the app's start
+    from core.figures.table import figure_table  # pandas: imported with the first table, not at the app's start
 
     table, total = figure_table(fig)
-    if table.empty:
-        return  # a diagram without data (the ELMo scalar-mix sketch)
-    with st.expander(t("page.chart_data"), icon=":material/table:"):
+    with expander:
         if total > len(table):
             st.caption(t("page.chart_data_more", n=len(table), total=total))
         headers = {c: t(f"page.chart_col.{c}") for c in table.columns}
