@@ -5,7 +5,7 @@ import importlib
 
 import streamlit as st
 
-from core.concurrency import configure_thread
+from core.runtime.concurrency import configure_thread
 from ui import PAGES, ROOT_URL_PATH, accessibility
 from ui.i18n import t
 from ui.page import presenting, show_error
@@ -32,7 +32,7 @@ try:
         # session opens first: transformers' lazy imports, made by two threads along different paths at once,
         # can fail with ImportError.
         importlib.import_module("ui.cache")
-    # Each run's thread gets the intra-op thread count before its first model call (core/concurrency.py says
+    # Each run's thread gets the intra-op thread count before its first model call (core/runtime/concurrency.py says
     # why one thread per call; with torch's default, word candidates took 3.5 s instead of 0.36 s on the 2-core
     # machine with another job running).
     configure_thread()

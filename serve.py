@@ -19,12 +19,12 @@ from contextlib import asynccontextmanager
 import streamlit as st
 from starlette.middleware import Middleware
 
-from core.errors import LabError
+from core.guard.errors import LabError
 from deploy.closed_metrics import ClosedMetrics
 from deploy.upload_quota import UploadQuota
 
 READY_LINE = "embedded models ready"
-# core.board's (not imported here: it is heavy, and the server listens before it loads)
+# core.board.rules's (not imported here: it is heavy, and the server listens before it loads)
 BOARD_SECRET_ENV, MIN_BOARD_SECRET_CHARS = "LAB_BOARD_SECRET", 12
 
 
@@ -42,7 +42,7 @@ def _warm() -> None:
     # torch and transformers (seconds) are imported here, not before the server listens, so the home page (which
     # needs neither) is served meanwhile; through ui.cache first, the pages' one import order (app.py says why)
     importlib.import_module("ui.cache")
-    from core.board import lecturer_secret
+    from core.board.rules import lecturer_secret
     from core.models.cache import warm_embedded
 
     lecturer_secret()  # the class board's: generated now (unless LAB_BOARD_SECRET is set) and printed in the log

@@ -142,8 +142,8 @@ async def class_burst(url: str, board_id: str, students: int, within_s: float, t
 
 
 def measure(url: str, students: int, within_s: float, timeout_s: float, backends: list[str]) -> dict:
-    from core import board
-    from core.board_store import store
+    from core.board import rules as board
+    from core.board.store import store
 
     # warm-up: each process loads the board's models on a board of its own, as a lecturer's rehearsal would
     warm = board.open_board(store(), board.lecturer_secret(), "苹果", "", "elmo")

@@ -226,7 +226,7 @@ def free_port() -> int:
 def load_encoder(name: str, kind: str):
     """(encoder, None) or (None, reason to skip). ``kind`` "bert" needs a masked LM, "layers" more
     than one layer."""
-    from core.errors import LabError
+    from core.guard.errors import LabError
     from core.models import cache, catalogue
 
     if name in catalogue.EMBEDDED:

@@ -3,7 +3,7 @@
 - ``embed_stream_vs_batched_throughput``: the file is a corpus in which the word is rare: the N sentences with
   苹果 (``make_sentences``) each followed by ``FILLER_PER_SENTENCE`` lines without it. The stream is
   ``core.__main__.main(["embed", "--model", M, "--word", 苹果, "--input", FILE, "--out", OUT])`` (the file read
-  line by line through ``core.api.stream_word_vectors``, every occurrence written as a JSON line); the bare
+  line by line through ``core.interface.api.stream_word_vectors``, every occurrence written as a JSON line); the bare
   forward runs the same model's encoder over the sentences the stream must read, the N with the word (batch
   ``BARE_BATCH``, the encoder's own, ``padding=True``, ``output_hidden_states=True``, tokenizer included; the
   encoder only, as the embedding path runs no MLM head). Value = t(bare) / t(stream); target ≥ 0.95×.

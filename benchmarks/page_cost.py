@@ -4,8 +4,8 @@
     python -m benchmarks.page_cost --checkout ../old --checkout .    # two checkouts, interleaved, one table
     python -m benchmarks.page_cost --checkout ../old --checkout . --profile prof/   # cProfile per page instead
 
-A class shares one interpreter (``core/concurrency.py``), so what a class of 30 waits is, to first order, 30 times
-the CPU one page run takes; that CPU is far less disturbed by other work on the box than wall-clock latency.
+A class shares one interpreter (``core/runtime/concurrency.py``), so what a class of 30 waits is, to first order,
+30 times the CPU one page run takes; that CPU is far less disturbed by other work on the box than wall-clock latency.
 For each checkout a ``streamlit run app.py`` server is started in that directory (this interpreter, loopback,
 ``HF_HUB_OFFLINE=1``); every page is run once alone (models loaded, caches filled), then ``--runs`` times, each a
 new session (one websocket speaking Streamlit's protocol, ``benchmarks.classroom_load.run_page``) with a sentence

@@ -19,8 +19,10 @@ import os
 import sys
 from dataclasses import asdict
 
-from . import safe_json
-from .cli_io import (
+from .guard import safe_json
+from .guard.errors import LabError
+from .guard.validation import BAD_SENTENCE_POLICIES
+from .interface.cli_io import (
     EMBED_FORMATS,
     MAX_INPUT_SENTENCES,
     VectorSink,
@@ -30,9 +32,7 @@ from .cli_io import (
     where,
     write_stdout,
 )
-from .errors import LabError
 from .models.catalogue import DEFAULT_BERT
-from .validation import BAD_SENTENCE_POLICIES
 
 LANG = os.environ.get("LAB_LANG", "en")
 MAX_JSON_CHARS = 1_000_000  # --layers / --weights (one argv string is at most 128 KiB on Linux anyway)
@@ -65,7 +65,7 @@ def _checked_total(args) -> int:
 
 
 def cmd_embed(args) -> None:
-    from .api import load, stream_word_vectors
+    from .interface.api import load, stream_word_vectors
 
     total = _checked_total(args)
     encoder = load(args.model)
@@ -128,7 +128,7 @@ def _bad_line(args, index: int, cause: LabError) -> LabError:
 
 def _masked_lm(name: str):
     """The encoder of ``name``, which must be a BERT-family masked LM."""
-    from .api import load_masked_lm
+    from .interface.api import load_masked_lm
 
     return load_masked_lm(name)
 
@@ -186,7 +186,7 @@ def _finite_float(text: str) -> float:
 def cmd_mix(args) -> None:
     import numpy as np
 
-    from .mixing import scalar_mix
+    from .compute.mixing import scalar_mix
 
     layers = _numbers(args.layers, "--layers")
     weights = _numbers(args.weights, "--weights")
@@ -215,13 +215,13 @@ def cmd_attention(args) -> None:
     encoding = encoder.encode([sentence], attentions=True)[0]
     att = encoding.attentions
     if args.format == "html":  # every layer and head as the app's heatmaps, plotly.js inside: opens offline
-        from .export import write_attention_html
+        from .interface.export import write_attention_html
 
         path = write_attention_html(att, encoding.tokens, args.out, model=encoder.name)
         _emit({"format": args.format, "files": [str(path)], "shape": list(att.shape)})
         return
     if args.format != "json":  # every layer and head, in bertviz's layout
-        from .export import write_bertviz
+        from .interface.export import write_bertviz
 
         path = write_bertviz(att, encoding.tokens, args.out, args.format.removeprefix("bertviz-"), model=encoder.name)
         _emit({"format": args.format, "files": [str(path)], "shape": [att.shape[0], 1, *att.shape[1:]]})
@@ -245,7 +245,7 @@ def cmd_bilm(args) -> None:
     from .models.cache import load_typed
     from .models.catalogue import DEFAULT_ELMO
     from .models.encoders import ElmoEncoder
-    from .objectives import bilm_reading, masked_reading
+    from .views.objectives import bilm_reading, masked_reading
 
     if not 1 <= args.top_k <= 50:
         raise LabError("out_of_range", name="--top-k", low=1, high=50)
@@ -268,7 +268,7 @@ def cmd_right_context(args) -> None:
     from .models.cache import load_typed
     from .models.catalogue import DEFAULT_ELMO
     from .models.encoders import ElmoEncoder
-    from .objectives import METRICS, measure_right_context
+    from .views.objectives import METRICS, measure_right_context
 
     moved = measure_right_context(load_typed(DEFAULT_ELMO, ElmoEncoder), _masked_lm(args.bert), args.first, args.second)
     parts = ("elmo_forward", "elmo_backward", "bert")

@@ -4,7 +4,7 @@
     python -m deploy.lecture_hall --processes 3 --listen 0.0.0.0   # the classroom LAN, port 8500
 
 One process runs every session's page script on one Python interpreter, so a class shares one core's worth
-of Python however many cores the machine has (``core/concurrency.py``). This starts ``--processes`` servers
+of Python however many cores the machine has (``core/runtime/concurrency.py``). This starts ``--processes`` servers
 (``streamlit run serve.py``, the embedded models loaded at start, about 0.8 GB each) on the loopback ports
 after ``--port``, and Debian's nginx in front of them on ``--listen``:``--port``. The processes listen on
 127.0.0.1 only: students reach them through nginx alone.
@@ -18,7 +18,7 @@ ignored (a new draw), so the cookie cannot point nginx at another service on thi
 Stop with Ctrl-C (or SIGTERM): nginx and every app process are stopped. Needs ``nginx`` on the PATH
 (``apt install nginx-light``); it runs as the calling user with its files in a temporary directory.
 
-The app logs hold the class board's lecturer secret (``core.board.lecturer_secret`` prints it at start): they go
+The app logs hold the class board's lecturer secret (``core.board.rules.lecturer_secret`` prints it at start): they go
 to a fresh private folder (``tempfile.mkdtemp``: 0700, a new name each run, so no other user can read them or
 plant a symbolic link there beforehand), each log file 0600 and never opened through a symbolic link.
 """

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from core.errors import LabError
-from core.safe_text import GFM_AUTOLINKS
+from core.guard.errors import LabError
+from core.guard.safe_text import GFM_AUTOLINKS
 from ui.i18n import translate
 from ui.page import TABLE_KEY_SUFFIX
 

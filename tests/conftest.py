@@ -191,8 +191,8 @@ def build_tiny_embedded(directory: Path) -> Path:
     """assets/models as the app reads it, with randomly initialised models of the embedded models' shapes where a
     page's handling depends on them (vocabulary, layers, heads, 128 positions) and tiny sizes elsewhere: a page
     run costs what the page costs, not what the model does."""
-    from core.elmo import BiLM, BiLMConfig
     from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
+    from core.models.elmo import BiLM, BiLMConfig
 
     vocab = (REAL_MODELS / DEFAULT_BERT / "vocab.txt").read_text(encoding="utf-8").splitlines()
     build_tiny_bert(directory / DEFAULT_BERT, vocab=vocab, layers=4, heads=4, positions=128)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from core import api
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.interface import api
 
 SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机。"]
 

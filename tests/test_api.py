@@ -1,4 +1,5 @@
-"""core.api on the embedded models: the functions the pages use, the shapes its docstrings promise, LabErrors."""
+"""core.interface.api on the embedded models: the functions the pages use, the shapes its docstrings promise,
+LabErrors."""
 from __future__ import annotations
 
 import itertools
@@ -7,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from core import api, export
-from core.errors import LabError
+from core.compute.occurrences import word_vectors
+from core.guard.errors import LabError
+from core.interface import api, export
 from core.models import cache
-from core.occurrences import word_vectors
 from core.vectors.view import occurrence_layers
 
 APPLE = ["我吃了一个苹果。", "苹果昨天发布了新手机。", "今天天气很好。"]

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import core
-from core import api
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.interface import api
 
 SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机。", "他吃苹果。"]
 

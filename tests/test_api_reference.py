@@ -1,14 +1,14 @@
-"""docs/API.md is what core.api_reference writes from today's docstrings, and every public name has one."""
+"""docs/API.md is what core.interface.api_reference writes from today's docstrings, and every public name has one."""
 from __future__ import annotations
 
 import inspect
 
-from core import api, export
-from core.api_reference import EXPORT_PUBLIC, OUTPUT, render
+from core.interface import api, export
+from core.interface.api_reference import EXPORT_PUBLIC, OUTPUT, render
 
 
 def test_reference_is_current():
-    assert OUTPUT.read_text(encoding="utf-8") == render(), "run: python -m core.api_reference"
+    assert OUTPUT.read_text(encoding="utf-8") == render(), "run: python -m core.interface.api_reference"
 
 
 def test_every_public_name_is_documented():

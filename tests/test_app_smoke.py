@@ -181,7 +181,7 @@ def test_what_a_student_typed_is_there_after_visiting_another_page(path, key, ty
 
 def test_an_error_a_page_did_not_catch_is_a_message_where_the_page_was(monkeypatch):
     """app.py's one outer boundary: an unexpected failure in a page is a translated line, never a traceback."""
-    from core import status
+    from core.views import status
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("disk on fire")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.attention import (
+from core.attention.maths import (
     aggregate_words,
     check_attention,
     drop_tokens,

@@ -1,4 +1,4 @@
-"""core/attention_view.py: every row sums to 1 after every option (tiny BERT and mini-bert-zh)."""
+"""core/attention/view.py: every row sums to 1 after every option (tiny BERT and mini-bert-zh)."""
 from __future__ import annotations
 
 import itertools
@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from core.attention import drop_tokens, rollout
-from core.attention_view import (
+from core.attention.maths import drop_tokens, rollout
+from core.attention.view import (
     MAX_CHARS,
     PAIR_JOINER,
     AttentionView,
@@ -16,7 +16,7 @@ from core.attention_view import (
     encode_pair,
     inspect_text,
 )
-from core.errors import LabError
+from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 

@@ -9,7 +9,7 @@ model accepts (mini-bert-zh: max_position_embeddings = 128, checked in its confi
 absent, no [MASK], only [MASK]s, 20 [MASK]s, a <script> tag, Markdown/HTML injection, emoji,
 Traditional Chinese, English, mixed scripts, control characters.
 
-File uploads: AppTest cannot upload, so the parser the pages call (``core.scenes.decode_upload``) is
+File uploads: AppTest cannot upload, so the parser the pages call (``core.content.sentence_sets.decode_upload``) is
 fed random bytes directly and must raise ``LabError("not_text")``.
 
 One AppTest per page (and per precondition, e.g. the fill-mask page in "mask a word" mode) is run
@@ -29,9 +29,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import page_files
-from core import scenes
-from core.errors import MESSAGES, LabError
-from core.safe_text import well_formed_model_name
+from core.content import sentence_sets as scenes
+from core.guard.errors import MESSAGES, LabError
+from core.guard.safe_text import well_formed_model_name
 from ui.i18n import translate
 from ui.sidebar import MAX_MODEL_ID_LEN
 
@@ -337,7 +337,7 @@ def test_sidebar_model_box_takes_bad_input(case):
 def test_sidebar_model_box_makes_no_link(typed):
     """What is typed into the "other model" box is shown (the unknown-model line), never as a link."""
     from apptest_support import gfm_links, markdown_texts
-    from core.safe_text import WORD_JOINER
+    from core.guard.safe_text import WORD_JOINER
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
@@ -380,7 +380,7 @@ def test_pages_with_uploads_use_the_tested_parser():
             source = path.read_text(encoding="utf-8")
             if "file_uploader" in source:
                 assert "scenes.decode_upload(" in source, \
-                    f"{path.name} parses uploads without core.scenes.decode_upload"
+                    f"{path.name} parses uploads without core.content.sentence_sets.decode_upload"
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -1,13 +1,13 @@
-"""The class board's store and rules (core.board_store, core.board) on a real SQLite file and the real models."""
+"""The class board's store and rules (core.board.store, core.board.rules) on a real SQLite file and the real models."""
 from __future__ import annotations
 
 import sqlite3
 
 import pytest
 
-from core import board
-from core.board_store import HIDDEN, SHOWN, WITHDRAWN, Store
-from core.errors import LabError
+from core.board import rules as board
+from core.board.store import HIDDEN, SHOWN, WITHDRAWN, Store
+from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.vectors.view import occurrence_layers
 

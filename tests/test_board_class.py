@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from core import board
-from core.board_store import Store, contributions, data_dir
-from core.board_store import store as board_store
-from core.errors import LabError
-from core.occurrences import word_vectors
+from core.board import rules as board
+from core.board.store import Store, contributions, data_dir
+from core.board.store import store as board_store
+from core.compute.occurrences import word_vectors
+from core.guard.errors import LabError
 
 SECRET = "class-board-test-secret"
 
@@ -83,7 +83,7 @@ class _OneVector:
 def test_each_sentence_is_one_point_in_the_picture_and_the_accuracy(monkeypatch):
     from core.models import encoders
     monkeypatch.setattr(encoders, "StaticEncoder", _OneVector)
-    import core.occurrences as occ
+    import core.compute.occurrences as occ
     monkeypatch.setattr(occ, "StaticEncoder", _OneVector)
     sentences = ["苹果苹果苹果", "我吃苹果", "苹果公司和苹果"]
     every = word_vectors(_OneVector(), sentences, "苹果", ["水果", "水果", "公司"])  # type: ignore[arg-type]

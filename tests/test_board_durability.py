@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from core import board
-from core.board_store import HIDDEN, SHOWN, Store
-from core.errors import LabError
+from core.board import rules as board
+from core.board.store import HIDDEN, SHOWN, Store
+from core.guard.errors import LabError
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "durability-secret"
@@ -27,8 +27,8 @@ SECRET = "durability-secret"
 # prints each id the store acknowledged: what a student would have seen as "sent".
 BURST = r"""
 import sys
-from core import board
-from core.board_store import Store
+from core.board import rules as board
+from core.board.store import Store
 store = Store(sys.argv[1])
 for i in range(100_000):
     me = board.issue_identity(store, sys.argv[2], None, "o")

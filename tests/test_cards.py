@@ -114,7 +114,7 @@ def test_the_training_record_does_not_call_the_demo_set_held_out():
     assert "not held out: the runs below were compared and chosen on it" in record
 
 
-# ---- training budgets (core.budgets, from training.json) --------------------------------------------------
+# ---- training budgets (core.content.budgets, from training.json) --------------------------------------------------
 def _record() -> dict:
     return {"budgets": {
         "big": {"tokens": 1.2e9, "stages": [
@@ -125,7 +125,7 @@ def _record() -> dict:
 
 
 def test_budgets_sum_the_stages_and_compare_tokens():
-    from core.budgets import budgets_from, format_minutes, format_tokens, token_ratio
+    from core.content.budgets import budgets_from, format_minutes, format_tokens, token_ratio
 
     budgets = budgets_from(_record())
     big, small = budgets["big"], budgets["small"]
@@ -156,7 +156,7 @@ def test_card_budget_section_names_hardware_whole_word_masking_and_the_gap(tmp_p
 
 def test_shipped_budget_record_agrees_with_the_training_notes_and_the_cards():
     """The figures the pages compute from are the ones the training notes report, and the cards carry them."""
-    from core.budgets import TRAINING_FILE, format_tokens, load_budgets
+    from core.content.budgets import TRAINING_FILE, format_tokens, load_budgets
 
     notes = json.loads(TRAINING_FILE.read_text(encoding="utf-8"))
     budgets = load_budgets()

@@ -384,7 +384,7 @@ def test_a_bad_line_is_found_by_the_counting_pass_before_any_work(capsys, tiny_b
                                                                    bad, reason):
     """On main a bad line at 15,000 of 20,000 was found after the model had read the 14,999 before it (329 s for an
     over-long line, 376 s for bad UTF-8); the counting pass that reads every line first checks them."""
-    from core import api
+    from core.interface import api
 
     lines = ["我吃了一个苹果"] * 20_000
     lines[14_999] = bad

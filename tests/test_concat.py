@@ -1,5 +1,5 @@
 """core.experiments.concat on the shipped mini-elmo-zh and word2vec-zh (small synthetic POS sample): the three
-inputs, the ELMo vector is core.mixing's uniform mix, [x; ELMo] is the two side by side, the verdict follows
+inputs, the ELMo vector is core.compute.mixing's uniform mix, [x; ELMo] is the two side by side, the verdict follows
 the intervals."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import core.experiments as experiments
+from core.compute.mixing import scalar_mix
 from core.experiments import concat, view
 from core.experiments.corpus import sample_split
 from core.experiments.learned_mix import standardise
-from core.mixing import scalar_mix
 from model_support import synthetic_sentences
 
 SMALL = {"n_train": 40, "n_test": 20, "n_dev": 10}

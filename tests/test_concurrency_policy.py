@@ -1,4 +1,4 @@
-"""core.concurrency: one model serves several sessions' forward passes at once, its tokenizer one call at a
+"""core.runtime.concurrency: one model serves several sessions' forward passes at once, its tokenizer one call at a
 time, and results under concurrency are those computed alone."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from core.concurrency import ModelGate, inference_slots
 from core.models.cache import load_encoder
+from core.runtime.concurrency import ModelGate, inference_slots
 
 
 def test_forward_passes_of_one_model_overlap_up_to_its_slots():

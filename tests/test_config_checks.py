@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import LabError
+from core.guard.errors import LabError
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.errors import LabError
+from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 
@@ -130,8 +130,8 @@ def test_embedded_elmo_layers():
 def test_elmo_loads_in_fp32_while_another_thread_changed_the_default_dtype():
     """transformers switches torch's process-wide default dtype to a checkpoint's fp16 while it builds a
     model; an ELMo loaded in another thread meanwhile came out half fp16 and failed on its first sentence."""
-    from core.elmo import BiLM
     from core.models.catalogue import MODELS_DIR
+    from core.models.elmo import BiLM
 
     if not (MODELS_DIR / "mini-elmo-zh" / "model.safetensors").exists():
         pytest.skip("mini-elmo-zh not trained")

@@ -1,7 +1,7 @@
 """The fill-mask evaluation sets (assets/eval/*.tsv) and how core.train.evaluate scores them."""
 import pytest
 
-from core.fill_examples import CHARS_CHECK_FILE, HELDOUT_FILE
+from core.fillmask.examples import CHARS_CHECK_FILE, HELDOUT_FILE
 from core.fillmask.masks import mask_runs
 from core.train.evaluate import DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, demo_set, evaluate_demo_set
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from core import experiments
+from core.compute.occurrences import find_spans
 from core.experiments import STAGES, pos_probe, probe_presets, sense_probe, view
 from core.experiments import context_specificity as cs
 from core.experiments.corpus import coarse_tag, parse_line, parse_text, sample_split
 from core.models.encoders import StaticEncoder
-from core.occurrences import find_spans
 from model_support import synthetic_sentences
 
 ROOT = Path(__file__).resolve().parent.parent

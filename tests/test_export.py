@@ -1,4 +1,5 @@
-"""core.export and its CLI options: the Embedding Projector's two TSV files, CSV / Parquet tables, bertviz's layout."""
+"""core.interface.export and its CLI options: the Embedding Projector's two TSV files, CSV / Parquet tables,
+bertviz's layout."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,9 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import api, export
 from core.__main__ import main
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.interface import api, export
 
 SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机，\t=苹果 真好", "今天天气很好。"]
 

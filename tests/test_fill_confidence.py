@@ -1,4 +1,4 @@
-"""``core.fill_confidence``: the sureness signal at every gap, its thresholds computed from the stored check-set
+"""``core.fillmask.confidence``: the sureness signal at every gap, its thresholds computed from the stored check-set
 measurements of sentences no training run was chosen on, each level's name earned on sentences the thresholds
 did not see, its record counted on the held-out sentences, and the measurements agreeing with the shipped
 mini-bert-zh."""
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import fill_confidence as fc
-from core import fill_examples as fx
-from core import stats
+from core.compute import stats
+from core.fillmask import confidence as fc
+from core.fillmask import examples as fx
 from core.fillmask.prediction import fill_mask
 from core.fillmask.tokens import is_punctuation
 from core.fillmask.words import proposals, word_candidates
@@ -18,7 +18,7 @@ from ui.i18n import table
 @pytest.fixture(scope="module")
 def stored():
     calibration = fc.load()
-    assert calibration is not None, "run python -m core.fill_confidence"
+    assert calibration is not None, "run python -m core.fillmask.confidence"
     return calibration
 
 
@@ -102,7 +102,7 @@ def test_the_lecture_sentence_is_judged_as_a_word(bert, stored):
 
 def test_stored_measurements_are_the_shipped_models(bert, stored, tmp_path):
     """Every fifth measured sentence measured again gives the stored answer and signal (the whole file:
-    ``python -m core.fill_confidence``, about two minutes)."""
+    ``python -m core.fillmask.confidence``, about two minutes)."""
     sample = stored.rows[::5]
     path = tmp_path / "sample.tsv"
     accepted = {}

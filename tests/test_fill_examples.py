@@ -1,10 +1,10 @@
 """The fill-mask page's examples, default sentence, scenes and NSP pairs teach their point with the
-shipped mini-bert-zh: judged against the accepted answers and labels kept in core/fill_examples.py."""
+shipped mini-bert-zh: judged against the accepted answers and labels kept in core/fillmask/examples.py."""
 from __future__ import annotations
 
 import pytest
 
-from core import fill_examples as fx
+from core.fillmask import examples as fx
 from core.fillmask.iterative import iterative_fill
 from core.fillmask.masks import masked_input
 from core.fillmask.nsp import next_sentence

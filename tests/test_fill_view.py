@@ -1,14 +1,14 @@
-"""``core.fill_view``: the fill-mask page's results, one call each, agree with the core functions they gather."""
+"""``core.fillmask.view``: the fill-mask page's results, one call each, agree with the core functions they gather."""
 from __future__ import annotations
 
 import pytest
 
-from core import fill_examples as fx
-from core.errors import LabError
-from core.fill_view import corruption_source, corruption_view, fill_view, next_sentence_view
+from core.fillmask import examples as fx
 from core.fillmask.corruption import corruption_stats, mlm_corruption
 from core.fillmask.iterative import iterative_fill
+from core.fillmask.view import corruption_source, corruption_view, fill_view, next_sentence_view
 from core.fillmask.words import proposals
+from core.guard.errors import LabError
 
 
 def test_a_known_example_in_every_input_mode_gives_one_view(bert):

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from core.errors import LabError
 from core.fillmask.corruption import corruption_stats, mlm_corruption
 from core.fillmask.iterative import iterative_fill
 from core.fillmask.masks import check_masked_sentence, mask_runs, whole_word_mask
 from core.fillmask.prediction import fill_mask, fill_masks
 from core.fillmask.scoring import candidate_scores
 from core.fillmask.words import proposals, word_candidates
+from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from core import api
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.interface import api
 from core.models import cache
 from tests.conftest import build_tiny_bert
 

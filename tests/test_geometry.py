@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.geometry import (
+from core.compute.geometry import (
     centroid_accuracy,
     cosine_matrix,
     loo_nn_accuracy,

@@ -52,7 +52,7 @@ def test_same_placeholders():
 
 
 def test_error_catalogue_is_bilingual_with_the_same_parameters():
-    from core.errors import MESSAGES
+    from core.guard.errors import MESSAGES
 
     for code, templates in MESSAGES.items():
         assert set(templates) == {"zh", "en"}, code

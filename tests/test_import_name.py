@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import LabError
+from core.guard.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,8 +32,8 @@ def _python(code: str, folder: Path) -> subprocess.CompletedProcess:
 @pytest.mark.subprocess
 @pytest.mark.parametrize(("first", "second"), [("core", "elmo_bert_lab"), ("elmo_bert_lab", "core")])
 def test_a_process_never_holds_the_lab_under_two_names(second_name, first, second):
-    alone = _python(f"import {first}.errors; print({first}.errors.LabError.__module__)", second_name)
-    assert alone.returncode == 0 and alone.stdout.strip() == f"{first}.errors"
+    alone = _python(f"import {first}.guard.errors; print({first}.guard.errors.LabError.__module__)", second_name)
+    assert alone.returncode == 0 and alone.stdout.strip() == f"{first}.guard.errors"
     both = _python(f"import {first}\nimport {second}", second_name)
     assert both.returncode != 0
     assert f"already imported the ELMo→BERT Lab as `{first}`" in both.stderr

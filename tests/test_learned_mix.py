@@ -1,4 +1,4 @@
-"""core.experiments.learned_mix on the real embedded mini-elmo-zh (tiny samples): the mix is core.mixing's,
+"""core.experiments.learned_mix on the real embedded mini-elmo-zh (tiny samples): the mix is core.compute.mixing's,
 training learns, a target that lives in one layer pulls s there, results round-trip through the store."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import torch
 
 import core.experiments as experiments
 from core import transfer
+from core.compute.mixing import PRESETS, one_hot, scalar_mix
+from core.compute.stats import paired_difference_interval
 from core.experiments import learned_mix as lm
 from core.experiments import learned_mix_verdict as lmv
 from core.experiments import view
 from core.experiments.corpus import sample_split
-from core.mixing import PRESETS, one_hot, scalar_mix
-from core.stats import paired_difference_interval
 from model_support import synthetic_sentences
 
 TINY = {"pos_train": 24, "pos_dev": 12, "pos_test": 12, "sentiment_train": 40, "sentiment_test": 20,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import api
 from core.__main__ import main
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.interface import api
 
 FILLER = "今天天气很好他背着包袱去北京心里的放下说相声"  # 22 characters the tiny vocabulary knows
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.mixing import (
+from core.compute.mixing import (
     PRESETS,
     format_vector,
     layer_normalise,

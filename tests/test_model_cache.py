@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.errors import LabError
+from core.guard.errors import LabError
 from core.models import cache, catalogue, hub, loaders
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""core.objectives on the embedded models: the biLM's forward/backward predictions, masked prediction,
+"""core.views.objectives on the embedded models: the biLM's forward/backward predictions, masked prediction,
 and the right-context test (ELMo's forward half never moves, its backward half and every BERT layer do);
 plus the two CLI subcommands that reproduce the page's numbers."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from core import objectives as obj
 from core.__main__ import main
-from core.errors import LabError
 from core.fillmask.prediction import fill_mask
+from core.guard.errors import LabError
 from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
+from core.views import objectives as obj
 
 SENTENCE = "我吃了一个苹果"
 pytestmark = pytest.mark.usefixtures("embedded_elmo_and_bert")

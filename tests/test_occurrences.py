@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core.errors import LabError
-from core.occurrences import find_spans, parse_labelled, word_vectors
+from core.compute.occurrences import find_spans, parse_labelled, word_vectors
+from core.guard.errors import LabError
 
 
 def test_find_spans_chinese_english_and_case():

@@ -23,7 +23,7 @@ from apptest_support import (
     type_text,
     zh_message,
 )
-from core.attention_view import MAX_CHARS, attention_view, encode_pair, read_row
+from core.attention.view import MAX_CHARS, attention_view, encode_pair, read_row
 from core.models.catalogue import list_models
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "attention" / "page.py")

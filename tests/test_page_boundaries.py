@@ -11,7 +11,7 @@ from apptest_support import zh_message
 def _page():
     import streamlit as st
 
-    from core.errors import LabError
+    from core.guard.errors import LabError
     from ui.page import attempt, experiment
 
     def parse(text: str) -> str:

@@ -9,9 +9,9 @@ import pytest
 from test_bad_input_pages import CASES
 
 from apptest_support import chart, page_app
-from core import board
-from core.board_store import HIDDEN, SHOWN, Store
-from core.board_store import store as board_store
+from core.board import rules as board
+from core.board.store import HIDDEN, SHOWN, Store
+from core.board.store import store as board_store
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "class_board" / "page.py")
 SECRET = "page-test-secret"

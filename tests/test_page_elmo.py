@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_support import assert_no_exception, messages, plotly_array
 from conftest import build_tiny_bert
-from core import scenes
-from core.mixing import PRESETS, pre_softmax_from_normalised, softmax
-from core.safe_text import md_escape
+from core.compute.mixing import PRESETS, pre_softmax_from_normalised, softmax
+from core.content import sentence_sets as scenes
+from core.guard.safe_text import md_escape
 from model_support import link_real_elmo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -283,7 +283,7 @@ def test_whether_the_weights_matter_is_computed_on_the_occurrences(models_dir, t
 def test_a_mix_of_two_sentences_gives_its_cosine(models_dir, tiny_bert_dir):
     """#38 item 9, #48: with the lecture's two 苹果 sentences a map cannot show similarity (two points centred on
     their mean are mirrored): the page draws the pair's cosine in each layer of mini-elmo-zh and in the mix."""
-    from core import geometry
+    from core.compute import geometry
     from core.models import cache
     from core.vectors.mix import mix_view
     from core.vectors.parsing import parse_input
@@ -324,7 +324,7 @@ def test_weights_verdict_on_synthetic_outcomes():
 def test_real_elmo_layer_lengths_and_standardised_mix(models_dir, tiny_bert_dir):
     """The raw mix weighs mini-elmo-zh's layers by their lengths: the page gives the computed mean lengths and
     the longest layer, and its do_layer_norm toggle (URL ``norm``) mixes standardised layers instead."""
-    from core.mixing import layer_normalise, mean_norms
+    from core.compute.mixing import layer_normalise, mean_norms
     from core.models.cache import load_encoder
     from core.models.catalogue import DEFAULT_ELMO
     from core.vectors.mix import mix_view
@@ -431,8 +431,8 @@ def with_results(monkeypatch, tmp_path, results: dict) -> None:
 
 
 def test_learned_section_shows_the_committed_results(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
+    from core.compute.mixing import format_vector
     from core.experiments import learned_mix, learned_mix_verdict
-    from core.mixing import format_vector
 
     results = committed_results()
     tasks = results["learned_mix"]["tasks"]  # the committed file has the entry (python -m core.experiments)
@@ -567,8 +567,8 @@ def test_learned_section_says_how_to_compute_missing_results(shared_models_dir, 
 def test_the_plain_answer_reads_the_learned_s_and_its_verdict(shared_models_dir, tiny_bert_dir, monkeypatch, tmp_path):
     """A student at home reads what the two tasks learned here, by the section's verdict (issue #44): on the shipped
     results, and on session results whose seeds put POS high and sentiment low (the lecture's opposite)."""
+    from core.compute.mixing import format_vector
     from core.experiments import learned_mix_verdict
-    from core.mixing import format_vector
     from ui.cache import EXPERIMENT_RESULTS_KEY
     from ui.i18n import translate
 

@@ -10,11 +10,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.experiments as experiments
-from core.errors import LabError
+from core.compute.stats import Z_95, paired, wilson_interval
 from core.experiments import view
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from core.models import catalogue
-from core.safe_text import md_escape
-from core.stats import Z_95, paired, wilson_interval
 from ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -254,7 +254,7 @@ def test_corrupt_results_file_shows_error(monkeypatch, tmp_path):
 
 
 def test_recompute_button_uses_progress_and_shows_session_results(monkeypatch, tmp_path, request):
-    from core.concurrency import HEAVY_JOBS, heavy
+    from core.runtime.concurrency import HEAVY_JOBS, heavy
 
     data = real_results()
     calls = {}
@@ -300,7 +300,7 @@ def test_registered_in_the_app_navigation():
 
 def test_training_budgets_of_the_compared_models_are_shown(monkeypatch, tmp_path):
     """ELMo and BERT are compared layer by layer here: their budgets (training.json) sit at the top."""
-    from core.budgets import load_budgets, token_ratio
+    from core.content.budgets import load_budgets, token_ratio
     from ui.i18n import translate
 
     at = page(monkeypatch, tmp_path)

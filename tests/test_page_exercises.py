@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import exercises as ex
-from core.errors import LabError
-from core.mixing import scalar_mix
-from core.safe_text import md_escape
+from core.compute.mixing import scalar_mix
+from core.content import exercises as ex
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "exercise_cards" / "page.py")

@@ -22,8 +22,8 @@ from apptest_support import (
     type_text,
     zh_message,
 )
-from core import fill_confidence as fc
-from core import fill_examples as fx
+from core.fillmask import confidence as fc
+from core.fillmask import examples as fx
 from core.fillmask.corruption import mlm_corruption
 from core.fillmask.iterative import iterative_fill
 from core.fillmask.masks import MAX_CHARS, MAX_MASKS

@@ -1,4 +1,4 @@
-"""The home page's model table: its rows from core.status.model_rows on the real registry, the chosen model read
+"""The home page's model table: its rows from core.views.status.model_rows on the real registry, the chosen model read
 the one way every page reads it (ui.sidebar.bert_model_name), also when the page runs alone."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from core.models import catalogue
-from core.status import SUGGESTED_HUB_MODEL, model_rows
+from core.views.status import SUGGESTED_HUB_MODEL, model_rows
 from ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent

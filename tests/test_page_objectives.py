@@ -1,4 +1,4 @@
-"""AppTest of app_pages/objectives/page.py on the embedded models: the numbers shown are core.objectives',
+"""AppTest of app_pages/objectives/page.py on the embedded models: the numbers shown are core.views.objectives',
 ELMo's forward half stays at 0 while BERT moves, every control and URL parameter, bad input where it is
 typed, a hub-like BERT from the sidebar."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from apptest_support import assert_no_exception, chart, page_app, plotly_array, texts, zh_message
-from core import objectives as obj
-from core.budgets import load_budgets, token_ratio
+from core.content.budgets import load_budgets, token_ratio
 from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
+from core.views import objectives as obj
 from ui.i18n import translate
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "objectives" / "page.py")
@@ -208,7 +208,7 @@ def test_hub_like_bert_from_the_sidebar(tiny_bert_dir):
 
 def _answer_agrees_with_the_metrics(at, elmo, bert, pair: tuple[str, str], token: int, metric: str) -> None:
     """The answer box's reading states ②'s three figures, of the character ② shows, and they are
-    core.objectives.deep_reading's on that pair (its flip is tested in test_objectives)."""
+    core.views.objectives.deep_reading's on that pair (its flip is tested in test_objectives)."""
     moved = obj.measure_right_context(elmo, bert, *pair)
     reading = obj.deep_reading(moved, metric, token)
     char = moved.tokens[token]

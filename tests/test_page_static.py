@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import assert_no_exception, messages, plotly_array
-from core import scenes
-from core.safe_text import md_escape
+from core.content import sentence_sets as scenes
+from core.guard.safe_text import md_escape
 from core.vectors.view import occurrence_layers
 from model_support import link_real_elmo
 

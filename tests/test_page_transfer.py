@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_support import chart, page_tables, plotly_array
 from core import transfer
-from core.errors import LabError
+from core.guard.errors import LabError
 from core.transfer.__main__ import main as transfer_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ TINY = transfer.TransferConfig(n_train=24, n_test=16, max_chars=30, steps=4, bat
 @pytest.fixture(scope="module")
 def tiny_elmo(tiny_bert_dir, tmp_path_factory):
     """A randomly initialised 2-layer biLM in the embedded format, loaded like mini-elmo-zh."""
-    from core.elmo import BiLM, BiLMConfig
+    from core.models.elmo import BiLM, BiLMConfig
     from core.models.encoders import ElmoEncoder
 
     vocab = (tiny_bert_dir / "vocab.txt").read_text(encoding="utf-8").split()
@@ -400,7 +400,7 @@ def test_verdicts_agree_with_their_intervals(page, results, pool):
 def test_layer_caption_follows_the_intervals(page, results):
     """The caption names, per pooling, the layers below the layer chosen on validation beyond sampling error (the
     exact McNemar test on each test review's outcome); its closing sentence follows from those lists."""
-    from core.stats import paired
+    from core.compute.stats import paired
 
     at = page()
     caption = next(c.value for c in at.caption if c.value.startswith("橙色曲线"))
@@ -545,7 +545,7 @@ def test_figures_are_plain_data():
 
 
 def test_training_budgets_beside_the_comparison(page, monkeypatch):
-    from core.budgets import load_budgets, token_ratio
+    from core.content.budgets import load_budgets, token_ratio
     from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
     from ui.i18n import translate
 

@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 from transformers import BertForMaskedLM, BertForPreTraining, BertModel, BertTokenizer
 
 from conftest import build_tiny_bert
-from core.errors import LabError
+from core.guard.errors import LabError
 from core.models import catalogue, loaders, plain_bert
 
 FIRSTS = ["我吃了一个[MASK]果", "今天天气很好，我们去北京说相声吧"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.figures.predictions import topk_bars
 from core.fillmask.prediction import Candidate
-from core.objectives import Prediction, shown_candidates
+from core.views.objectives import Prediction, shown_candidates
 
 LEFT = Prediction([Candidate("个", 0.067), Candidate("只", 0.05), Candidate("块", 0.04)], actual=0.005, rank=26)
 MASKED = Prediction([Candidate("苹", 0.523), Candidate("梨", 0.1), Candidate("桃", 0.05)], actual=0.523, rank=1)

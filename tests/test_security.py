@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import build_tiny_bert
-from core.errors import LabError
+from core.guard.errors import LabError
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").rglob("*.py"), *(ROOT / "ui").rglob("*.py"),
@@ -318,7 +318,7 @@ def test_upload_size_is_limited():
     server = config.get("server", {})
     assert "maxUploadSize" in server, "server.maxUploadSize must be set (Streamlit's default is 200 MB)"
     assert 0 < server["maxUploadSize"] <= 5
-    from core.scenes import MAX_UPLOAD_BYTES
+    from core.content.sentence_sets import MAX_UPLOAD_BYTES
 
     assert MAX_UPLOAD_BYTES == server["maxUploadSize"] * 1_000_000  # the server takes what the app takes
     # the protections Streamlit has on by default stay on
@@ -335,8 +335,8 @@ MD_PAYLOADS = ["![i](http://evil.example/md.png)", "[x](http://evil.example)", "
 
 @pytest.mark.parametrize("payload", MD_PAYLOADS)
 def test_lab_error_parameters_are_inert_markdown(payload):
-    from core.errors import MESSAGES
-    from core.safe_text import md_escape
+    from core.guard.errors import MESSAGES
+    from core.guard.safe_text import md_escape
 
     for code, templates in MESSAGES.items():
         names = set(re.findall(r"{(\w+)}", templates["en"] + templates["zh"]))
@@ -391,7 +391,7 @@ def test_server_paths_cannot_be_probed(tmp_path):
 
 
 def md_escape_path(path: Path) -> str:
-    from core.safe_text import md_escape
+    from core.guard.safe_text import md_escape
 
     return md_escape(str(path))
 
@@ -406,7 +406,7 @@ def test_url_json_is_bounded(raw):
 
 
 def test_json_depth_ignores_brackets_inside_strings():
-    from core.safe_json import loads, nesting_depth
+    from core.guard.safe_json import loads, nesting_depth
 
     assert nesting_depth('["a\\"[[[", [1, {"b": "]]]\\\\"}]]') == 3
     assert loads('["[[[[[[[[[[\\"", [[1]]]') == ['[[[[[[[[[["', [[1]]]
@@ -543,11 +543,11 @@ def _imported_names(tree: ast.Module) -> dict:
 
 def heavy_job_uses(path: Path) -> list[tuple[int, object, bool]]:
     """``(line, job, gated)`` for every use of a job that runs for minutes in a UI module: a core function marked
-    ``core.concurrency.heavy``, or one that reports ``progress`` (what a long job does); ``gated``: the use is
+    ``core.runtime.concurrency.heavy``, or one that reports ``progress`` (what a long job does); ``gated``: the use is
     the job handed to ``ui.training_gate.run``."""
     import inspect
 
-    from core.concurrency import HEAVY_JOBS
+    from core.runtime.concurrency import HEAVY_JOBS
     from ui import training_gate
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -573,8 +573,8 @@ def heavy_job_uses(path: Path) -> list[tuple[int, object, bool]]:
 def test_every_heavy_browser_control_goes_through_the_one_gate():
     """The attack: a visitor starts a job that runs for minutes (the evidence page's recompute had no gate, two
     at once doubled the server's RSS). Every such job a page can start is found here, marked, and gated."""
-    from core.concurrency import HEAVY_JOBS
     from core.experiments import run_all
+    from core.runtime.concurrency import HEAVY_JOBS
     from core.transfer import recompute
 
     found = {rel(path): heavy_job_uses(path) for path in UI_SOURCES}
@@ -764,10 +764,10 @@ LINK_PAYLOADS = ["www.evil.example", "WWW.Evil.Example/x", "user@evil.example", 
 
 
 def test_the_link_patterns_are_streamlits():
-    """core.safe_text.GFM_AUTOLINKS are the patterns of the installed Streamlit's Markdown renderer."""
+    """core.guard.safe_text.GFM_AUTOLINKS are the patterns of the installed Streamlit's Markdown renderer."""
     import streamlit
 
-    from core.safe_text import GFM_AUTOLINKS
+    from core.guard.safe_text import GFM_AUTOLINKS
 
     bundles = list((Path(streamlit.__file__).parent / "static" / "static" / "js").glob("StreamlitMarkdown*.js"))
     source = "".join(b.read_text(encoding="utf-8") for b in bundles)
@@ -778,8 +778,8 @@ def test_the_link_patterns_are_streamlits():
 @pytest.mark.parametrize("payload", LINK_PAYLOADS)
 def test_escaped_user_text_makes_no_link(payload):
     from apptest_support import gfm_links
-    from core.errors import MESSAGES
-    from core.safe_text import WORD_JOINER, md_escape
+    from core.guard.errors import MESSAGES
+    from core.guard.safe_text import WORD_JOINER, md_escape
 
     assert gfm_links(payload) and gfm_links("x " + payload.replace(".", "\\."))  # escapes alone do not stop them
     shown = md_escape(payload)
@@ -806,7 +806,7 @@ def test_model_names_that_would_be_links_are_refused(name):
 def test_a_word_that_looks_like_a_link_stays_text():
     """The static page with the word www.evil.example and sentences holding it and an e-mail address."""
     from apptest_support import assert_no_exception, gfm_links, markdown_texts, page_app
-    from core.safe_text import WORD_JOINER
+    from core.guard.safe_text import WORD_JOINER
 
     text = "我在 www.evil.example 看到苹果。\n请写信给 user@evil.example 。"
     at = page_app(str(ROOT / "app_pages" / "static_vs_contextual" / "page.py"), "mini-bert-zh",

@@ -1,4 +1,4 @@
-"""core.segmenter: the stored jieba frequencies rebuild exactly the tuned segmenter."""
+"""core.models.segmenter: the stored jieba frequencies rebuild exactly the tuned segmenter."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import jieba
 import pytest
 
-from core.segmenter import FREQ_FILE, segmenter, write_frequencies
+from core.models.segmenter import FREQ_FILE, segmenter, write_frequencies
 
 # jieba's default dictionary splits 苹果手机 and 吃苹果; 仙美果 (HMM-found) comes out whole anyway
 WORDS = ["苹果", "苹果手机", "了", "吃苹果", "仙美果", "新手机"]

@@ -1,9 +1,9 @@
-"""core/stats.py: intervals checked against textbook values and their defining properties."""
+"""core/compute/stats.py: intervals checked against textbook values and their defining properties."""
 from __future__ import annotations
 
 import pytest
 
-from core.stats import difference_interval, paired_difference_interval, wilson_interval
+from core.compute.stats import difference_interval, paired_difference_interval, wilson_interval
 
 
 def test_wilson_interval_textbook_value():
@@ -47,7 +47,7 @@ def test_wilson_interval_rejects_bad_input(args):
 
 # --- the policy: paired comparisons, accuracies with n, choices, out-of-fold labels ---
 
-from core.stats import Accuracy, accuracy, choose, compare, cross_validated, order_test, paired  # noqa: E402
+from core.compute.stats import Accuracy, accuracy, choose, compare, cross_validated, order_test, paired  # noqa: E402
 
 
 def test_exact_mcnemar_matches_the_binomial_test():

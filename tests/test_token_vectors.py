@@ -1,4 +1,4 @@
-"""Every token's and every sentence's vectors (core.token_vectors through core.api), checked against
+"""Every token's and every sentence's vectors (core.compute.token_vectors through core.interface.api), checked against
 transformers' own hidden states; device and dtype copies; the trainable ScalarMix against the numpy formula."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 import torch
 from transformers import AutoModel
 
-from core import api
-from core.errors import LabError
-from core.mixing import scalar_mix
+from core.compute.mixing import scalar_mix
+from core.compute.scalar_mix import ScalarMix
+from core.guard.errors import LabError
+from core.interface import api
 from core.models import catalogue
-from core.scalar_mix import ScalarMix
 from core.train.bert import declare_float32
 
 SENTENCES = ["我吃了一个苹果。", "苹果昨天发布了新手机。"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core import experiments, transfer
-from core.stats import paired, wilson_interval
+from core.compute.stats import paired, wilson_interval
 from core.transfer.lora import DEFAULT_LORA
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ positions" fails here: compute it (a ``{placeholder}``) or, when it really is fi
 
 Not counted: placeholders, LaTeX and code spans, citations (years, §, Table/Figure numbers, arXiv ids),
 identifiers with digits (GPT-2, UTF-8, word2vec), layer and lecture numbers, the 95% of the app's
-intervals (checked against ``core.stats.Z_95``), superlatives ("the most probable", "at most N") and
+intervals (checked against ``core.compute.stats.Z_95``), superlatives ("the most probable", "at most N") and
 ELMo's "forward/backward half" (the halves of its vectors).
 """
 from __future__ import annotations
@@ -216,7 +216,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "att.qa.answer": ("most", DEFINITION + " (the row's largest weight, computed beside it)"),
     "elmo.qa": ("all", DEFINITION + " (ELMo mixes every layer)"),
     "obj.qa.reading.deep": ("all never 从不", DEFINITION + " (the forward LSTM reads nothing to its right); "
-                            "\"not at all\" is the outcome core.objectives.deep_reading computed"),
+                            "\"not at all\" is the outcome core.views.objectives.deep_reading computed"),
     "transfer.qa.why": ("全部", DEFINITION + " (fine-tuning changes every parameter)"),
     "evidence.recompute.fixed_model": ("always", DEFINITION),
     "static.reading": ("1", NOTATION),
@@ -236,7 +236,8 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
 
 def _constants() -> dict[str, set[str]]:
     """The numbers of the CONSTANT entries, read from the code (besides words the entry allows)."""
-    from core import board, scenes
+    from core.board import rules as board
+    from core.content import sentence_sets as scenes
     from core.experiments.pos_probe import DEFAULTS as POS
     from core.fillmask import corruption, masks
     from core.transfer import DEFAULT_CONFIG
@@ -316,7 +317,7 @@ def test_fixed_settings_are_the_apps_constants():
 
 
 def test_the_95_percent_is_the_apps_interval_level():
-    from core.stats import Z_95
+    from core.compute.stats import Z_95
 
     assert Z_95 == pytest.approx(NormalDist().inv_cdf(0.975), abs=1e-3)
 

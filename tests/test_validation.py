@@ -1,10 +1,10 @@
-"""core/validation.py: the text checks every computation shares."""
+"""core/guard/validation.py: the text checks every computation shares."""
 from __future__ import annotations
 
 import pytest
 
-from core.errors import LabError
-from core.validation import check_length, check_text
+from core.guard.errors import LabError
+from core.guard.validation import check_length, check_text
 
 LIMIT = 12
 

@@ -1,4 +1,4 @@
-"""core.vectors (+ core.scenes, core.figures.vectors): the pure functions behind the two vector pages.
+"""core.vectors (+ core.content.sentence_sets, core.figures.vectors): the pure functions behind the two vector pages.
 
 Contextual vectors come from the tiny random BERT of conftest.py; static vectors from a tiny
 word2vec (``model_support.build_tiny_static``, also used by the page tests). The embedded
@@ -13,12 +13,20 @@ import json
 import numpy as np
 import pytest
 
-from core import geometry, scenes
-from core.errors import LabError
+from core.compute import geometry
+from core.compute.mixing import (
+    PRESETS,
+    format_vector,
+    layer_normalise,
+    pre_softmax_from_normalised,
+    scalar_mix,
+    softmax,
+)
+from core.compute.stats import wilson_interval
+from core.content import sentence_sets as scenes
 from core.figures import vectors as figs
-from core.mixing import PRESETS, format_vector, layer_normalise, pre_softmax_from_normalised, scalar_mix, softmax
-from core.safe_text import csv_safe, md_escape
-from core.stats import wilson_interval
+from core.guard.errors import LabError
+from core.guard.safe_text import csv_safe, md_escape
 from core.vectors.export import export_rows, to_csv, to_json
 from core.vectors.mix import mix_view
 from core.vectors.parsing import parse_input

@@ -54,7 +54,7 @@ PRODUCED = {
     "evidence.presets.line": ("core.experiments.view:layer_ties", None),
     "evidence.qa.outcome.": ("core.experiments.view:paper_findings", {"same", "opposite", "tie", "flat"}),
     "elmo.qa.verdict.": ("core.experiments.learned_mix_verdict:verdict", {"same", "weak", "opposite", "unclear"}),
-    "obj.qa.reading.": ("core.objectives:deep_reading", {"deep", "other"}),
+    "obj.qa.reading.": ("core.views.objectives:deep_reading", {"deep", "other"}),
 }
 
 PLAIN = {  # key -> why it is a plain description
@@ -91,12 +91,12 @@ PLAIN = {  # key -> why it is a plain description
 }
 
 
-# families whose verdict is not a statistical one, with why (every other family's function reaches core.stats)
+# families whose verdict is not a statistical one, with why (every other family's function reaches core.compute.stats)
 NOT_STATISTICAL = {
     "elmo.concat.grid_edge": "whether the chosen C sits on the edge of the grid searched: a fact of the search",
     "obj.qa.reading.": "whether a vector moved at all (exactly 0 or not): a fact of the architecture, no sample",
 }
-POLICY = "core.stats"
+POLICY = "core.compute.stats"
 
 
 def _reaches_policy(module: str, depth: int = 3, seen: set[str] | None = None) -> bool:
@@ -156,13 +156,13 @@ def test_every_verdict_sentence_comes_from_a_verdict_function_or_is_plain():
 
 
 def test_every_statistical_verdict_goes_through_the_policy():
-    """#48: one method behind every verdict: each family's function lives in a module that reads core.stats (the
+    """#48: one method behind every verdict: each family's function lives in a module that reads core.compute.stats (the
     statistics policy), directly or through the core modules it imports; the few non-statistical ones say why."""
     away = sorted({producer.split(":")[0] for prefix, (producer, _) in PRODUCED.items()
                    if prefix not in NOT_STATISTICAL and not _reaches_policy(producer.split(":")[0])})
     assert away == [], f"verdict functions outside the statistics policy ({POLICY}): {away}"
     assert set(NOT_STATISTICAL) <= set(PRODUCED)
-    assert not _reaches_policy("core.safe_text")  # a module without statistics is told apart
+    assert not _reaches_policy("core.guard.safe_text")  # a module without statistics is told apart
 
 
 def test_each_family_is_exactly_the_outcomes_of_its_function():

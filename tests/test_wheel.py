@@ -17,10 +17,10 @@ pytestmark = pytest.mark.subprocess  # builds the wheel and installs it into a f
 
 
 def readme_block() -> str:
-    """The README's block that starts ``from elmo_bert_lab import``."""
+    """The README's block that starts ``from elmo_bert_lab.interface import``."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
-    return next(block for block in blocks if block.startswith("from elmo_bert_lab import"))
+    return next(block for block in blocks if block.startswith("from elmo_bert_lab.interface import"))
 
 
 @pytest.fixture(scope="module")

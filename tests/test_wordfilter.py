@@ -7,8 +7,8 @@ import torch
 from core.fillmask.iterative import iterative_fill
 from core.fillmask.prediction import fill_mask
 from core.fillmask.words import word_candidates
+from core.guard.wordfilter import contains_vulgar, creates_vulgar, vulgar_words
 from core.train.corpus import clean_lines, read_lines
-from core.wordfilter import contains_vulgar, creates_vulgar, vulgar_words
 from tests.conftest import build_tiny_bert
 
 

@@ -5,7 +5,7 @@
 - ``ui.sidebar``: ``render_sidebar()`` (language, BERT model, presentation mode).
 - ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
   figure; cached model calls, encodings and results files).
-- ``ui.budget_note``: the compared models' training budgets (``core.budgets``), wherever ELMo and BERT meet.
+- ``ui.budget_note``: the compared models' training budgets (``core.content.budgets``), wherever ELMo and BERT meet.
 - ``ui.sentence_inputs``, ``ui.downloads``, ``ui.training_gate``, ``ui.accessibility``: widgets and gates that
   several pages share. What one page alone uses lives in its folder, ``app_pages/<page>/`` (see below).
 

@@ -1,4 +1,4 @@
-"""A caption with the training budgets of the models a section compares (``core.budgets``, read from
+"""A caption with the training budgets of the models a section compares (``core.content.budgets``, read from
 ``assets/models/training.json``): wherever ELMo and BERT stand side by side, the class sees that BERT
 had about ten times the tokens, on a GPU, before reading any difference as the architectures' doing.
 """
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.budgets import TRAINING_FILE, Budget, format_minutes, format_tokens, load_budgets, token_ratio
+from core.content.budgets import TRAINING_FILE, Budget, format_minutes, format_tokens, load_budgets, token_ratio
 from ui import cache
 from ui.i18n import current_lang, t
 

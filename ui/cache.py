@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from core import api, experiments
+from core import experiments
+from core.interface import api
 from core.models.cache import ModelRef, load_ref
 from core.models.catalogue import files_identity
 from core.models.encoders import Encoding, StaticEncoder
@@ -30,7 +31,7 @@ BY_KEY: dict[str | type[Any], Callable[[Any], Any]] = {ModelRef: lambda ref: (re
 
 def model(name: str, *, masked_lm: bool = False) -> ModelRef:
     """The model ``name`` as a handle (``core.models.cache.load_ref``); ``masked_lm`` refuses anything but a
-    BERT-family masked LM (the fill-mask/attention pages). Raises core.errors.LabError with a user-facing
+    BERT-family masked LM (the fill-mask/attention pages). Raises core.guard.errors.LabError with a user-facing
     message."""
     ref = load_ref(name)
     if masked_lm:

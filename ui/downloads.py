@@ -1,13 +1,13 @@
-"""Download buttons for the analysts' tools (``core.export``): the static-vs-contextual page's word vectors for
-the TensorBoard Embedding Projector, the attention page's attention in bertviz's layout. Files are built on
+"""Download buttons for the analysts' tools (``core.interface.export``): the static-vs-contextual page's word vectors
+for the TensorBoard Embedding Projector, the attention page's attention in bertviz's layout. Files are built on
 click (``on_click="ignore"`` with a callable), not on every rerun; file names are constants, never user text.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from core import export
-from core.attention_view import AttentionView
+from core.attention.view import AttentionView
+from core.interface import export
 from core.vectors.view import VectorsView
 from ui.i18n import t
 

@@ -1,5 +1,5 @@
 """Translations: one flat JSON table per language in ``assets/i18n/<lang>.json``, plus core's error messages
-(``core/messages``) as ``error.<code>``.
+(``core/guard/messages``) as ``error.<code>``.
 
 Usage::
 
@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from core.errors import message_table
+from core.guard.errors import message_table
 
 _LOG = logging.getLogger("elmo_bert_lab")
 LANGS: dict[str, str] = {"zh": "中文", "en": "English"}
@@ -33,7 +33,7 @@ I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 @cache
 def table(lang: str) -> dict[str, str]:
     """The translation table of ``lang`` (empty for an unknown language): the app's texts and core's error
-    messages as ``error.<code>`` (``core/messages``). Cached per process."""
+    messages as ``error.<code>`` (``core/guard/messages``). Cached per process."""
     if lang not in LANGS:
         return {}
     with open(I18N_DIR / f"{lang}.json", encoding="utf-8") as f:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures.style import plot_config
-from core.safe_text import md_escape
+from core.guard.safe_text import md_escape
 from ui.accessibility import NARROW_KEY
 from ui.i18n import error_text, t
 
@@ -155,7 +155,7 @@ def chart_table(fig: go.Figure, key: str) -> None:
 def shared_figure(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
     """``builder(*args, **kwargs)`` built once per distinct arguments and shared by every session. For figures
     of precomputed results and constant diagrams: a class's sessions would otherwise each rebuild them, and
-    plotly's validation is most of a page run's time under the GIL (``core/concurrency.py``). Shared, not
+    plotly's validation is most of a page run's time under the GIL (``core/runtime/concurrency.py``). Shared, not
     copied: the caller must not change the figure."""
     return _shared_figure(builder, f"{builder.__module__}.{builder.__qualname__}", args, kwargs)
 

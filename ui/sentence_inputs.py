@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import scenes
-from core.errors import LabError
-from core.safe_text import md_escape
+from core.content import sentence_sets as scenes
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from core.vectors.parsing import MAX_TEXT_CHARS, ParsedInput
 from core.vectors.view import VectorsView
 from ui.i18n import current_lang, t

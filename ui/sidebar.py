@@ -21,9 +21,9 @@ from pathlib import Path
 import streamlit as st
 from streamlit.components.v2 import component
 
-from core.errors import LabError
+from core.guard.errors import LabError
+from core.guard.safe_text import well_formed_model_name
 from core.models import catalogue, hub_cache
-from core.safe_text import well_formed_model_name
 from ui.i18n import DEFAULT_LANG, LANGS, error_text, model_description, t
 from ui.state import Field, one_of, seed, sync_to_url, url_param
 
@@ -49,7 +49,7 @@ html { font-size: 24px !important; }
 
 def clean_model_id(value: object) -> str | None:
     """A hub id / directory / registry name, stripped; ``None`` if empty, too long or containing
-    characters no model name has (``core.safe_text.well_formed_model_name``: this also keeps Markdown such
+    characters no model name has (``core.guard.safe_text.well_formed_model_name``: this also keeps Markdown such
     as ``![](http://…)`` out of the labels and messages that show the name). Whether it points to a
     model is ``core.models``' job."""
     text = str(value or "").strip()

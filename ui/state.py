@@ -21,7 +21,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import safe_json
+from core.guard import safe_json
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -40,7 +40,7 @@ def encode(value: Any) -> str | None:
 
 def decode(raw: str, cast: Callable[[Any], Any] = str) -> Any:
     """Turn a query-string value back into ``cast``'s type. Raises ValueError/TypeError if invalid
-    (JSON values also when too long, too deeply nested or not finite: see ``core.safe_json``)."""
+    (JSON values also when too long, too deeply nested or not finite: see ``core.guard.safe_json``)."""
     if cast is bool:
         low = raw.strip().lower()
         if low in _TRUE:

@@ -1,5 +1,5 @@
 """The one gate of every browser control that starts a job running for minutes (training, recomputing the
-experiments: the core functions marked ``core.concurrency.heavy``): off unless the presenter started the
+experiments: the core functions marked ``core.runtime.concurrency.heavy``): off unless the presenter started the
 server with ``LAB_ALLOW_TRAINING=1``, and one run at a time per server process. Such a run takes the server's
 cores and memory (three tabs training took other sessions' fill-mask from 0.17 s to 8-14 s; two evidence
 recomputations doubled the server's RSS), so whether it may run is the presenter's decision, not any
@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core.concurrency import HEAVY_JOBS, release_memory
+from core.runtime.concurrency import HEAVY_JOBS, release_memory
 from ui.i18n import t
 from ui.page import attempt
 
@@ -55,7 +55,7 @@ def run(job: Callable[..., Result], *args, **kwargs) -> Result | None:
     message where the page stands when the gate refuses or the job fails. The memory the run took is given back
     when it ends."""
     if job not in HEAVY_JOBS:  # the gate's accounting covers the marked jobs: a forgotten mark is a bug
-        raise TypeError(f"{job!r} is not marked core.concurrency.heavy")
+        raise TypeError(f"{job!r} is not marked core.runtime.concurrency.heavy")
     refused = start()
     if refused:
         st.warning(t(refused))

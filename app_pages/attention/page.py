@@ -1,6 +1,6 @@
 """注意力热力图: BERT's self-attention per layer and head, head averages, rollout, one token's row.
 
-One core call, ``core.attention_view.attention_result`` through ``ui.cache.model_call`` (once per model and text
+One core call, ``core.attention.view.attention_result`` through ``ui.cache.model_call`` (once per model and text
 for every session): the checked sentence (pair), what the model cannot see in it and its attention, which the
 toggles reduce without running the model (hide [CLS]/[SEP], jieba words); the tabs (``tabs.py`` beside this page)
 only slice its arrays.
@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.attention import tabs as attention_tabs
-from core.attention_view import MAX_CHARS, attention_result, read_row
-from core.safe_text import md_escape
+from core.attention.view import MAX_CHARS, attention_result, read_row
+from core.guard.safe_text import md_escape
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer

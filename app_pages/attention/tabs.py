@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.attention_view import AttentionView
+from core.attention.view import AttentionView
 from core.figures import attention as figs
 from core.figures.predictions import topk_bars
 from core.figures.style import export_html
-from core.safe_text import md_escape
+from core.guard.safe_text import md_escape
 from ui import downloads
 from ui.i18n import t
 from ui.page import chart, presenting, unfolded

@@ -4,7 +4,7 @@ accuracy per layer over the class's sentences.
 
 One page, three views, told apart by the URL:
 
-- ``/class-board``: the lecturer signs in with the lecturer secret (``core.board.lecturer_secret``), opens a board
+- ``/class-board``: the lecturer signs in with the lecturer secret (``core.board.rules.lecturer_secret``), opens a board
   and sees the current one as on the projector (the presentation scene ``board``);
 - ``/class-board?board=<id>&view=projector``: the projector: join link and QR code, the class picture, refreshed
   every ``REFRESH_S`` seconds by a fragment (nobody touches anything); moderation for a signed-in lecturer only;
@@ -12,18 +12,18 @@ One page, three views, told apart by the URL:
   in the URL is the browser's identity, issued and signed by the server (no names), so a reload keeps the student's own
   points and a script cannot make up a new one per send.
 
-Contributions live in the database (``core.board_store``), shared by every process of a lecture hall.
+Contributions live in the database (``core.board.store``), shared by every process of a lecture hall.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from app_pages.class_board import sections
-from core import board
-from core.board_store import Board, Store
-from core.board_store import store as board_store
-from core.errors import LabError
-from core.safe_text import md_escape
+from core.board import rules as board
+from core.board.store import Board, Store
+from core.board.store import store as board_store
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from ui.i18n import error_text, t
 from ui.page import attempt, show_error
 
@@ -111,7 +111,7 @@ def _retry() -> None:
 
 
 RETRY_S = 5.0
-try:  # a database that cannot be reached is one message (core.board_store says board_db_down), not a traceback
+try:  # a database that cannot be reached is one message (core.board.store says board_db_down), not a traceback
     store = board_store()
     board_id = st.query_params.get("board")
     current = store.board(board_id) if board_id else None

@@ -1,6 +1,6 @@
 """The class board's sections (``app_pages/class_board/page.py``): the lecturer's sign-in and board form, the join
 panel (link and QR code), the live class picture with its per-layer sense accuracy, the lecturer's moderation,
-and the student's send form and own sentences. Every action goes through ``core.board``, which checks the
+and the student's send form and own sentences. Every action goes through ``core.board.rules``, which checks the
 lecturer secret itself: a section that is not drawn is not what protects the board."""
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import re
 
 import streamlit as st
 
-from core import board
-from core.board_store import HIDDEN, SHOWN, Board, Store
-from core.board_store import store as board_store
-from core.errors import LabError
+from core.board import rules as board
+from core.board.store import HIDDEN, SHOWN, Board, Store
+from core.board.store import store as board_store
+from core.compute.stats import wilson_interval
 from core.figures import vectors as vfigs
 from core.figures.board import class_scatter
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from core.models.catalogue import DEFAULT_STATIC
-from core.safe_text import md_escape
-from core.stats import wilson_interval
 from core.vectors.view import VectorsView
 from ui import cache, downloads
 from ui.i18n import error_text, layer_name, t
@@ -41,7 +41,7 @@ def sign_in() -> None:
     st.text_input(t("board.secret"), key="board_secret_box", type="password", help=t("board.secret_help"),
                   on_change=_signed_in)
     refused = ss.pop(GUESS_KEY, None)
-    if refused is not None:  # too many wrong secrets from this address: core.board.sign_in
+    if refused is not None:  # too many wrong secrets from this address: core.board.rules.sign_in
         show_error(refused)
     elif ss.get(SECRET_KEY) and not lecturer():
         show_error(LabError("board_forbidden"))
@@ -51,7 +51,7 @@ GUESS_KEY = "board_sign_in_refused"
 
 
 def _signed_in() -> None:
-    """The secret box's callback: each typed secret is one guess (``core.board.sign_in`` counts the wrong ones
+    """The secret box's callback: each typed secret is one guess (``core.board.rules.sign_in`` counts the wrong ones
     per address); refused while that address is locked out."""
     typed = ss.get("board_secret_box", "")
     address = board.client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))

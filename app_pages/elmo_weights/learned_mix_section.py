@@ -6,10 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core import experiments
+from core.compute.mixing import PRESETS, format_vector
 from core.experiments import concat, learned_mix, learned_mix_verdict
 from core.experiments import view as results_view
 from core.figures.evidence import Estimate, interval_dots, preset_bars
-from core.mixing import PRESETS, format_vector
 from ui.cache import experiment_results
 from ui.i18n import current_lang, layer_name, t, timestamp
 from ui.page import attempt, chart, how_computed, plain_answer, presenting, shared_figure

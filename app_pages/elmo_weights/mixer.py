@@ -9,9 +9,7 @@ import html
 import numpy as np
 import streamlit as st
 
-from core.errors import LabError
-from core.figures import vectors as figs
-from core.mixing import (
+from core.compute.mixing import (
     PRESETS,
     format_vector,
     layer_normalise,
@@ -20,8 +18,10 @@ from core.mixing import (
     pre_softmax_from_normalised,
     scalar_mix,
 )
-from core.safe_text import md_escape
-from core.stats import wilson_interval
+from core.compute.stats import wilson_interval
+from core.figures import vectors as figs
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from core.vectors.mix import mix_view, normalised_s, weights_verdict
 from core.vectors.view import MIN_OWN_FRAME, VectorsView
 from ui.i18n import t

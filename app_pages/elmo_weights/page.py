@@ -13,8 +13,8 @@ import streamlit as st
 
 from app_pages.elmo_weights import mixer
 from app_pages.elmo_weights.learned_mix_section import concat_section, learned_answer, learned_section
+from core.compute.mixing import PRESETS, format_vector, scalar_mix
 from core.figures import vectors as figs
-from core.mixing import PRESETS, format_vector, scalar_mix
 from core.models.catalogue import DEFAULT_ELMO
 from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
@@ -52,7 +52,7 @@ with col_diag:
     if unfolded(t("page.show", what=t("elmo.diag.title")), "elmo_show_diagram"):  # on a phone its labels crowd
         chart(diagram, "elmo_diagram")
 
-# ---- the lecture's example (two presets) and its exercise 2, reproduced by core.mixing.scalar_mix -----
+# ---- the lecture's example (two presets) and its exercise 2, reproduced by core.compute.mixing.scalar_mix -----
 H = np.identity(3)
 S_EXERCISE, GAMMA_EXERCISE = mixer.S_EXERCISE, mixer.GAMMA_EXERCISE
 col_a, col_b = st.columns([1, 1], gap="large")

@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core import experiments, stats
+from core import experiments
+from core.compute import stats
+from core.compute.mixing import PRESETS
 from core.experiments import probe_presets, view
 from core.figures.evidence import Series, layer_curves, preset_bars, specificity_panels, word_heatmap
 from core.figures.style import export_html
-from core.mixing import PRESETS
 from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC
 from ui import training_gate
 from ui.cache import EXPERIMENT_RESULTS_KEY as RESULTS_KEY  # this session's recomputation, read by the ELMo page too

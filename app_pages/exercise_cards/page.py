@@ -1,14 +1,14 @@
 """动手练一练: the lecture's two exercises as "predict, then reveal" cards.
 
-Thin page: the student's choices and typed vector go to ``core.exercises`` (tolerant parsing, checks
-against ``core.mixing.scalar_mix``); the reference answers are the lecture's own text.
+Thin page: the student's choices and typed vector go to ``core.content.exercises`` (tolerant parsing, checks
+against ``core.compute.mixing.scalar_mix``); the reference answers are the lecture's own text.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from core import exercises as ex
-from core.mixing import format_vector
+from core.compute.mixing import format_vector
+from core.content import exercises as ex
 from ui.i18n import t
 from ui.page import attempt, how_computed, plain_answer
 from ui.presentation import scene_link

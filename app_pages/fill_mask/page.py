@@ -5,7 +5,7 @@ top-k candidates for every mask, compare your own candidate words, replay iterat
 by step, watch the pre-training corruption (15% chosen: 80% [MASK], 10% random, 10% unchanged)
 and try next-sentence prediction.
 
-Thin page: widgets → one cached core call (``core.fill_view.fill_view``) → the sections of
+Thin page: widgets → one cached core call (``core.fillmask.view.fill_view``) → the sections of
 ``sections.py`` beside it, which render it; the sub-experiments (own candidates, corruption, next-sentence
 prediction) are fragments with their own inputs and their own core call.
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.fill_mask import sections
-from core import fill_examples as fx
-from core.fill_view import FillView, corruption_source, fill_view
+from core.fillmask import examples as fx
 from core.fillmask.masks import INPUT_MODES, MAX_CHARS, MAX_MASKS
+from core.fillmask.view import FillView, corruption_source, fill_view
 from ui.cache import model_call
 from ui.i18n import t
 from ui.page import attempt, model_or_message, plain_answer

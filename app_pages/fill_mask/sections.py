@@ -1,5 +1,5 @@
 """The fill-mask page's sections: ① the top-k candidates of every mask (and of every run of masks as whole
-words) and ② BERT filling the masks one at a time render the page's ``core.fill_view.FillView``; the
+words) and ② BERT filling the masks one at a time render the page's ``core.fillmask.view.FillView``; the
 sub-experiments — the user's own candidate words, ③ the 15% / 80-10-10 pre-training corruption, ④ next-sentence
 prediction — are ``ui.page.experiment`` fragments with their own inputs and one cached core call each
 (``ui.cache.model_call``). Sliders only slice results.
@@ -11,22 +11,22 @@ import re
 import pandas as pd
 import streamlit as st
 
-from core import fill_confidence as fc
-from core import fill_examples as fx
-from core.attention_view import TextNotes, inspect_text
-from core.budgets import TRAINING_FILE, load_budgets
-from core.errors import LabError
+from core.attention.view import TextNotes, inspect_text
+from core.compute.stats import Accuracy
+from core.content.budgets import TRAINING_FILE, load_budgets
 from core.figures import predictions as figs
 from core.figures.style import export_html
-from core.fill_view import FillView, corruption_view, next_sentence_view
+from core.fillmask import confidence as fc
+from core.fillmask import examples as fx
 from core.fillmask.iterative import FillStep
 from core.fillmask.masks import MAX_CHARS
 from core.fillmask.prediction import MaskSlot
 from core.fillmask.scoring import candidate_scores
+from core.fillmask.view import FillView, corruption_view, next_sentence_view
 from core.fillmask.words import WORD_BEAM
+from core.guard.errors import LabError
+from core.guard.safe_text import md_escape
 from core.models.cache import ModelRef
-from core.safe_text import md_escape
-from core.stats import Accuracy
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, experiment, how_computed, phone, presenting

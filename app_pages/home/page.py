@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import status as lab_status
-from core.paths import TRANSFER_RESULTS
+from core.runtime.paths import TRANSFER_RESULTS
+from core.views import status as lab_status
 from ui import PAGES
 from ui.i18n import error_text, model_description, t, timestamp
 from ui.lecture_scenes import SCENES

@@ -7,7 +7,7 @@ moved, per layer, for ELMo's forward half, ELMo's backward half and every layer 
 ③ One position of ①'s sentence predicted left to right (ELMo's forward LM standing in for GPT) and by
 BERT with that character masked.
 
-Thin page: the sentence → ``core.objectives`` through ``ui.cache.model_call`` (once per model and text) →
+Thin page: the sentence → ``core.views.objectives`` through ``ui.cache.model_call`` (once per model and text) →
 the sections of ``sections.py`` beside it, whose selectors only slice the results. ② and ③ have sentence boxes
 of their own, beside the result each drives (on the projector, a sentence box 4,000 px above its chart is lost).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.objectives import sections
-from core import objectives as obj
+from core.views import objectives as obj
 from ui.i18n import t
 from ui.page import attempt, how_computed
 from ui.sidebar import bert_model_name

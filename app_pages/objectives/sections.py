@@ -10,15 +10,15 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import api
-from core import objectives as obj
-from core.attention_view import inspect_text
+from core.attention.view import inspect_text
 from core.figures import predictions as prediction_figs
 from core.figures.evidence import KIND_COLOURS, Series, layer_curves, word_heatmap
 from core.figures.objectives import position_bars
+from core.guard.safe_text import md_escape
+from core.interface import api
 from core.models.cache import ModelRef
 from core.models.catalogue import DEFAULT_ELMO
-from core.safe_text import md_escape
+from core.views import objectives as obj
 from ui import cache
 from ui.budget_note import budget_note
 from ui.cache import model_call

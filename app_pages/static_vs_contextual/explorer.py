@@ -11,8 +11,8 @@ import streamlit as st
 
 from core.figures import vectors as figs
 from core.figures.style import export_html
+from core.guard.safe_text import md_escape
 from core.models.catalogue import DEFAULT_STATIC
-from core.safe_text import md_escape
 from core.vectors.export import export_rows, to_csv, to_json
 from core.vectors.parsing import ParsedInput
 from core.vectors.view import HOVER_MAX_SENTENCES, VectorsView, highlight

@@ -11,8 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.static_vs_contextual import explorer as static_explorer
+from core.guard.safe_text import md_escape
 from core.models.catalogue import DEFAULT_ELMO, DEFAULT_STATIC
-from core.safe_text import md_escape
 from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
 from ui.i18n import t

@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from core import transfer
-from core.errors import LabError
 from core.figures import transfer as figs
 from core.figures.style import export_html
+from core.guard.errors import LabError
 from core.models.catalogue import list_models
 from core.transfer.lora import DEFAULT_LORA
 from ui import cache, training_gate

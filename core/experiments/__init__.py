@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import results_store
-from ..concurrency import heavy
+from ..content import results_store
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC, EMBEDDED, MODELS_DIR
-from ..paths import ASSETS
+from ..runtime.concurrency import heavy
+from ..runtime.paths import ASSETS
 from . import concat, context_specificity, learned_mix, pos_probe, sense_probe, view
 from .vectors import Progress, no_progress, scaled_progress
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from ..models.catalogue import DEFAULT_STATIC
 from . import DEFAULT_MODELS, DEFAULT_OUT, STAGES, concat, load_results, run_all, save_results, stale_models
 

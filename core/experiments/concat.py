@@ -5,7 +5,7 @@ The POS task of :mod:`.pos_probe` (People's Daily, fine PKU tags, the same sente
 three inputs to the same classifier under the same protocol:
 
 * ``static``: x_k = the word's word2vec vector (zero vector + an OOV flag for unknown words, as in the probe);
-* ``elmo``: ELMo_k = γ Σ_j s_j h_{k,j} (``core.mixing.scalar_mix``) over mini-elmo-zh's layers, each first
+* ``elmo``: ELMo_k = γ Σ_j s_j h_{k,j} (``core.compute.mixing.scalar_mix``) over mini-elmo-zh's layers, each first
   standardised with the training words' statistics; s uniform (softmax(0), where ELMo's training of s
   starts: on this task the learned s was no better, :mod:`.learned_mix`), γ = 1 (the classifier
   standardises its input, so γ changes nothing);
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import stats
-from ..mixing import normalise_weights, scalar_mix
-from ..stats import wilson_interval
+from ..compute import stats
+from ..compute.mixing import normalise_weights, scalar_mix
+from ..compute.stats import wilson_interval
 from .corpus import TaggedSentence, load_sentences, sample_split
 from .learned_mix import standardise
 from .pos_probe import DEFAULTS as POS_PROBE

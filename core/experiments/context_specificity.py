@@ -184,7 +184,7 @@ def run_context_specificity(models: Sequence, *, static=None, sentences: Sequenc
     pool = list(sentences) if sentences is not None else list(load_sentences(corpus, max_chars=max_chars))
     words = select_words(pool, n_words, min_contexts)
     if not words:
-        from ..errors import LabError
+        from ..guard.errors import LabError
 
         raise LabError("too_few_contexts", count=min_contexts)
     used, contexts = sample_contexts(pool, words, max_contexts, seed)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LabError
+from ..guard.errors import LabError
 
 DEFAULT_POS_CORPUS = Path(os.environ.get(
     "LAB_POS_CORPUS",

@@ -2,7 +2,7 @@
 
 The lecture says each downstream task learns its own s and γ, and illustrates it with a
 "syntax-like" (weight on the lower layers) and a "semantics-like" (weight on the top layer) setting
-(``core.mixing.PRESETS``). Here two tasks really learn them on frozen mini-elmo-zh features:
+(``core.compute.mixing.PRESETS``). Here two tasks really learn them on frozen mini-elmo-zh features:
 
 * ``pos``: part-of-speech tagging, one prediction per word (fine PKU tags): the People's Daily
   sentences of the POS probe (``pos_probe``): train/dev sentences from the probe's train split,
@@ -26,7 +26,7 @@ Training: Adam on minibatches shuffled with a fixed seed, a fixed number of step
 on the dev split (:data:`C_GRID`, the learned mix decides). s is not always pinned down by a task:
 the learned mix is also trained from two more seeds and the spread of s is reported. For comparison
 the same head (same C) is trained with s held fixed: uniform, each single layer, the lecture's two
-presets. Accuracies come with a 95 % Wilson interval (``core.stats``); ``learned_mix_verdict`` reads them.
+presets. Accuracies come with a 95 % Wilson interval (``core.compute.stats``); ``learned_mix_verdict`` reads them.
 
     python -m core.experiments        # this is one stage of it; results in assets/experiments.json
 """
@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from .. import transfer
-from ..errors import LabError
-from ..mixing import PRESETS, normalise_weights, one_hot
-from ..stats import wilson_interval
+from ..compute.mixing import PRESETS, normalise_weights, one_hot
+from ..compute.stats import wilson_interval
+from ..guard.errors import LabError
 from .corpus import TaggedSentence, load_sentences, sample_split
 from .pos_probe import DEFAULTS as POS_PROBE
 from .vectors import Progress, first_of_kind, no_progress, scaled_progress, sentence_vectors
@@ -100,7 +100,7 @@ def standardise(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
 
 def mix_head(n_layers: int, dim: int, n_classes: int, fixed_s: np.ndarray | None):
     """The module :func:`train_head` trains (its formula is :data:`HEAD`): ``s()`` from learned ``w``, or
-    ``fixed_s`` kept as it is; ``mixed(x)`` of a batch ``(batch, L+1, dim)`` is core.mixing's scalar mix."""
+    ``fixed_s`` kept as it is; ``mixed(x)`` of a batch ``(batch, L+1, dim)`` is core.compute.mixing's scalar mix."""
     import torch
     from torch import nn
 
@@ -123,7 +123,7 @@ def mix_head(n_layers: int, dim: int, n_classes: int, fixed_s: np.ndarray | None
         def gamma(self):
             return self.log_gamma.exp()
 
-        def mixed(self, x):  # x: (batch, L+1, dim), the layout of training; the formula of core.mixing
+        def mixed(self, x):  # x: (batch, L+1, dim), the layout of training; the formula of core.compute.mixing
             return self.gamma() * torch.einsum("j,bjd->bd", self.s(), x)
 
         def forward(self, x):

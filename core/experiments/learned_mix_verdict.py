@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
+from ..compute import stats
 from .learned_mix import TASKS
 
 

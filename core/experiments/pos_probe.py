@@ -69,7 +69,8 @@ def coarse_accuracy(predicted: Sequence[str] | np.ndarray, gold: Sequence[str]) 
 
 def outcome_strings(predicted: Sequence[str] | np.ndarray, gold: Sequence[str]) -> dict[str, str]:
     """``{"fine": "0110…", "coarse": …}``: right (1) or wrong (0) per test word, in the test words' order, so that
-    two layers (or a layer and a baseline) tagging the same words are compared paired (``core.stats.paired``)."""
+    two layers (or a layer and a baseline) tagging the same words are compared paired
+    (``core.compute.stats.paired``)."""
     return {"fine": "".join("1" if p == g else "0" for p, g in zip(predicted, gold)),
             "coarse": "".join("1" if coarse_tag(p) == coarse_tag(g) else "0" for p, g in zip(predicted, gold))}
 

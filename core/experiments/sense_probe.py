@@ -9,7 +9,7 @@ F1 71.1, rising through the layers.
 Here: hand-written labelled sentences for a few polysemous Chinese words (``assets/eval``),
 the target word's vector = mean of its characters' vectors (first occurrence in the sentence),
 **leave-one-out protocol**: each sentence in turn is classified by
-``core.geometry.centroid_accuracy`` against the sense centroids of all *other* sentences of the
+``core.compute.geometry.centroid_accuracy`` against the sense centroids of all *other* sentences of the
 same word; accuracy = share of sentences whose sense is recovered (equal to micro-F1, as every
 sentence gets a prediction). A static model gives every occurrence the same vector: all centroids
 tie, the alphabetically first sense wins, so it scores that sense's share (chance level).
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..geometry import centroid_accuracy
-from ..occurrences import parse_labelled, word_vectors
-from ..paths import ASSETS
+from ..compute.geometry import centroid_accuracy
+from ..compute.occurrences import parse_labelled, word_vectors
+from ..runtime.paths import ASSETS
 from .vectors import Progress, each_model, no_progress, store_result
 
 EVAL_DIR = ASSETS / "eval"
@@ -61,7 +61,7 @@ def load_sense_sets(eval_dir: Path | str = EVAL_DIR) -> list[dict]:
 def loo_centroid_outcomes(vectors: np.ndarray, labels: Sequence[str | None]) -> list[int]:
     """Leave-one-out nearest-centroid outcome per item of ``vectors`` (n, dim) with ``labels`` (n): 1 when its
     sense is recovered from the other items' centroids, else 0. Kept per item so that two layers scored on the
-    same sentences are compared paired (``core.stats.paired``)."""
+    same sentences are compared paired (``core.compute.stats.paired``)."""
     labels = list(labels)
     n = len(labels)
     if n < 2:

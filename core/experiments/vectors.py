@@ -88,7 +88,7 @@ def resolve(model) -> tuple[Encoder | None, str, dict | None]:
 
     ``model`` is a registry name / directory / hub id, or an already loaded :class:`Encoder`.
     """
-    from ..errors import LabError
+    from ..guard.errors import LabError
     from ..models.cache import load_encoder
 
     if not isinstance(model, (str, bytes)):  # an Encoder (or an object with the same interface)

@@ -8,9 +8,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .. import stats
+from ..compute import stats
+from ..compute.stats import Z_95, wilson_interval
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
-from ..stats import Z_95, wilson_interval
 
 KIND_ORDER = {"elmo": 0, "bert": 1, "static": 2}
 
@@ -202,7 +202,7 @@ def skipped(results: dict) -> dict[str, dict]:
     return out
 
 
-# ---- layer comparisons: every verdict of the evidence page goes through core.stats ----------------------------
+# ---- layer comparisons: every verdict of the evidence page goes through core.compute.stats --------------------
 @dataclass(frozen=True)
 class LayerScores:
     """One probe's per-layer accuracies on the same ``n`` items, with the per-item outcomes ("0"/"1" per item, one

@@ -33,7 +33,7 @@ def position_bars(labels: Sequence[str], groups: Sequence[tuple[str, Sequence[fl
             hovertemplate=f"{esc(name)}<br>%{{customdata}}: %{{y:.4f}}<extra></extra>",
         ))
     # One layout dict, not add_vrect / update_*: plotly validates each call, and this chart is rebuilt for
-    # every sentence a class types (core/concurrency.py).
+    # every sentence a class types (core/runtime/concurrency.py).
     layout = style_layout(title, large=large, height=420 if large else 380)
     layout.update(
         barmode="group", bargap=0.25,

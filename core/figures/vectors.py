@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..stats import wilson_interval
+from ..compute.stats import wilson_interval
 from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout, wrap_note
 
 TEXT_COLOUR = "#111827"

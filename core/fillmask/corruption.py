@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..errors import LabError
+from ..guard.errors import LabError
+from ..guard.validation import check_text
 from ..models.encoders import BertEncoder
-from ..validation import check_text
 from .masks import MAX_CHARS
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..errors import LabError
+from ..compute.occurrences import find_spans
+from ..guard.errors import LabError
+from ..guard.validation import check_length
 from ..models.encoders import BertEncoder
-from ..occurrences import find_spans
-from ..validation import check_length
 
 MAX_MASKS = 16
 MAX_CHARS = 500

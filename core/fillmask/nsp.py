@@ -1,8 +1,8 @@
 """Next-sentence prediction, BERT's second pretraining task."""
 from __future__ import annotations
 
+from ..guard.validation import check_text
 from ..models.encoders import BertEncoder
-from ..validation import check_text
 from .masks import MAX_CHARS
 
 

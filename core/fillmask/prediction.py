@@ -6,9 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..errors import LabError
+from ..guard.errors import LabError
+from ..guard.wordfilter import creates_vulgar
 from ..models.encoders import BertEncoder
-from ..wordfilter import creates_vulgar
 from .masks import around, check_masked_sentence
 from .tokens import as_text, display, is_punctuation, mlm_logits, ranked, special_ids
 

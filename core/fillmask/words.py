@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..guard.wordfilter import creates_vulgar
 from ..models.encoders import BertEncoder
-from ..wordfilter import creates_vulgar
 from .masks import around, check_masked_sentence, mask_runs
 from .prediction import FillMaskResult
 from .tokens import as_text, display, is_punctuation, mlm_logits, ranked, special_ids

@@ -4,7 +4,7 @@ and :class:`ModelRef`, the weak handle a page holds.
 
 An entry is as fresh as the files it was loaded from (``catalogue.files_identity``: every file's name, size and
 mtime_ns): a checkpoint saved again into its folder is loaded again, and a remembered failure is forgotten when
-the files change. ``core.api.clear_cache`` empties it all.
+the files change. ``core.interface.api.clear_cache`` empties it all.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from . import catalogue, hub, hub_cache, loaders
 from .encoders import Encoder
 from .hub import FAILURE_TTL_S

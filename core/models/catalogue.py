@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LabError
-from ..paths import ASSETS
-from ..safe_text import well_formed_model_name
+from ..guard.errors import LabError
+from ..guard.safe_text import well_formed_model_name
+from ..runtime.paths import ASSETS
 
 # The defaults every page, CLI command and experiment starts from.
 DEFAULT_BERT, DEFAULT_ELMO, DEFAULT_STATIC = "mini-bert-zh", "mini-elmo-zh", "word2vec-zh"

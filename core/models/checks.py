@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from .hub import env_number
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")

@@ -23,9 +23,9 @@ import torch
 # threads at once (a classroom's first visits), could fail with an ImportError
 from transformers import BertTokenizer  # the fast tokenizer: BertTokenizerFast is its alias in transformers 5
 
-from ..concurrency import ModelGate
-from ..errors import LabError
-from ..validation import check_length
+from ..guard.errors import LabError
+from ..guard.validation import check_length
+from ..runtime.concurrency import ModelGate
 
 MAX_SENTENCE_CHARS = 2000
 # Long texts, the same for every model: a sentence longer than a BERT takes (``max_tokens``, its position
@@ -299,7 +299,7 @@ class ElmoEncoder(Encoder):
     kind = "elmo"
 
     def __init__(self, name: str, directory: Path):
-        from ..elmo import BiLM
+        from .elmo import BiLM
 
         self.name = name
         self.model = BiLM.load(directory)
@@ -371,7 +371,7 @@ class StaticEncoder(Encoder):
     def __init__(self, name: str, directory: Path):
         from safetensors.numpy import load_file
 
-        from ..segmenter import segmenter
+        from .segmenter import segmenter
 
         self.name = name
         self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import TypeVar, cast
 
-from ..errors import LabError
+from ..guard.errors import LabError
 
 FAILURE_TTL_S = 60.0  # a failed hub / directory load (or hub probe) is answered from memory this long
 HUB_PROBE_TIMEOUT_S = 3.0

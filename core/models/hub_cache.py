@@ -15,7 +15,7 @@ from pathlib import Path
 from huggingface_hub import constants, scan_cache_dir
 from huggingface_hub.errors import CacheNotFound
 
-from ..safe_text import well_formed_model_name
+from ..guard.safe_text import well_formed_model_name
 from .catalogue import HUB_ID, MASKED_LM_TYPES, ModelInfo
 from .hub import FAILURE_TTL_S
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from safetensors import SafetensorError
 from transformers import BertTokenizer  # the tokenizer only: no modelling module
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from . import catalogue, plain_bert
 from .checks import check_vocabulary, check_weights
 from .encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder

@@ -15,7 +15,7 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer, BertForPreTraining
 from transformers.utils import logging as hf_logging
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from . import catalogue
 from .checks import check_size, check_vocabulary, check_weights, refuse_pickle_only, split_missing
 from .encoders import BertEncoder

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from safetensors import safe_open
 
-from ..budgets import Budget, budgets_from, format_minutes, format_tokens, token_ratio
+from ..content.budgets import Budget, budgets_from, format_minutes, format_tokens, token_ratio
 from .curve_report import (
     ELMO_SENSE_TARGET,
     MIN_MOVE,
@@ -201,7 +201,7 @@ def _elmo_everyday_section(curve: Path = ELMO_CURVE) -> str | None:
 
 def write_cards(report: dict, models_dir: Path, training: dict) -> None:
     """``training`` maps model name → the markdown describing its training run (command, time, hardware),
-    and ``budgets`` → each model's recorded training budget (:mod:`core.budgets`)."""
+    and ``budgets`` → each model's recorded training budget (:mod:`core.content.budgets`)."""
     budgets = budgets_from(training)
     for name, writer in (("mini-bert-zh", _bert), ("mini-elmo-zh", _elmo), ("word2vec-zh", _word2vec)):
         directory = models_dir / name
@@ -289,7 +289,7 @@ def _elmo(config: dict, result: dict, directory: Path) -> str:
     return f"""# mini-elmo-zh
 
 A small ELMo-style bidirectional language model (Peters et al., 2018) over characters, trained from scratch by this
-project. Code: `core/elmo.py`; files: `model.safetensors` (fp16), `config.json`, `vocab.txt` (shared with mini-bert-zh).
+project. Code: `core/models/elmo.py`; files: `model.safetensors` (fp16), `config.json`, `vocab.txt` (shared with mini-bert-zh).
 
 | | |
 |---|---|

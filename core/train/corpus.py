@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..wordfilter import contains_vulgar
+from ..guard.wordfilter import contains_vulgar
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zh_mixed_v1.txt"
 EVERYDAY_CORPUS = DEFAULT_CORPUS.with_name("zh_everyday_v1.txt")

@@ -1,4 +1,4 @@
-"""Pretrain mini-elmo-zh: forward + backward character language models (see core/elmo.py).
+"""Pretrain mini-elmo-zh: forward + backward character language models (see core/models/elmo.py).
 
     python -m core.train.elmo --vocab assets/models/shared-vocab.txt --out assets/models/mini-elmo-zh --max-minutes 90
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..elmo import BiLM, BiLMConfig
+from ..models.elmo import BiLM, BiLMConfig
 from .common import (
     LearningCurve,
     Progress,

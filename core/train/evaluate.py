@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..fill_examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
-from ..geometry import loo_nn_accuracy
+from ..compute.geometry import loo_nn_accuracy
+from ..compute.occurrences import parse_labelled, word_vectors
+from ..fillmask.examples import CHECK_SETS, DEMO_FILE, EVERYDAY_CHECK_FILE, WORDS_CHECK_FILE, answer_set
 from ..models.cache import load_encoder, load_typed
 from ..models.catalogue import MODELS_DIR
 from ..models.encoders import BertEncoder, ElmoEncoder, Encoder, StaticEncoder
-from ..occurrences import parse_labelled, word_vectors
 from .cards import write_cards
 from .corpus import DEFAULT_CORPUS, read_lines, split_sentences
 from .data import PairSampler, collate_sentences, encode_sentences, tokenize_corpus

@@ -4,7 +4,7 @@
 
 The shipped files are ``vectors.safetensors`` (one fp16 matrix), ``vocab.txt`` (word TAB count,
 row order), ``segmenter-freq.txt`` (the jieba frequencies that keep each word whole, see
-core/segmenter.py) and ``config.json``: gensim's own ``.model`` format is a pickle and is never shipped.
+core/models/segmenter.py) and ``config.json``: gensim's own ``.model`` format is a pickle and is never shipped.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 from gensim.models import Word2Vec
 from safetensors.numpy import save_file
 
-from ..segmenter import write_frequencies
+from ..models.segmenter import write_frequencies
 from .corpus import DEFAULT_CORPUS, read_lines
 
 PEOPLES_DAILY = DEFAULT_CORPUS.parent / "peoples_daily_1998_01.txt"

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from .. import transfer  # its docstring's first line is the CLI's description
-from ..errors import LabError
+from ..guard.errors import LabError
 from .data import DEFAULT_CONFIG, TransferConfig
 from .results import RESULTS_PATH, save_results, summary_lines
 from .run import BERT_MODEL, ELMO_MODEL, run_transfer

@@ -1,4 +1,4 @@
-"""Verdicts computed from the numbers, through the statistics policy (``core.stats``): whether two held-out
+"""Verdicts computed from the numbers, through the statistics policy (``core.compute.stats``): whether two held-out
 accuracies differ beyond sampling error, what the per-layer curve of the frozen BERT features says, and how the
 ELMo row relates to the ELMo page's uniform-s figure. The page picks its sentences from these, never the other
 way round.
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import stats
+from ..compute import stats
 from .view import Approach, BertFeatures, TransferView
 
 Comparison = stats.Paired  # a − b on the test reviews: paired (exact McNemar) when both outcome lists are stored

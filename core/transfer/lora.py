@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from ..errors import LabError
+from ..guard.errors import LabError
 from ..models.catalogue import DEFAULT_BERT
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .finetune import fine_tune

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import results_store
-from ..paths import TRANSFER_RESULTS
+from ..content import results_store
+from ..runtime.paths import TRANSFER_RESULTS
 from .features import POOLINGS
 
 RESULTS_PATH = TRANSFER_RESULTS

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from ..concurrency import heavy
-from ..errors import LabError
+from ..guard.errors import LabError
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
+from ..runtime.concurrency import heavy
 from .data import DEFAULT_CONFIG, Dataset, TransferConfig, sample_dataset
 from .features import POOLINGS, bert_features, fit_probe, standardised_mix
 from .finetune import count_params, fine_tune

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..stats import wilson_interval
+from ..compute.stats import wilson_interval
 from .features import POOLINGS
 from .results import load_results, stale_models
 

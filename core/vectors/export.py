@@ -5,7 +5,7 @@ import csv
 import io
 import json
 
-from ..safe_text import csv_safe
+from ..guard.safe_text import csv_safe
 from .view import VectorsView
 
 

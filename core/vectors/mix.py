@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import geometry, stats
-from ..errors import LabError
-from ..mixing import layer_normalise, normalise_weights, scalar_mix
+from ..compute import geometry, stats
+from ..compute.mixing import layer_normalise, normalise_weights, scalar_mix
+from ..guard.errors import LabError
 from .projection import joint_projection, project_layers
 
 
@@ -90,7 +90,7 @@ def mix_view(
 ) -> MixView:
     """ELMo_k = γ · Σ_j s_j h_{k,j} for every occurrence of ``layer_stack`` (L+1, n, dim).
 
-    ``layer_norm``: each layer standardised first (``core.mixing.layer_normalise``, AllenNLP's
+    ``layer_norm``: each layer standardised first (``core.compute.mixing.layer_normalise``, AllenNLP's
     ``do_layer_norm``, over these n occurrences); ``projection`` must then have been fitted on the
     standardised layers (default: fitted here).
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from ..errors import LabError
-from ..occurrences import check_sentences, parse_labelled
-from ..validation import check_length
+from ..compute.occurrences import check_sentences, parse_labelled
+from ..guard.errors import LabError
+from ..guard.validation import check_length
 
 MAX_TEXT_CHARS = 10_000  # the whole text box
 MAX_LINE_CHARS = 500  # one sentence (the models have their own, smaller token limits)

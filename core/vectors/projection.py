@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import geometry
+from ..compute import geometry
 
 
 def joint_projection(stacked: np.ndarray) -> geometry.Projection:

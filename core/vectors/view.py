@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import geometry
+from ..compute import geometry
+from ..compute.occurrences import WordVectors, find_spans, word_vectors
 from ..models.encoders import Encoder, Encoding, StaticEncoder
-from ..occurrences import WordVectors, find_spans, word_vectors
 from .projection import joint_projection, project_layers
 
 NEIGHBOURS_K = 3

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from core.safe_text import WORD_JOINER
+from core.guard.safe_text import WORD_JOINER
 from e2e.conftest import URL_PATHS, VIEWPORT, body_text, check_healthy, open_page, page_url, wait_idle
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium

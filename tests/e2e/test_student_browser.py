@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import fill_confidence as fc
-from core import fill_examples as fx
-from core.fill_view import fill_view
+from core.fillmask import confidence as fc
+from core.fillmask import examples as fx
+from core.fillmask.view import fill_view
 from core.models.cache import load_encoder
 from tests.e2e.conftest import alerts, body_text, check_healthy, open_page, page_url, wait_for, wait_idle
 

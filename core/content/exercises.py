@@ -2,7 +2,7 @@
 
 1. 概念辨析 — feature-based vs fine-tuning: sort statements and models into the two strategies.
 2. 公式理解 — ELMo_k = γ Σ_j s_j h_{k,j} with h_0=[1,0,0], h_1=[0,1,0], h_2=[0,0,1],
-   s=[0.2,0.3,0.5], γ=2. The expected vector is computed by ``core.mixing.scalar_mix`` itself
+   s=[0.2,0.3,0.5], γ=2. The expected vector is computed by ``core.compute.mixing.scalar_mix`` itself
    (the lecture's answer: [0.4, 0.6, 1.0]), never typed in by hand.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LabError
-from .mixing import PRESETS, scalar_mix
+from ..compute.mixing import PRESETS, scalar_mix
+from ..guard.errors import LabError
 
 STRATEGIES = ("feature", "finetune")
 
@@ -52,7 +52,7 @@ def check_concept(answers: Mapping[str, str | None], truth: Mapping[str, str]) -
 
 
 def formula_expected(variant: str = "lecture", *, scaled: bool = True) -> np.ndarray:
-    """γ · Σ_j s_j h_j for the variant (``scaled=False``: Σ_j s_j h_j), computed by core.mixing.scalar_mix."""
+    """γ · Σ_j s_j h_j for the variant (``scaled=False``: Σ_j s_j h_j), computed by core.compute.mixing.scalar_mix."""
     s, gamma = FORMULA_VARIANTS[variant]
     return scalar_mix(FORMULA_LAYERS, list(s), gamma if scaled else 1.0)
 

@@ -4,8 +4,8 @@
 
 with w (one scalar per layer, initialised to 0, so s starts uniform) and γ (initialised to 1) learned with
 the task. ``do_layer_norm`` standardises each layer first over all its unmasked numbers, one mean and one
-variance per layer (AllenNLP's ``_do_layer_norm``). ``core.mixing.scalar_mix`` is the same formula in numpy
-for fixed weights; the tests check that the two agree. Bad arguments raise ``core.errors.LabError``
+variance per layer (AllenNLP's ``_do_layer_norm``). ``core.compute.mixing.scalar_mix`` is the same formula in numpy
+for fixed weights; the tests check that the two agree. Bad arguments raise ``core.guard.errors.LabError``
 (``bad_argument``, ``weights_count``), as the rest of the API does.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from .errors import LabError, type_name
+from ..guard.errors import LabError, type_name
 
 
 def _tiny(dtype: torch.dtype) -> float:

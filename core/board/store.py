@@ -49,10 +49,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from .errors import LabError
+from ..guard.errors import LabError
 
 DATA_DIR_ENV, DB_URL_ENV = "LAB_DATA_DIR", "LAB_BOARD_DB"
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 BOARD_STATES = ("open", "locked", "closed")  # locked: shown, no new sends; closed: gone from the join link
 SHOWN, HIDDEN, WITHDRAWN, CLEARED = "shown", "hidden", "withdrawn", "cleared"

@@ -8,8 +8,8 @@ head into the matrices the page slices:
 - ``rollout``: (layers, n, n), attention rollout (Abnar & Zuidema, 2020) computed on the FULL
   token sequence (the model really attends to [CLS]/[SEP]), then reduced in the same way.
 
-The reductions are ``core.attention.drop_tokens`` (hide [CLS]/[SEP], rows renormalised) and
-``core.attention.aggregate_words`` over jieba words (Clark et al., 2019: from a word = mean of its
+The reductions are ``core.attention.maths.drop_tokens`` (hide [CLS]/[SEP], rows renormalised) and
+``core.attention.maths.aggregate_words`` over jieba words (Clark et al., 2019: from a word = mean of its
 tokens' rows, to a word = sum of its tokens' columns), so every row still sums to 1.
 
 ``attention_result(encoder, sentence, pair)`` is the attention page's one core call: the checked text, what the
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .attention import aggregate_words, check_attention, drop_tokens, rollout, word_groups
-from .errors import LabError
-from .models.encoders import Encoding
-from .validation import check_text
+from ..guard.errors import LabError
+from ..guard.validation import check_text
+from ..models.encoders import Encoding
+from .maths import aggregate_words, check_attention, drop_tokens, rollout, word_groups
 
 MAX_CHARS = 120  # per sentence on the attention page: beyond this a heatmap is unreadable anyway
 PAIR_JOINER = "\n"  # joins the two sentences of a pair in Encoding.text; covered by no token

@@ -1,6 +1,6 @@
-"""Writes ``docs/API.md``: every public function and class of ``core.api`` and ``core.export`` with its
-signature and docstring, so the reference cannot drift from the code (a test compares the file with
-what this module writes). Run ``python -m core.api_reference`` after changing a public docstring."""
+"""Writes ``docs/API.md``: every public function and class of ``core.interface.api`` and ``core.interface.export``
+with its signature and docstring, so the reference cannot drift from the code (a test compares the file with
+what this module writes). Run ``python -m core.interface.api_reference`` after changing a public docstring."""
 from __future__ import annotations
 
 import inspect
@@ -9,15 +9,16 @@ from pathlib import Path
 
 from . import api, export
 
-OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "API.md"
+OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "API.md"
 EXPORT_PUBLIC = ("write_projector", "projector_zip", "table_columns", "TableWriter", "write_bertviz",
                  "bertviz_json", "read_bertviz", "write_attention_html")
 
 INTRO = """# API reference
 
-Generated from the docstrings by `python -m core.api_reference`; do not edit by hand. Installed, the package is
-`elmo_bert_lab` (`from elmo_bert_lab import api, export`); in a clone it is `core`. Shapes are written as in
-AllenNLP's docstrings, e.g. `(num_layers, num_tokens, dim)`. Bad input raises `LabError`, whose
+Generated from the docstrings by `python -m core.interface.api_reference`; do not edit by hand. Installed, the
+package is `elmo_bert_lab` (`from elmo_bert_lab.interface import api, export`); in a clone it is `core`
+(`from core.interface import api, export`). Shapes are written as in AllenNLP's docstrings, e.g.
+`(num_layers, num_tokens, dim)`. Bad input raises `LabError`, whose
 `err.message("zh")` / `err.message("en")` is plain text (`markdown=True`: escaped for Streamlit's Markdown).
 """
 

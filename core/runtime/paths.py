@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-ASSETS = _HERE / "assets" if (_HERE / "assets").is_dir() else _HERE.parent / "assets"
+_PACKAGE = Path(__file__).resolve().parent.parent  # core/ (elmo_bert_lab/ when installed), above core/runtime/
+ASSETS = _PACKAGE / "assets" if (_PACKAGE / "assets").is_dir() else _PACKAGE.parent / "assets"
 TRANSFER_RESULTS = ASSETS / "transfer_results.json"  # core.transfer's; a path of its own for the home page (no torch)

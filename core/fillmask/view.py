@@ -14,17 +14,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import fill_confidence
-from . import fill_examples as fx
-from .attention_view import TextNotes, inspect_text
-from .fillmask import words
-from .fillmask.corruption import CorruptedToken, corruption_stats, mlm_corruption
-from .fillmask.iterative import FillStep, iterative_fill
-from .fillmask.masks import masked_input
-from .fillmask.nsp import next_sentence
-from .fillmask.prediction import FillMaskResult, fill_mask
-from .fillmask.words import MaskRun, word_candidates
-from .models.encoders import BertEncoder
+from ..attention.view import TextNotes, inspect_text
+from ..models.encoders import BertEncoder
+from . import confidence as fill_confidence
+from . import examples as fx
+from . import words
+from .corruption import CorruptedToken, corruption_stats, mlm_corruption
+from .iterative import FillStep, iterative_fill
+from .masks import masked_input
+from .nsp import next_sentence
+from .prediction import FillMaskResult, fill_mask
+from .words import MaskRun, word_candidates
 
 
 @dataclass(frozen=True)

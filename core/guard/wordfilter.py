@@ -1,7 +1,7 @@
 """Vulgar-word filter shared by corpus cleaning and the fill-mask candidate lists.
 
 The list (``assets/wordlists/vulgar-zh.txt``) only holds words that are vulgar wherever they occur,
-so a plain substring test is enough, on the text's filter form (``core.safe_text.filter_form``: NFKC, format
+so a plain substring test is enough, on the text's filter form (``core.guard.safe_text.filter_form``: NFKC, format
 characters dropped, lower case, spaces and spacer symbols between Chinese characters removed, the Traditional
 spellings of the list's characters mapped to Simplified: 傻\u200b逼, 傻 逼, 他媽的, 雞巴, 傻B are all caught).
 A fill-mask candidate is hidden when putting it in the blank
@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .paths import ASSETS
+from ..runtime.paths import ASSETS
 from .safe_text import filter_form
 
 WORDLIST = ASSETS / "wordlists" / "vulgar-zh.txt"

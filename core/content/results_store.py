@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import LabError
+from ..guard.errors import LabError
 
 _DIGESTS: dict[tuple, str] = {}  # (path, size, mtime_ns) -> digest: each file version is hashed once
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from .paths import ASSETS
+from ..runtime.paths import ASSETS
 
 EVAL_DIR = ASSETS / "eval"
 DEMO_FILE = EVAL_DIR / "fill_mask_demo.tsv"  # the project's fill-mask demo set (the lecture has none)
@@ -24,7 +24,7 @@ WORDS_CHECK_FILE = EVAL_DIR / "fill_mask_words_check.tsv"
 # choice of that training could be made on them.
 EVERYDAY_CHECK_FILE = EVAL_DIR / "fill_mask_everyday_check.tsv"
 CHECK_SETS = {"demo_set": DEMO_FILE, "words_check": WORDS_CHECK_FILE, "everyday_check": EVERYDAY_CHECK_FILE}
-# Sentences of the fill-mask page's sureness (core.fill_confidence), both written before the model was run on
+# Sentences of the fill-mask page's sureness (core.fillmask.confidence), both written before the model was run on
 # them: single characters its thresholds are fitted on, and everyday sentences they are only scored on.
 CHARS_CHECK_FILE = EVAL_DIR / "fill_mask_chars_check.tsv"
 HELDOUT_FILE = EVAL_DIR / "fill_mask_heldout.tsv"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .models.catalogue import ModelInfo
+from ..models.catalogue import ModelInfo
 
 SUGGESTED_HUB_MODEL = "bert-base-chinese"
 

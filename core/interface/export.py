@@ -11,9 +11,9 @@
 - bertviz (``head_view(attention, tokens)``): per layer a ``(batch=1, num_heads, n, n)`` array, and the
   tokens, as JSON or npz (:func:`write_bertviz`; :func:`read_bertviz` gives bertviz's tuple of tensors back).
 
-Every writer takes the :class:`~core.occurrences.WordVectors` of one batch at a time, so a corpus streams
+Every writer takes the :class:`~core.compute.occurrences.WordVectors` of one batch at a time, so a corpus streams
 through in bounded memory. In every text cell a tab or line break becomes a space (it would start a new column
-or row). The table's text cells (CSV, Parquet) also pass ``core.safe_text.csv_safe``, so a spreadsheet never
+or row). The table's text cells (CSV, Parquet) also pass ``core.guard.safe_text.csv_safe``, so a spreadsheet never
 runs a formula from them; the Projector's ``metadata.tsv`` keeps the text as it is (``=HYPERLINK(…)`` included:
 the Projector shows it, and a guard's apostrophe would show too), so open that file in a spreadsheet with care.
 Every file is written whole or not at all, through :class:`AtomicOutputs` (:func:`write_file` for one file):
@@ -36,11 +36,11 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from .errors import LabError, type_name
-from .occurrences import WordVectors
-from .safe_text import csv_safe
-from .token_vectors import layer_indices
-from .vectors.view import highlight
+from ..compute.occurrences import WordVectors
+from ..compute.token_vectors import layer_indices
+from ..guard.errors import LabError, type_name
+from ..guard.safe_text import csv_safe
+from ..vectors.view import highlight
 
 PROJECTOR_FILES = ("vectors.tsv", "metadata.tsv")
 METADATA_COLUMNS = ("sentence_index", "sentence", "layer", "model")  # + "label" when senses are given
@@ -141,8 +141,8 @@ def _rows(vectors: WordVectors, layers: Sequence[int] | None):
 
 
 def _something(vectors: WordVectors) -> WordVectors:
-    """``vectors`` when they are :func:`core.api.embed`'s result and hold an occurrence: an export of nothing is
-    refused, not written as empty files."""
+    """``vectors`` when they are :func:`core.interface.api.embed`'s result and hold an occurrence: an export of
+    nothing is refused, not written as empty files."""
     if not isinstance(vectors, WordVectors):
         raise LabError("bad_argument", name="vectors", expected="WordVectors (api.embed's result)",
                        given=type_name(vectors))
@@ -312,7 +312,7 @@ def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str
     """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
     with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
     which load their scripts from a CDN."""
-    from .figures.attention import attention_grid
+    from ..figures.attention import attention_grid
 
     layers, heads = attention.shape[:2]
     figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],

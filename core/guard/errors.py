@@ -3,7 +3,7 @@
 ``err.message(lang)`` is plain text: what the CLI prints on stderr (then exits 2) and what a notebook
 shows. The app shows ``err.message(lang, markdown=True)`` where the user is (Markdown: the parameters, which
 carry model names, file names and error details, are escaped). The templates are core's own message
-catalogue (``core/messages/<lang>.json``, ``{code: template}``); the app's translation tables take them in as
+catalogue (``core/guard/messages/<lang>.json``, ``{code: template}``); the app's translation tables take them in as
 ``error.<code>`` (``ui/i18n.py``), so the CLI, the notebook API and the pages say the same thing.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ LANGS = ("zh", "en")
 
 
 def message_table(lang: str) -> dict[str, str]:
-    """``{code: template}`` of ``lang`` (``core/messages/<lang>.json``)."""
+    """``{code: template}`` of ``lang`` (``core/guard/messages/<lang>.json``)."""
     return json.loads((MESSAGES_DIR / f"{lang}.json").read_text(encoding="utf-8"))
 
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import ASSETS
+from ..runtime.paths import ASSETS
 
 TRAINING_FILE = ASSETS / "models" / "training.json"
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LabError
-from .fillmask.prediction import Candidate, fill_masks, top_candidates
-from .models.encoders import BertEncoder, ElmoEncoder, Encoding
-from .validation import check_text
+from ..fillmask.prediction import Candidate, fill_masks, top_candidates
+from ..guard.errors import LabError
+from ..guard.validation import check_text
+from ..models.encoders import BertEncoder, ElmoEncoder, Encoding
 
 MAX_CHARS = 60  # per sentence: one row per character in the page's tables
 TOP_K = 10  # candidates kept per prediction (the page's slider slices them)

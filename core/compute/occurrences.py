@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import LabError
-from .models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
-from .validation import check_length
+from ..guard.errors import LabError
+from ..guard.validation import check_length
+from ..models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
 
 MAX_SENTENCES = 200
 

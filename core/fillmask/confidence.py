@@ -3,11 +3,11 @@ that sure were right on sentences the thresholds never saw.
 
 Every gap of a sentence (one [MASK], or a run of adjacent masks answered as a whole word) gets a
 :class:`Signal`: the first answer's probability (a word's left-to-right chain score), its margin over the second
-answer and the entropy of the model's distribution at the gap's masks. ``python -m core.fill_confidence``
+answer and the entropy of the model's distribution at the gap's masks. ``python -m core.fillmask.confidence``
 measures these with the shipped mini-bert-zh on the check sentences and on the held-out everyday sentences and
 writes them, with whether the first answer was an accepted one, to ``assets/eval/fill_confidence.json``.
 
-The calibration follows ``core.stats`` (policy 4): thresholds are computed when the rows are read, never typed,
+The calibration follows ``core.compute.stats`` (policy 4): thresholds are computed when the rows are read, never typed,
 and only from ``FIT_SETS``: check sentences no training run was chosen on (the demo set steered training and is
 not measured; the words and everyday sets were written before the runs they check and gated one that did not
 ship). Characters and whole words get their own thresholds: a word's chain score multiplies its characters'
@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import fill_examples as fx
-from . import results_store, stats
-from .fillmask.prediction import FillMaskResult, fill_mask
-from .fillmask.words import MaskRun, proposals, word_candidates
+from ..compute import stats
+from ..content import results_store
+from . import examples as fx
+from .prediction import FillMaskResult, fill_mask
+from .words import MaskRun, proposals, word_candidates
 
 CONFIDENCE_FILE = fx.EVAL_DIR / "fill_confidence.json"
 VERSION = 2  # 2: no demo set, the held-out set, a gap's length; earlier files hold rows the thresholds chose on
@@ -283,8 +284,8 @@ def load(path: Path | str = CONFIDENCE_FILE) -> Calibration | None:
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    from .models.cache import load_encoder
-    from .models.catalogue import DEFAULT_BERT
+    from ..models.cache import load_encoder
+    from ..models.catalogue import DEFAULT_BERT
 
     name = argv[0] if argv else DEFAULT_BERT
     calibration = calibrate(load_encoder(name))

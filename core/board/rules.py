@@ -37,16 +37,16 @@ from urllib.parse import urlencode, urlsplit
 
 import segno
 
-from .board_store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Limits, Store, data_dir, private_dir
-from .errors import LabError
-from .models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
-from .occurrences import MAX_SENTENCES, find_spans
-from .safe_text import csv_safe, normalise
-from .validation import check_length, check_text
-from .vectors.mix import MixView, mix_view
-from .vectors.parsing import strip_controls
-from .vectors.view import VectorsView
-from .wordfilter import contains_vulgar
+from ..compute.occurrences import MAX_SENTENCES, find_spans
+from ..guard.errors import LabError
+from ..guard.safe_text import csv_safe, normalise
+from ..guard.validation import check_length, check_text
+from ..guard.wordfilter import contains_vulgar
+from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
+from ..vectors.mix import MixView, mix_view
+from ..vectors.parsing import strip_controls
+from ..vectors.view import VectorsView
+from .store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Limits, Store, data_dir, private_dir
 
 _LOG = logging.getLogger("elmo_bert_lab")
 

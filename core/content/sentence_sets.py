@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import LabError
+from ..guard.errors import LabError
 
 MAX_UPLOAD_BYTES = 1_000_000  # = .streamlit/config.toml server.maxUploadSize (1 MB): the browser refuses larger
 # files (ui.sentence_inputs translates its note); this check covers a Windows browser's 1 MiB and direct calls

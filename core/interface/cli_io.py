@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import LabError
+from ..guard.errors import LabError
 
 
 def write_stdout(text: str | None = None) -> None:
@@ -40,7 +40,7 @@ def _file_lines(handle, first: int):
     count, so that a line's index is ``first`` + its line number - 1. A line no model can take (over
     ``MAX_SENTENCE_CHARS`` characters, not UTF-8 text) comes as ``(index, LabError)``; an over-long line is never
     held whole (``/dev/zero`` has no newline)."""
-    from .models.encoders import MAX_SENTENCE_CHARS
+    from ..models.encoders import MAX_SENTENCE_CHARS
 
     line_bytes = 4 * MAX_SENTENCE_CHARS + 2  # UTF-8 needs at most 4 bytes a character, plus CR LF
     for number, raw in enumerate(iter(lambda: handle.readline(line_bytes + 1), b""), 1):
@@ -57,7 +57,7 @@ def _file_lines(handle, first: int):
             line = LabError("line_not_utf8")
         if isinstance(line, str) and "\x00" in line:
             line = LabError("line_not_utf8")
-        elif isinstance(line, str) and len(line) > MAX_SENTENCE_CHARS:  # as core.api would, but in the counting pass
+        elif isinstance(line, str) and len(line) > MAX_SENTENCE_CHARS:  # as core.interface.api would, in the count
             line = LabError("sentence_too_long", length=f"{len(line):,}", limit=f"{MAX_SENTENCE_CHARS:,}")
         if line:
             yield first + number - 1, line
@@ -137,7 +137,7 @@ class JsonLines:
     def write(self, vectors) -> int:
         import numpy as np
 
-        from .token_vectors import layer_indices
+        from ..compute.token_vectors import layer_indices
 
         chosen = layer_indices(self.layers, len(vectors.layer_names))
         for occ in vectors.occurrences:
@@ -152,7 +152,7 @@ class JsonLines:
 class VectorSink:
     """Where ``embed``'s batches go: ``--format`` (JSON Lines by default) to ``--out`` or stdout. Files are
     written under temporary names and appear, complete, only when :meth:`commit` is called at the end of a run
-    that succeeded; :meth:`close` of a run that failed deletes them (``core.export.AtomicOutputs``)."""
+    that succeeded; :meth:`close` of a run that failed deletes them (``core.interface.export.AtomicOutputs``)."""
 
     def __init__(self, args):
         from . import export

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import LabError
-from .models.encoders import Encoder, Encoding
+from ..guard.errors import LabError
+from ..models.encoders import Encoder, Encoding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +103,7 @@ def layer_indices(layers: Sequence[int] | None, num_layers: int) -> list[int]:
 
 
 def _frame(model: str, meta: dict[str, list], blocks: list[np.ndarray]) -> pd.DataFrame:
-    import pandas as pd  # only .to_frame() needs it: not imported with core.api (start-up)
+    import pandas as pd  # only .to_frame() needs it: not imported with core.interface.api (start-up)
 
     matrix = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((0, 0), np.float32)
     vectors = pd.DataFrame(matrix, columns=[f"d{d}" for d in range(matrix.shape[1])])

@@ -1,7 +1,7 @@
 """The lab's engine for exploratory analysis in Python (a notebook, a script): the same functions the pages
 and ``python -m core`` call, behind one small interface.
 
-    from core import api
+    from core.interface import api
     bert = api.load("mini-bert-zh")                 # embedded name, local directory or hub id
     vectors = api.embed(bert, ["我吃了一个苹果。", "苹果昨天发布了新手机。"], "苹果")
     vectors.stacked().shape                         # (num_layers, num_occurrences, dim)
@@ -13,7 +13,7 @@ and ``python -m core`` call, behind one small interface.
 Every function takes a model as a name (loaded once per process through ``core.models.cache``, with the
 same checks and messages as the app and the CLI; loaded again when its files change; :func:`clear_cache` forgets
 them all) or as an encoder ``load`` returned. Bad input raises
-``core.errors.LabError``; ``err.message("zh")`` / ``err.message("en")`` say why, in plain text.
+``core.guard.errors.LabError``; ``err.message("zh")`` / ``err.message("en")`` say why, in plain text.
 Shapes are written as in AllenNLP's docstrings: ``(num_layers, num_occurrences, dim)``.
 """
 from __future__ import annotations
@@ -27,22 +27,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .attention_view import AttentionView, attention_view, encode_text
-from .errors import LabError, type_name
-from .fillmask.prediction import FillMaskResult, MaskSlot
-from .fillmask.prediction import fill_mask as _fill_mask
-from .fillmask.words import MaskRun, word_candidates
-from .mixing import scalar_mix
-from .models import cache as _cache
-from .models.cache import ModelRef, load_encoder
-from .models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
-from .occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
-from .scalar_mix import ScalarMix
-from .token_vectors import SentenceVectors, TokenVectors, check_batch_size
-from .token_vectors import sentence_vectors as _sentence_vectors
-from .token_vectors import token_vectors as _token_vectors
-from .validation import BAD_SENTENCE_POLICIES
-from .vectors.projection import joint_projection, project_layers
+from ..attention.view import AttentionView, attention_view, encode_text
+from ..compute.mixing import scalar_mix
+from ..compute.occurrences import MAX_SENTENCES, WordVectors, find_spans, parse_labelled, word_vectors
+from ..compute.scalar_mix import ScalarMix
+from ..compute.token_vectors import SentenceVectors, TokenVectors, check_batch_size
+from ..compute.token_vectors import sentence_vectors as _sentence_vectors
+from ..compute.token_vectors import token_vectors as _token_vectors
+from ..fillmask.prediction import FillMaskResult, MaskSlot
+from ..fillmask.prediction import fill_mask as _fill_mask
+from ..fillmask.words import MaskRun, word_candidates
+from ..guard.errors import LabError, type_name
+from ..guard.validation import BAD_SENTENCE_POLICIES
+from ..models import cache as _cache
+from ..models.cache import ModelRef, load_encoder
+from ..models.encoders import MAX_SENTENCE_CHARS, BertEncoder, Encoder, Encoding, StaticEncoder
+from ..vectors.projection import joint_projection, project_layers
 
 Model = str | Encoder | ModelRef
 MISSING_PER_BATCH = 10_000  # sentences without the word held (as indices) before a batch goes out anyway
@@ -99,7 +99,7 @@ def load_masked_lm(model: Model) -> BertEncoder:
 def stream_word_vectors(model: Model, sentences: Iterable[str | tuple[int, str | LabError]], word: str, *,
                         batch_size: int = MAX_SENTENCES, bad_sentences: str = "stop",
                         skipped: Callable[[int, LabError], None] | None = None) -> Iterator[WordVectors]:
-    """``word``'s occurrences in a stream of sentences, one :class:`~core.occurrences.WordVectors` per batch of
+    """``word``'s occurrences in a stream of sentences, one :class:`~core.compute.occurrences.WordVectors` per batch of
     ``batch_size`` sentences that contain the word, read lazily: memory is bounded by one batch whatever the
     stream's length. Only those sentences are given to the model, so every forward pass is a full batch however
     rare the word; the others are only listed in ``missing`` (a batch also goes out after
@@ -226,7 +226,7 @@ def _sentence_list(sentences) -> list[str]:
 
 def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
         pre_softmax: bool = False, do_layer_norm: bool = False) -> np.ndarray:
-    """ELMo's scalar mix γ · Σ_j s_j h_j (``core.mixing.scalar_mix``) of ``layers``: a :func:`embed` result
+    """ELMo's scalar mix γ · Σ_j s_j h_j (``core.compute.mixing.scalar_mix``) of ``layers``: a :func:`embed` result
     or an array ``(num_layers, ..., dim)``. ``weights`` are s (non-negative, summing to 1) or, with
     ``pre_softmax``, the learned w with s = softmax(w). Returns float64 ``(..., dim)``, e.g.
     ``(num_occurrences, dim)``. Bad weights raise ``bad_mix``."""

@@ -1,0 +1,1 @@
+"""The lab's teaching content and records: the ``?scene=`` sentence sets, exercises, budgets, stored results."""
