@@ -190,7 +190,8 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     cover it), as the static-vs-contextual page computes them; ``labels`` (e.g. senses, one per sentence)
     are carried into ``Occurrence.label``; ``batch_size``: sentences holding the word per forward pass.
 
-    ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
+    ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.to_frame(layers=None)``: one pandas
+    row per occurrence and layer; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
     its occurrences of one word already differ); ``result.missing``: sentences without the word;
     ``result.windowed``: sentences longer than the model takes, read in overlapping windows (see

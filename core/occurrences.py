@@ -9,12 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import LabError
 from .models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
+from .token_vectors import _frame, layer_indices
 from .validation import check_length
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_SENTENCES = 200
 
@@ -45,6 +50,20 @@ class WordVectors:
         if not self.occurrences:
             return np.zeros((len(self.layer_names), 0, 0), np.float32)
         return np.stack([o.layers for o in self.occurrences], axis=1)
+
+    def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
+        """One row per occurrence and layer (occurrences in order, then layers), as ``TokenVectors.to_frame``
+        and ``SentenceVectors.to_frame`` give theirs: ``model, layer_index, layer, sentence_index, sentence,
+        start, end, label, d0 …`` (the columns of ``core.export``'s CSV and Parquet tables); ``layers``: the
+        layers to keep, negative ones counting from the top (``[-1]``: the last)."""
+        chosen = layer_indices(layers, len(self.layer_names))
+        rows = [(occurrence, j) for occurrence in self.occurrences for j in chosen]
+        meta: dict[str, list] = {
+            "layer_index": [j for _, j in rows], "layer": [self.layer_names[j] for _, j in rows],
+            "sentence_index": [o.sentence_index for o, _ in rows], "sentence": [o.sentence for o, _ in rows],
+            "start": [o.start for o, _ in rows], "end": [o.end for o, _ in rows],
+            "label": [o.label for o, _ in rows]}
+        return _frame(self.model, meta, [o.layers[j][None] for o, j in rows])
 
 
 def find_spans(sentence: str, word: str) -> list[tuple[int, int]]:
