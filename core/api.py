@@ -196,7 +196,8 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     its occurrences of one word already differ); ``result.missing``: sentences without the word;
     ``result.windowed``: sentences longer than the model takes, read in overlapping windows (see
     :func:`stream_word_vectors`), the same occurrences for every model. At most
-    :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
+    :data:`MAX_EMBED_SENTENCES` sentences (``embed_too_many_sentences``, which names the alternative); a longer
+    corpus: :func:`stream_word_vectors`.
     """
     sentences = _sentence_list(sentences)
     if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
@@ -216,12 +217,12 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     return result
 
 
-def _sentence_list(sentences) -> list[str]:
+def _sentence_list(sentences, function: str = "embed") -> list[str]:
     """``sentences`` as a list of text, at most :data:`MAX_EMBED_SENTENCES` (held in memory at once)."""
     checked = [_text(sentence, f"sentences[{i}]")
                for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
     if len(checked) > MAX_EMBED_SENTENCES:
-        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+        raise LabError("embed_too_many_sentences", limit=f"{MAX_EMBED_SENTENCES:,}", function=function)
     return checked
 
 
@@ -326,7 +327,7 @@ def token_vectors(model: Model, sentences: Sequence[str], *, batch_size: int = 6
     ``(num_layers, num_tokens, dim)`` beside ``tokens``, character ``offsets`` and ``special`` ([CLS]/[SEP]);
     ``result.to_frame(layers=None)`` is one pandas row per token and layer. Works for BERT-family models,
     mini-elmo-zh and word2vec (one layer; jieba words as tokens). At most :data:`MAX_EMBED_SENTENCES` sentences."""
-    return _token_vectors(load(model), _sentence_list(sentences), batch_size=batch_size)
+    return _token_vectors(load(model), _sentence_list(sentences, "token_vectors"), batch_size=batch_size)
 
 
 def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mean", *,
@@ -334,7 +335,8 @@ def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mea
     """Each sentence as one vector per layer: ``result.vectors`` ``(num_layers, num_sentences, dim)``,
     ``result.to_frame()`` one row per sentence and layer. ``pooling``: ``"mean"`` or ``"max"`` over the
     tokens that cover text (no [CLS]/[SEP]; word2vec: the words it knows), or ``"cls"`` (BERT only)."""
-    return _sentence_vectors(load(model), _sentence_list(sentences), pooling, batch_size=batch_size)
+    return _sentence_vectors(load(model), _sentence_list(sentences, "sentence_vectors"), pooling,
+                             batch_size=batch_size)
 
 
 def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:

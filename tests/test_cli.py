@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from core.__main__ import main
+from core.errors import LabError
 
 
 def run(capsys, *argv):
@@ -243,7 +244,8 @@ def test_sentence_cap_is_documented_and_overridable(capsys, tiny_bert_dir, tmp_p
     source.write_text("我吃了一个苹果\n" * 30, encoding="utf-8")
     argv = ["embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source)]
     code, out, err = run(capsys, *argv, "--max-sentences", "20")
-    assert code == 2 and out == "" and "More than 20 sentences" in err and "--max-sentences" in err
+    assert code == 2 and out == "" and "30 sentences: more than the limit of 20" in err and "--max-sentences" in err
+    assert "stream_word_vectors" in err  # the alternative with no limit, named (#55 item 7)
     code, out, _ = run(capsys, *argv, "--max-sentences", "30")
     assert code == 0 and len(out.splitlines()) == 30
     code, out, _ = run(capsys, "embed", "--help")
@@ -407,3 +409,18 @@ def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tm
     line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
                           "--max-sentences", "250", "--format", "projector", "--out", str(out))
     assert "More than 250 sentences" in line and not out.exists()
+
+
+def test_a_stream_past_the_cap_says_the_limit_and_the_alternatives():
+    """A stream that could not be counted first (a pipe) stops at the cap with the same advice (#55 item 7)."""
+    import argparse
+
+    from core.cli_io import input_sentences
+
+    args = argparse.Namespace(sentences=["苹果"] * 3, input=None, max_sentences=2)
+    with pytest.raises(LabError) as info:
+        list(input_sentences(args))
+    message = info.value.message("en", markdown=False)
+    assert message.startswith("≥ 3 sentences: more than the limit of 2")
+    assert "--max-sentences N" in message and "stream_word_vectors" in message
+    assert "--max-sentences N" in info.value.message("zh", markdown=False)
