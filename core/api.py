@@ -227,14 +227,17 @@ def _sentence_list(sentences, function: str = "embed") -> list[str]:
 
 
 def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
-        pre_softmax: bool = False, do_layer_norm: bool = False) -> np.ndarray:
+        pre_softmax: bool = False, do_layer_norm: bool = False, mask: np.ndarray | None = None) -> np.ndarray:
     """ELMo's scalar mix γ · Σ_j s_j h_j (``core.mixing.scalar_mix``) of ``layers``: a :func:`embed` result
     or an array ``(num_layers, ..., dim)``. ``weights`` are s (non-negative, summing to 1) or, with
     ``pre_softmax``, the learned w with s = softmax(w). Returns float64 ``(..., dim)``, e.g.
-    ``(num_occurrences, dim)``. Bad weights raise ``bad_mix``."""
+    ``(num_occurrences, dim)``. ``do_layer_norm`` standardises each layer first (one mean and variance per
+    layer); for padded arrays ``(num_layers, batch, time, dim)`` pass ``mask`` ``(batch, time)`` (1 = real token)
+    so that padding does not count, as in AllenNLP's ``ScalarMix``. Bad weights or mask raise ``bad_mix``."""
     stack = layers.stacked() if isinstance(layers, WordVectors) else layers
     try:
-        return scalar_mix(stack, weights, gamma, pre_softmax=pre_softmax, do_layer_norm=do_layer_norm)
+        return scalar_mix(stack, weights, gamma, pre_softmax=pre_softmax, do_layer_norm=do_layer_norm,
+                          mask=mask)
     except (ValueError, TypeError) as exc:
         raise LabError("bad_mix", detail=str(exc)) from exc
 
