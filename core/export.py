@@ -311,13 +311,14 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
 def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str | Path, *, model: str = "") -> Path:
     """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
     with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
-    which load their scripts from a CDN."""
+    which load their scripts from a CDN. Made to be read on paper too: the tokens on both axes of every map
+    (rows: from, columns: to) and one colour scale for all maps with its colour bar."""
     from .figures.attention import attention_grid
 
     layers, heads = attention.shape[:2]
     figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],
                             head_names=[f"head {h}" for h in range(heads)],
-                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens))
+                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens), labelled=True)
     return write_file(path, lambda handle: handle.write(figure.to_html(include_plotlyjs=True, full_html=True)))
 
 

@@ -111,7 +111,7 @@ def test_attention_html_opens_offline(capsys, tiny_bert_dir, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert re.search(r"plotly\.js v\d", page)  # the library is inside the page
     assert not re.search(r"<script[^>]+src=", page)  # and nothing is loaded from elsewhere
-    assert page.count('"zmin":0,"type":"heatmap"') == layers * heads  # (the template names heatmap once more)
+    assert page.count('"coloraxis":"coloraxis"') == layers * heads  # one shared colour scale (#55 item 7)
     assert "layer 1" in page and "head 0" in page
 
 
