@@ -7,7 +7,8 @@
   and filter by layer, model, sentence or sense. :class:`ProjectorWriter`, :func:`write_projector`,
   :func:`projector_zip`.
 - A table (pandas, R, a spreadsheet): one row per (occurrence, layer), the vector as ``d0 … d{dim-1}``
-  columns; CSV, or Parquet through pyarrow (installed with Streamlit). :class:`TableWriter`.
+  columns; CSV, or Parquet through pyarrow (the library's ``[parquet]`` extra: ``pip install
+  "elmo-bert-lab[parquet]"``; without it, LabError ``needs_extra``). :class:`TableWriter`.
 - bertviz (``head_view(attention, tokens)``): per layer a ``(batch=1, num_heads, n, n)`` array, and the
   tokens, as JSON or npz (:func:`write_bertviz`; :func:`read_bertviz` gives bertviz's tuple of tensors back).
 
@@ -233,12 +234,22 @@ class TextOut(Protocol):
     def write(self, text: str, /) -> int | None: ...
 
 
+def _require_pyarrow() -> None:
+    """pyarrow, which Parquet needs, or LabError ``needs_extra`` naming the extra that brings it."""
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        raise LabError("needs_extra", what="Parquet", package="pyarrow", extra="parquet") from exc
+
+
 class TableWriter:
     """Appends batches to one CSV (an open text handle) or Parquet file (a path; one row group per batch)."""
 
     def __init__(self, fmt: str, target: TextOut | str | Path, *, layers: Sequence[int] | None = None):
         if fmt not in TABLE_FORMATS:
             raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
+        if fmt == "parquet":
+            _require_pyarrow()
         if isinstance(target, str | Path):
             target = output_path(target)
         self.fmt, self.target, self.layers = fmt, target, layers

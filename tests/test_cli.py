@@ -424,3 +424,19 @@ def test_a_stream_past_the_cap_says_the_limit_and_the_alternatives():
     assert message.startswith("≥ 3 sentences: more than the limit of 2")
     assert "--max-sentences N" in message and "stream_word_vectors" in message
     assert "--max-sentences N" in info.value.message("zh", markdown=False)
+
+
+def test_parquet_without_pyarrow_names_the_extra(capsys, tiny_bert_dir, tmp_path, monkeypatch):
+    """Without pyarrow, ``--format parquet`` was "Unexpected error (ModuleNotFoundError)" (#55 item 5): now one
+    line naming the ``[parquet]`` extra, in both languages, and nothing written."""
+    for name in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, name, None)  # what an environment without pyarrow answers: ImportError
+    out = tmp_path / "v.parquet"
+    code, stdout, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--format", "parquet",
+                            "--out", str(out), "我吃了一个苹果")
+    assert code != 0 and stdout == "" and not out.exists() and list(tmp_path.iterdir()) == []
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and 'elmo-bert-lab[parquet]' in lines[0] and "Unexpected" not in err
+    with pytest.raises(LabError) as info:
+        __import__("core.export").export.TableWriter("parquet", tmp_path / "t.parquet")
+    assert info.value.code == "needs_extra" and "[parquet]" in info.value.message("zh", markdown=False)
