@@ -26,6 +26,10 @@ MAX_SENTENCES = 200
 
 @dataclass
 class Occurrence:
+    """One occurrence of the word: its sentence (``sentence_index`` counts from 0), its character span
+    ``start:end``, the model's tokens that cover it, ``layers`` ``(num_layers, dim)`` (the mean of those tokens'
+    vectors in each layer) and the sense ``label`` given with the sentence, if any."""
+
     sentence_index: int
     sentence: str
     start: int
@@ -37,6 +41,11 @@ class Occurrence:
 
 @dataclass
 class WordVectors:
+    """What :func:`core.api.embed` returns (and :func:`core.api.stream_word_vectors` yields per batch): every
+    :class:`Occurrence` of ``word`` with one vector per layer of ``layer_names``; ``missing``: the sentences
+    without the word; ``windowed``: those read in overlapping windows; ``oov``: a static model has no vector for
+    the word. ``stacked()`` and ``to_frame()`` give them as one array or one table."""
+
     word: str
     model: str
     layer_names: list[str]
