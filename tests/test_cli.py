@@ -408,7 +408,7 @@ def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tm
     monkeypatch.setattr(cache, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
     line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
                           "--max-sentences", "250", "--format", "projector", "--out", str(out))
-    assert "More than 250 sentences" in line and not out.exists()
+    assert "300 sentences: more than the limit of 250" in line and not out.exists()
 
 
 def test_a_stream_past_the_cap_says_the_limit_and_the_alternatives():
