@@ -58,7 +58,7 @@ def _checked_total(args) -> int:
     in_file, first_bad = (count_sentences(args) if args.input else None) or (0, None)
     total = sum(1 for s in args.sentences if s.strip()) + in_file
     if total > args.max_sentences:
-        raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
+        raise LabError("input_too_many_sentences", count=f"{total:,}", limit=f"{args.max_sentences:,}")
     if first_bad is not None and args.bad_lines == "stop":
         raise _bad_line(args, *first_bad)
     return total

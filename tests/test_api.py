@@ -96,7 +96,9 @@ def test_embed_caps_the_sentences_it_holds(tiny_bert):
 
     with pytest.raises(LabError) as err:
         api.embed(tiny_bert, endless(), "苹果")
-    assert err.value.code == "too_many_sentences" and "10,000" in err.value.message("en", markdown=False)
+    message = err.value.message("en", markdown=False)
+    assert err.value.code == "embed_too_many_sentences" and "10,000" in message
+    assert "stream_word_vectors" in message and "stream_word_vectors" in err.value.message("zh", markdown=False)
 
 
 def test_embed_beyond_one_batch_keeps_global_indices(tiny_bert):

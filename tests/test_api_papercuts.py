@@ -50,3 +50,22 @@ def test_a_torch_dtype_is_taken(clean_model_cache, tiny_bert_dir):
 
 def test_the_package_has_a_version():
     assert core.__version__ and core.__version__ != "unknown" and core.__version__[0].isdigit()
+
+
+def test_embed_result_has_a_frame_like_the_others(clean_model_cache, tiny_bert_dir):
+    """``api.embed``'s result had no ``to_frame``: one row per occurrence and layer, the export's table columns."""
+    from core.interface import export
+
+    vectors = api.embed(str(tiny_bert_dir), SENTENCES, "苹果", labels=["fruit", "company", None])
+    frame = vectors.to_frame()
+    layers, count, dim = vectors.stacked().shape
+    assert frame.shape == (count * layers, 8 + dim)
+    assert list(frame.columns) == list(export.table_columns(vectors))
+    assert list(frame.columns[:3]) == list(api.token_vectors(str(tiny_bert_dir), SENTENCES[:1]).to_frame().columns[:3])
+    first = frame[(frame.sentence_index == 1) & (frame.layer_index == 2)]
+    occurrence = next(o for o in vectors.occurrences if o.sentence_index == 1)
+    assert first[["sentence", "start", "end", "label"]].values.tolist() == [[SENTENCES[1], 0, 2, "company"]]
+    assert (first.filter(regex=r"^d\d+$").to_numpy()[0] == occurrence.layers[2]).all()
+    top = vectors.to_frame(layers=[-1])
+    assert set(top["layer_index"]) == {layers - 1} and len(top) == count
+    assert (top.filter(regex=r"^d\d+$").to_numpy() == vectors.stacked()[-1]).all()

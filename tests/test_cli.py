@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from core.__main__ import main
+from core.guard.errors import LabError
 
 
 def run(capsys, *argv):
@@ -110,7 +111,7 @@ def test_attention_html_opens_offline(capsys, tiny_bert_dir, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert re.search(r"plotly\.js v\d", page)  # the library is inside the page
     assert not re.search(r"<script[^>]+src=", page)  # and nothing is loaded from elsewhere
-    assert page.count('"zmin":0,"type":"heatmap"') == layers * heads  # (the template names heatmap once more)
+    assert page.count('"coloraxis":"coloraxis"') == layers * heads  # one shared colour scale (#55 item 7)
     assert "layer 1" in page and "head 0" in page
 
 
@@ -243,7 +244,8 @@ def test_sentence_cap_is_documented_and_overridable(capsys, tiny_bert_dir, tmp_p
     source.write_text("我吃了一个苹果\n" * 30, encoding="utf-8")
     argv = ["embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source)]
     code, out, err = run(capsys, *argv, "--max-sentences", "20")
-    assert code == 2 and out == "" and "More than 20 sentences" in err and "--max-sentences" in err
+    assert code == 2 and out == "" and "30 sentences: more than the limit of 20" in err and "--max-sentences" in err
+    assert "stream_word_vectors" in err  # the alternative with no limit, named (#55 item 7)
     code, out, _ = run(capsys, *argv, "--max-sentences", "30")
     assert code == 0 and len(out.splitlines()) == 30
     code, out, _ = run(capsys, "embed", "--help")
@@ -406,4 +408,35 @@ def test_the_sentence_limit_is_checked_before_any_work(capsys, tiny_bert_dir, tm
     monkeypatch.setattr(cache, "load_encoder", lambda *a, **k: pytest.fail("the model was loaded"))
     line = one_error_line(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--input", str(source),
                           "--max-sentences", "250", "--format", "projector", "--out", str(out))
-    assert "More than 250 sentences" in line and not out.exists()
+    assert "300 sentences: more than the limit of 250" in line and not out.exists()
+
+
+def test_a_stream_past_the_cap_says_the_limit_and_the_alternatives():
+    """A stream that could not be counted first (a pipe) stops at the cap with the same advice (#55 item 7)."""
+    import argparse
+
+    from core.interface.cli_io import input_sentences
+
+    args = argparse.Namespace(sentences=["苹果"] * 3, input=None, max_sentences=2)
+    with pytest.raises(LabError) as info:
+        list(input_sentences(args))
+    message = info.value.message("en", markdown=False)
+    assert message.startswith("≥ 3 sentences: more than the limit of 2")
+    assert "--max-sentences N" in message and "stream_word_vectors" in message
+    assert "--max-sentences N" in info.value.message("zh", markdown=False)
+
+
+def test_parquet_without_pyarrow_names_the_extra(capsys, tiny_bert_dir, tmp_path, monkeypatch):
+    """Without pyarrow, ``--format parquet`` was "Unexpected error (ModuleNotFoundError)" (#55 item 5): now one
+    line naming the ``[parquet]`` extra, in both languages, and nothing written."""
+    for name in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, name, None)  # what an environment without pyarrow answers: ImportError
+    out = tmp_path / "v.parquet"
+    code, stdout, err = run(capsys, "embed", "--model", str(tiny_bert_dir), "--word", "苹果", "--format", "parquet",
+                            "--out", str(out), "我吃了一个苹果")
+    assert code != 0 and stdout == "" and not out.exists() and list(tmp_path.iterdir()) == []
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and 'elmo-bert-lab[parquet]' in lines[0] and "Unexpected" not in err
+    with pytest.raises(LabError) as info:
+        __import__("core.interface.export").export.TableWriter("parquet", tmp_path / "t.parquet")
+    assert info.value.code == "needs_extra" and "[parquet]" in info.value.message("zh", markdown=False)

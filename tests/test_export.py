@@ -285,3 +285,32 @@ def test_the_projector_metadata_keeps_formulas(labelled, tmp_path):
     typed; the table's cells are guarded (test_formula_cells_are_inert)."""
     _, metadata = read_projector(export.write_projector(labelled, tmp_path / "p")[0].parent)
     assert any("=苹果" in cell for row in metadata for cell in row)
+
+
+def _html_figure(page: str) -> tuple[list, dict]:
+    """The traces and layout a plotly HTML page draws (its ``Plotly.newPlot("id", data, layout, …)`` call)."""
+    start = page.index("Plotly.newPlot(")
+    rest = page[page.index(",", start) + 1:].lstrip()
+    decoder = json.JSONDecoder()
+    data, end = decoder.raw_decode(rest)
+    layout, _ = decoder.raw_decode(rest[end:].lstrip(" ,\n"))
+    return data, layout
+
+
+def test_attention_html_can_be_read_on_paper(tmp_path):
+    """The offline attention page had no token labels and a colour scale per map, without a bar (#55 item 7):
+    now every map names the tokens on both axes, and one colour scale with its bar covers all maps."""
+    attention = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))  # (layers, heads, n, n)
+    tokens = ["[CLS]", "苹果", "好吃", "[SEP]"]
+    path = export.write_attention_html(attention, tokens, tmp_path / "att.html", model="tiny")
+    data, layout = _html_figure(path.read_text(encoding="utf-8"))
+    assert len(data) == 2 * 3 and all(trace["coloraxis"] == "coloraxis" for trace in data)
+    axes = [value for key, value in layout.items() if key.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 2 * 2 * 3
+    for axis in axes:
+        assert axis["showticklabels"] is True and axis["ticktext"] == tokens and axis["tickvals"] == [0, 1, 2, 3]
+    scale = layout["coloraxis"]
+    assert scale["cmin"] == 0 and scale["cmax"] == pytest.approx(attention.max())
+    assert scale["colorbar"]["title"]["text"] == "attention weight"
+    domains = sorted({tuple(layout[key]["domain"]) for key in layout if key.startswith("xaxis")})
+    assert all(right < left for (_, right), (left, _) in zip(domains, domains[1:]))  # maps apart, room for labels

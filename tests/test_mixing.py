@@ -166,3 +166,53 @@ def test_mean_norms():
     assert np.allclose(mean_norms(layers), [3.0, 5.0])
     assert np.allclose(mean_norms(layer_normalise(np.random.default_rng(5).normal(size=(3, 400, 16)) *
                                                   np.array([9.0, 1.0, 3.0])[:, None, None])), 4.0, atol=0.2)
+
+
+# ---- do_layer_norm with padding: AllenNLP's mask (#55 item 7) --------------------------------------------------
+def test_masked_layer_norm_is_allennlps_formula_by_hand():
+    """Two layers, a batch of two sentences padded to 3 tokens, dim 2: the mean and variance of each layer are
+    taken over the 3 real tokens' 6 numbers only (AllenNLP's ``num_elements_not_masked``); padding, whatever its
+    values, changes nothing at the real positions. The numpy mix, ``api.mix`` and the torch ScalarMix agree."""
+    import torch
+
+    from core.interface import api
+    from core.guard.errors import LabError
+    from core.compute.scalar_mix import ScalarMix
+
+    layers = np.array([[[[1.0, 3.0], [5.0, 7.0], [99.0, -99.0]], [[2.0, 2.0], [50.0, 50.0], [50.0, 50.0]]],
+                       [[[0.0, 2.0], [2.0, 4.0], [8.0, 8.0]], [[4.0, 6.0], [-7.0, 7.0], [7.0, -7.0]]]])
+    mask = np.array([[1, 1, 0], [1, 0, 0]])  # real: sentence 0 tokens 0, 1; sentence 1 token 0
+    # layer 0's real numbers: 1 3 5 7 2 2 → mean 20/6, variance Σ(x − mean)² / 6
+    real0 = np.array([1.0, 3.0, 5.0, 7.0, 2.0, 2.0])
+    real1 = np.array([0.0, 2.0, 2.0, 4.0, 4.0, 6.0])
+    assert real0.mean() == 20 / 6 and real1.mean() == 3.0
+    var0 = ((real0 - 20 / 6) ** 2).sum() / 6
+    var1 = ((real1 - 3.0) ** 2).sum() / 6  # (9 + 1 + 1 + 1 + 1 + 9) / 6
+    assert var1 == 22 / 6
+    by_hand = 1.5 * (0.25 * (layers[0] - 20 / 6) / np.sqrt(var0 + 1e-12)
+                     + 0.75 * (layers[1] - 3.0) / np.sqrt(var1 + 1e-12))
+
+    mixed = api.mix(layers, [0.25, 0.75], 1.5, do_layer_norm=True, mask=mask)
+    assert np.abs(mixed - by_hand).max() < 1e-12
+    unmasked = api.mix(layers, [0.25, 0.75], 1.5, do_layer_norm=True)  # padding counted: other numbers
+    assert np.abs(unmasked - by_hand)[mask.astype(bool)].max() > 0.1
+    repadded = layers.copy()
+    repadded[:, ~mask.astype(bool)] = 1e3
+    again = api.mix(repadded, [0.25, 0.75], 1.5, do_layer_norm=True, mask=mask.astype(bool))
+    assert np.abs(again - by_hand)[mask.astype(bool)].max() < 1e-12
+
+    module = ScalarMix(2, do_layer_norm=True, initial_scalar_parameters=np.log([0.25, 0.75]).tolist())
+    with torch.no_grad():
+        module.gamma.fill_(1.5)
+        torch_mixed = module(torch.from_numpy(layers), torch.from_numpy(mask)).numpy()
+    assert np.abs(torch_mixed - by_hand).max() < 1e-6
+    assert np.abs(api.mix(layers, [0.25, 0.75], 1.5, mask=mask) - api.mix(layers, [0.25, 0.75], 1.5)).max() == 0
+
+    for bad in (mask[:, :2], np.zeros_like(mask), mask * 2):
+        with pytest.raises(LabError) as info:
+            api.mix(layers, [0.25, 0.75], do_layer_norm=True, mask=bad)
+        assert info.value.code == "bad_mix"
+    for bad_tensor in (torch.ones(2, 2), torch.zeros(2, 3)):
+        with pytest.raises(LabError) as info:
+            module(torch.from_numpy(layers), bad_tensor)
+        assert info.value.code == "bad_argument" and "mask" in info.value.message("en", markdown=False)

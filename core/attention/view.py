@@ -36,6 +36,10 @@ PAIR_JOINER = "\n"  # joins the two sentences of a pair in Encoding.text; covere
 
 @dataclass
 class AttentionView:
+    """What :func:`core.interface.api.attentions` returns: ``att`` ``(num_layers, num_heads, n, n)`` (row = from, column
+    = to, rows sum to 1), its head average ``head_avg`` and the ``rollout`` ``(num_layers, n, n)``, and the n
+    ``labels`` (tokens, or jieba words with ``word_level``)."""
+
     labels: list[str]  # one per row/column: tokens, or jieba words ([CLS]/[SEP] keep their token)
     att: np.ndarray  # (layers, heads, n, n), rows sum to 1
     head_avg: np.ndarray  # (layers, n, n), rows sum to 1

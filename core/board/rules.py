@@ -8,11 +8,11 @@ shows where each sentence's word lands (``app_pages/class_board/``). Pure Python
   database's own key), kept in the join link's ``me``; a script cannot make one up, and the server issues a
   bounded number per network address per minute.
 - :func:`send` / :func:`withdraw`: a student's actions. A sentence is normalised first (NFKC, format characters
-  dropped: ``core.safe_text.normalise``), then passes the project's input checks (controls stripped, not empty,
+  dropped: ``core.guard.safe_text.normalise``), then passes the project's input checks (controls stripped, not empty,
   within a limit), must contain the word (at most :data:`MAX_WORD_REPEATS` times: the board draws the first
   occurrence only, one sentence one point), and must not hold a word of the project's vulgar list; sends are
   limited per identity and per network origin, and the board to :data:`MAX_CONTRIBUTIONS`, each checked in the
-  transaction that inserts (``core.board_store.Store.add_checked``), so concurrent sends and every process of a
+  transaction that inserts (``core.board.store.Store.add_checked``), so concurrent sends and every process of a
   lecture hall count the same sends.
 - :func:`join_url` / :func:`qr_svg`: the link students open (``LAB_BOARD_URL``) and its QR code, drawn here.
 - :func:`mix_points`: ELMo's mix (uniform s) of the class's vectors in the board's projection frame.

@@ -12,7 +12,7 @@ board's own row (its sentence counter: SQLite takes its one write lock, PostgreS
 to one board are counted and inserted one after another, whichever process of the hall takes them.
 
 No names and no addresses are stored: a contribution carries the public half of its browser's signed identity
-(``core.board.issue_identity``; the half that withdraws stays in the browser) and, for one minute only, an HMAC
+(``core.board.rules.issue_identity``; the half that withdraws stays in the browser) and, for one minute only, an HMAC
 of its network address under the board's own random salt, to limit floods. A database that cannot be reached is
 ``LabError("board_db_down")``, and the next call tries again.
 """

@@ -73,16 +73,39 @@ def _as_layers(layers: ArrayLike) -> np.ndarray:
     return h
 
 
-def layer_normalise(layers: ArrayLike) -> np.ndarray:
+def layer_normalise(layers: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Each layer of (L+1, ..., dim) standardised over all of its numbers: (h_j − mean_j) / √(var_j + ε),
-    AllenNLP's ``do_layer_norm`` (without padding: every position counts). One mean and one variance per
-    layer, not per token, so the positions of a layer keep their relative lengths."""
+    AllenNLP's ``do_layer_norm``. One mean and one variance per layer, not per token, so the positions of a
+    layer keep their relative lengths. ``mask`` (shape ``layers.shape[1:-1]``, e.g. ``(batch, time)``; true or 1
+    for a real token, false or 0 for padding): only the real tokens set the mean and the variance, as in
+    AllenNLP's ``ScalarMix.forward(tensors, mask)``; every position is still standardised with them. Without a
+    mask every position counts."""
     h = _as_layers(layers)
     if h[0].size == 0:  # no positions: nothing to standardise (and no 0 / 0 mean)
         return h.copy()
     axes = tuple(range(1, h.ndim))
-    centred = h - h.mean(axis=axes, keepdims=True)
-    return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + _LAYER_NORM_EPS)
+    if mask is None:
+        centred = h - h.mean(axis=axes, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + _LAYER_NORM_EPS)
+    keep = _as_mask(mask, h.shape[1:-1])
+    broadcast = keep[None, ..., None]
+    count = keep.sum() * h.shape[-1]  # AllenNLP's num_elements_not_masked
+    mean = (h * broadcast).sum(axis=axes, keepdims=True) / count
+    variance = (((h - mean) * broadcast) ** 2).sum(axis=axes, keepdims=True) / count
+    return (h - mean) / np.sqrt(variance + _LAYER_NORM_EPS)
+
+
+def _as_mask(mask: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
+    """``mask`` as 0/1 floats of ``shape`` (the layers' positions), with at least one real position."""
+    m = np.asarray(mask)
+    if m.shape != shape:
+        raise ValueError(f"mask must have the layers' positions' shape {shape}, got shape {m.shape}")
+    if m.dtype != bool and not np.isin(m, (0, 1)).all():
+        raise ValueError("mask must hold only true/false or 1/0")
+    m = m.astype(np.float64)
+    if not m.any():
+        raise ValueError("mask marks no real position: nothing to standardise with")
+    return m
 
 
 def mean_norms(layers: ArrayLike) -> np.ndarray:
@@ -100,9 +123,11 @@ def scalar_mix(
     *,
     pre_softmax: bool = False,
     do_layer_norm: bool = False,
+    mask: ArrayLike | None = None,
 ) -> np.ndarray:
     """γ · Σ_j s_j · layers[j] for layers of shape (L+1, ..., dim); float64 of shape (..., dim).
-    ``do_layer_norm``: each layer :func:`layer_normalise`-d first."""
+    ``do_layer_norm``: each layer :func:`layer_normalise`-d first, its mean and variance taken over the
+    positions ``mask`` marks as real (every position without one); ``mask`` is ignored otherwise, as in AllenNLP."""
     h = _as_layers(layers)
     s = normalise_weights(weights, pre_softmax=pre_softmax)
     if s.shape[0] != h.shape[0]:
@@ -111,7 +136,7 @@ def scalar_mix(
         )
     if not np.isfinite(gamma):
         raise ValueError(f"gamma must be finite, got {gamma}")
-    return float(gamma) * np.tensordot(s, layer_normalise(h) if do_layer_norm else h, axes=1)
+    return float(gamma) * np.tensordot(s, layer_normalise(h, mask) if do_layer_norm else h, axes=1)
 
 
 def one_hot(n_layers: int, k: int) -> np.ndarray:

@@ -9,18 +9,27 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..guard.errors import LabError
 from ..guard.validation import check_length
 from ..models.encoders import MAX_SENTENCE_CHARS, Encoder, Encoding, StaticEncoder
+from .token_vectors import _frame, layer_indices
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_SENTENCES = 200
 
 
 @dataclass
 class Occurrence:
+    """One occurrence of the word: its sentence (``sentence_index`` counts from 0), its character span
+    ``start:end``, the model's tokens that cover it, ``layers`` ``(num_layers, dim)`` (the mean of those tokens'
+    vectors in each layer) and the sense ``label`` given with the sentence, if any."""
+
     sentence_index: int
     sentence: str
     start: int
@@ -32,6 +41,11 @@ class Occurrence:
 
 @dataclass
 class WordVectors:
+    """What :func:`core.interface.api.embed` returns (and :func:`core.interface.api.stream_word_vectors` yields per batch): every
+    :class:`Occurrence` of ``word`` with one vector per layer of ``layer_names``; ``missing``: the sentences
+    without the word; ``windowed``: those read in overlapping windows; ``oov``: a static model has no vector for
+    the word. ``stacked()`` and ``to_frame()`` give them as one array or one table."""
+
     word: str
     model: str
     layer_names: list[str]
@@ -45,6 +59,20 @@ class WordVectors:
         if not self.occurrences:
             return np.zeros((len(self.layer_names), 0, 0), np.float32)
         return np.stack([o.layers for o in self.occurrences], axis=1)
+
+    def to_frame(self, layers: Sequence[int] | None = None) -> pd.DataFrame:
+        """One row per occurrence and layer (occurrences in order, then layers), as ``TokenVectors.to_frame``
+        and ``SentenceVectors.to_frame`` give theirs: ``model, layer_index, layer, sentence_index, sentence,
+        start, end, label, d0 …`` (the columns of ``core.interface.export``'s CSV and Parquet tables); ``layers``: the
+        layers to keep, negative ones counting from the top (``[-1]``: the last)."""
+        chosen = layer_indices(layers, len(self.layer_names))
+        rows = [(occurrence, j) for occurrence in self.occurrences for j in chosen]
+        meta: dict[str, list] = {
+            "layer_index": [j for _, j in rows], "layer": [self.layer_names[j] for _, j in rows],
+            "sentence_index": [o.sentence_index for o, _ in rows], "sentence": [o.sentence for o, _ in rows],
+            "start": [o.start for o, _ in rows], "end": [o.end for o, _ in rows],
+            "label": [o.label for o, _ in rows]}
+        return _frame(self.model, meta, [o.layers[j][None] for o, j in rows])
 
 
 def find_spans(sentence: str, word: str) -> list[tuple[int, int]]:

@@ -25,6 +25,11 @@ def _tiny(dtype: torch.dtype) -> float:
 
 
 class ScalarMix(nn.Module):
+    """ELMo's trainable scalar mix γ · Σ_j softmax(w)_j · h_j of ``mixture_size`` layers (AllenNLP's
+    ``ScalarMix``, same arguments and numbers): w starts at ``initial_scalar_parameters`` (zeros: a uniform mix)
+    and γ at 1, both learned with the task unless ``trainable=False``. ``do_layer_norm`` standardises each layer
+    first over its real tokens (pass ``mask`` to ``forward`` for padded batches). ``weights``: s = softmax(w)."""
+
     def __init__(self, mixture_size: int, *, do_layer_norm: bool = False,
                  initial_scalar_parameters: Sequence[float] | None = None, trainable: bool = True):
         super().__init__()
@@ -61,6 +66,8 @@ class ScalarMix(nn.Module):
             raise LabError("bad_argument", name="tensors", expected=f"{self.mixture_size} layers (the mix's size)",
                            given=f"{len(layers)}")
         s = self.weights
+        if self.do_layer_norm and mask is not None:
+            _check_mask(mask, tuple(layers[0].shape[:-1]))
         if self.do_layer_norm:
             layers = [_layer_norm(h, mask) for h in layers]
         return self.gamma * sum(weight * h for weight, h in zip(s, layers))
@@ -77,6 +84,15 @@ def _finite_numbers(values) -> list[float]:
         raise LabError("bad_argument", name="initial_scalar_parameters", expected="finite numbers",
                        given="NaN or infinity")
     return numbers
+
+
+def _check_mask(mask, shape: tuple[int, ...]) -> None:
+    """A mask of the positions' shape (a wrong one would broadcast silently), marking at least one real token."""
+    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != shape:
+        given = f"shape {tuple(mask.shape)}" if isinstance(mask, torch.Tensor) else type_name(mask)
+        raise LabError("bad_argument", name="mask", expected=f"a tensor of shape {shape}", given=given)
+    if not bool(mask.bool().any()):
+        raise LabError("bad_argument", name="mask", expected="at least one real token", given="all padding")
 
 
 def _layer_norm(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

@@ -86,27 +86,48 @@ def attention_heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str |
 
 
 def attention_grid(att: np.ndarray, labels: Sequence[str], *, layer_names: Sequence[str],
-                   head_names: Sequence[str], title: str | None = None, large: bool = False) -> go.Figure:
-    """Every layer (rows) × head (columns) as a small heatmap; each has its own colour scale."""
+                   head_names: Sequence[str], title: str | None = None, large: bool = False,
+                   labelled: bool = False) -> go.Figure:
+    """Every layer (rows) × head (columns) as a small heatmap; each has its own colour scale. ``labelled`` (for a
+    file that is printed): the tokens on both axes of every map (rows: from, columns: to) and one colour scale
+    for all maps, 0 to the largest weight, with its colour bar."""
     a = np.asarray(att, dtype=float)
     layers, heads, n, _ = a.shape
     safe = [esc(label) for label in labels]
     size = int(max(90, min(280, (MAX_FIGURE_WIDTH - 120) / heads - 14)))
+    h_spacing, v_spacing = min(0.03, 0.3 / heads), min(0.06, 0.4 / layers)
+    label_room = 0
+    if labelled:  # every map's labels need their own room between the maps
+        size = max(size, 12 * n + 40)  # a 10-px label per row and column
+        label_room = int(max((text_width(label, 10) for label in labels), default=10) + 10)
+        gap_x, gap_y = label_room + 16, label_room + 40
+        h_spacing = gap_x / (heads * size + (heads - 1) * gap_x)
+        v_spacing = gap_y / (layers * size + (layers - 1) * gap_y)
     titles = [f"{layer_names[l]} · {head_names[h]}" for l in range(layers) for h in range(heads)]
-    grid = subplot_grid(layers, heads, titles=[esc(t) for t in titles], h_spacing=min(0.03, 0.3 / heads),
-                        v_spacing=min(0.06, 0.4 / layers), title_size=font_size(large) - 2)
+    grid = subplot_grid(layers, heads, titles=[esc(t) for t in titles], h_spacing=h_spacing,
+                        v_spacing=v_spacing, title_size=font_size(large) - 2)
     custom = _pair_labels(safe)
     traces = [go.Heatmap(
-        z=a[cell.row - 1, cell.col - 1], colorscale=HEATMAP_SCALE, zmin=0, showscale=False, customdata=custom,
+        z=a[cell.row - 1, cell.col - 1], customdata=custom,
         hovertemplate=f"{esc(name)}<br>%{{customdata[0]}} → %{{customdata[1]}}: %{{z:.3f}}<extra></extra>",
         xaxis=cell.x, yaxis=cell.y,
+        **({"coloraxis": "coloraxis"} if labelled else {"colorscale": HEATMAP_SCALE, "zmin": 0, "showscale": False}),
     ) for cell, name in zip(grid.cells, titles)]
-    grid.axes(x={"showticklabels": False, "showgrid": False, "zeroline": False, "constrain": "domain"},
-              y={"showticklabels": False, "showgrid": False, "zeroline": False, "autorange": "reversed",
-                 "constrain": "domain"})
+    ticks = {"showticklabels": labelled, "tickvals": list(range(n)), "ticktext": safe, "tickfont": {"size": 10}} \
+        if labelled else {"showticklabels": False}
+    grid.axes(x={**ticks, "showgrid": False, "zeroline": False, "constrain": "domain"},
+              y={**ticks, "showgrid": False, "zeroline": False, "autorange": "reversed", "constrain": "domain"})
     for cell in grid.cells:  # square small maps
         grid.layout[cell.yaxis]["scaleanchor"] = cell.x
     top = 70 if title else 40
+    if labelled:
+        return go.Figure(data=traces, layout={
+            **style_layout(title, large=large), **grid.layout,
+            "coloraxis": {"colorscale": HEATMAP_SCALE, "cmin": 0, "cmax": float(a.max()) if a.size else 1.0,
+                          "colorbar": {"title": {"text": "attention weight"}, "thickness": 14}},
+            "width": heads * size + (heads - 1) * (label_room + 16) + label_room + 150,
+            "height": layers * size + (layers - 1) * (label_room + 40) + label_room + top + 20,
+            "margin": {"l": label_room + 30, "r": 120, "t": top, "b": label_room + 20}})
     return go.Figure(data=traces, layout={
         **style_layout(title, large=large), **grid.layout,
         "width": heads * (size + 16) + 60, "height": layers * (size + 40) + top + 20,

@@ -190,12 +190,14 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     cover it), as the static-vs-contextual page computes them; ``labels`` (e.g. senses, one per sentence)
     are carried into ``Occurrence.label``; ``batch_size``: sentences holding the word per forward pass.
 
-    ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.layer_names``: ``num_layers``
+    ``result.stacked()``: ``(num_layers, num_occurrences, dim)``; ``result.to_frame(layers=None)``: one pandas
+    row per occurrence and layer; ``result.layer_names``: ``num_layers``
     names (layer 0 is the input layer: ELMo's is context-independent, BERT's adds position embeddings, so
     its occurrences of one word already differ); ``result.missing``: sentences without the word;
     ``result.windowed``: sentences longer than the model takes, read in overlapping windows (see
     :func:`stream_word_vectors`), the same occurrences for every model. At most
-    :data:`MAX_EMBED_SENTENCES` sentences (``too_many_sentences``); a longer corpus: :func:`stream_word_vectors`.
+    :data:`MAX_EMBED_SENTENCES` sentences (``embed_too_many_sentences``, which names the alternative); a longer
+    corpus: :func:`stream_word_vectors`.
     """
     sentences = _sentence_list(sentences)
     if labels is not None and (isinstance(labels, str) or not isinstance(labels, Sequence)):
@@ -215,24 +217,27 @@ def embed(model: Model, sentences: Sequence[str], word: str,
     return result
 
 
-def _sentence_list(sentences) -> list[str]:
+def _sentence_list(sentences, function: str = "embed") -> list[str]:
     """``sentences`` as a list of text, at most :data:`MAX_EMBED_SENTENCES` (held in memory at once)."""
     checked = [_text(sentence, f"sentences[{i}]")
                for i, sentence in enumerate(itertools.islice(_iterable(sentences), MAX_EMBED_SENTENCES + 1))]
     if len(checked) > MAX_EMBED_SENTENCES:
-        raise LabError("too_many_sentences", count=f"> {MAX_EMBED_SENTENCES:,}", limit=f"{MAX_EMBED_SENTENCES:,}")
+        raise LabError("embed_too_many_sentences", limit=f"{MAX_EMBED_SENTENCES:,}", function=function)
     return checked
 
 
 def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float = 1.0, *,
-        pre_softmax: bool = False, do_layer_norm: bool = False) -> np.ndarray:
+        pre_softmax: bool = False, do_layer_norm: bool = False, mask: np.ndarray | None = None) -> np.ndarray:
     """ELMo's scalar mix γ · Σ_j s_j h_j (``core.compute.mixing.scalar_mix``) of ``layers``: a :func:`embed` result
     or an array ``(num_layers, ..., dim)``. ``weights`` are s (non-negative, summing to 1) or, with
     ``pre_softmax``, the learned w with s = softmax(w). Returns float64 ``(..., dim)``, e.g.
-    ``(num_occurrences, dim)``. Bad weights raise ``bad_mix``."""
+    ``(num_occurrences, dim)``. ``do_layer_norm`` standardises each layer first (one mean and variance per
+    layer); for padded arrays ``(num_layers, batch, time, dim)`` pass ``mask`` ``(batch, time)`` (1 = real token)
+    so that padding does not count, as in AllenNLP's ``ScalarMix``. Bad weights or mask raise ``bad_mix``."""
     stack = layers.stacked() if isinstance(layers, WordVectors) else layers
     try:
-        return scalar_mix(stack, weights, gamma, pre_softmax=pre_softmax, do_layer_norm=do_layer_norm)
+        return scalar_mix(stack, weights, gamma, pre_softmax=pre_softmax, do_layer_norm=do_layer_norm,
+                          mask=mask)
     except (ValueError, TypeError) as exc:
         raise LabError("bad_mix", detail=str(exc)) from exc
 
@@ -325,7 +330,7 @@ def token_vectors(model: Model, sentences: Sequence[str], *, batch_size: int = 6
     ``(num_layers, num_tokens, dim)`` beside ``tokens``, character ``offsets`` and ``special`` ([CLS]/[SEP]);
     ``result.to_frame(layers=None)`` is one pandas row per token and layer. Works for BERT-family models,
     mini-elmo-zh and word2vec (one layer; jieba words as tokens). At most :data:`MAX_EMBED_SENTENCES` sentences."""
-    return _token_vectors(load(model), _sentence_list(sentences), batch_size=batch_size)
+    return _token_vectors(load(model), _sentence_list(sentences, "token_vectors"), batch_size=batch_size)
 
 
 def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mean", *,
@@ -333,7 +338,8 @@ def sentence_vectors(model: Model, sentences: Sequence[str], pooling: str = "mea
     """Each sentence as one vector per layer: ``result.vectors`` ``(num_layers, num_sentences, dim)``,
     ``result.to_frame()`` one row per sentence and layer. ``pooling``: ``"mean"`` or ``"max"`` over the
     tokens that cover text (no [CLS]/[SEP]; word2vec: the words it knows), or ``"cls"`` (BERT only)."""
-    return _sentence_vectors(load(model), _sentence_list(sentences), pooling, batch_size=batch_size)
+    return _sentence_vectors(load(model), _sentence_list(sentences, "sentence_vectors"), pooling,
+                             batch_size=batch_size)
 
 
 def read_labelled(path: str | Path) -> tuple[list[str], list[str | None]]:

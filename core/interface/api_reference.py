@@ -7,11 +7,19 @@ import inspect
 import sys
 from pathlib import Path
 
+from ..attention.view import AttentionView
+from ..compute.occurrences import Occurrence, WordVectors
+from ..compute.token_vectors import SentenceTokens
+from ..guard.errors import LabError, message_table
 from . import api, export
 
 OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "API.md"
 EXPORT_PUBLIC = ("write_projector", "projector_zip", "table_columns", "TableWriter", "write_bertviz",
                  "bertviz_json", "read_bertviz", "write_attention_html")
+
+# what the API's functions return or raise, documented beside them
+RESULT_TYPES = {"WordVectors": WordVectors, "Occurrence": Occurrence, "SentenceTokens": SentenceTokens,
+                "AttentionView": AttentionView, "LabError": LabError}
 
 INTRO = """# API reference
 
@@ -29,7 +37,7 @@ def _entry(module_name: str, name: str, obj) -> str:
         signature = str(inspect.signature(obj))
     except (TypeError, ValueError):
         signature = "(...)"
-    doc = inspect.getdoc(obj) or ""
+    doc = own_doc(obj)
     lines = [f"### `{module_name}.{name}`", "", "```python", f"{kind} {name}{signature}", "```", ""]
     if doc:
         lines += [doc, ""]
@@ -38,10 +46,36 @@ def _entry(module_name: str, name: str, obj) -> str:
             if member.startswith("_") or not (inspect.isfunction(value) or isinstance(value, property)):
                 continue
             member_doc = inspect.getdoc(value) or ""
-            label = f"`{name}.{member}`" + ("" if isinstance(value, property) else f"`{inspect.signature(value)}`")
-            lines += [f"- {label}" + (f": {member_doc.splitlines()[0]}" if member_doc else "")]
+            label = f"`{name}.{member}`" if isinstance(value, property) else \
+                f"`{name}.{member}{inspect.signature(value)}`"
+            lines += [f"- {label}" + (f": {first_paragraph(member_doc)}" if member_doc else "")]
         lines.append("")
     return "\n".join(lines)
+
+
+def first_paragraph(doc: str) -> str:
+    """The docstring's first paragraph on one line: whole sentences, never cut at a line break."""
+    return " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
+
+
+def own_doc(obj) -> str:
+    """``obj``'s own docstring: not one inherited from a base class (``nn.Module``'s) and not the signature a
+    dataclass writes when it has none; "" when it has none of its own."""
+    doc = vars(obj).get("__doc__") if inspect.isclass(obj) else obj.__doc__
+    if not doc or (inspect.isclass(obj) and doc.startswith(f"{obj.__name__}(")):
+        return ""
+    return inspect.cleandoc(doc)
+
+
+def error_codes() -> str:
+    """Every ``LabError`` code with its English message (each has a Chinese one too: ``core/messages``)."""
+    lines = ["## Error codes", "",
+             "`err.code` is one of these; `err.params` fill the message's `{…}`. Codes the app alone raises are "
+             "listed too.", "", "| code | message (en) |", "| --- | --- |"]
+    for code, template in message_table("en").items():
+        escaped = template.replace("|", "\\|")
+        lines.append(f"| `{code}` | {escaped} |")
+    return "\n".join(lines) + "\n"
 
 
 def render() -> str:
@@ -49,6 +83,9 @@ def render() -> str:
     parts += [_entry("api", name, getattr(api, name)) for name in api.__all__ if name != "Model"]
     parts += ["## `export`", "", inspect.getdoc(export) or "", ""]
     parts += [_entry("export", name, getattr(export, name)) for name in EXPORT_PUBLIC]
+    parts += ["## Results and errors", ""]
+    parts += [_entry(obj.__module__.removeprefix("core."), name, obj) for name, obj in RESULT_TYPES.items()]
+    parts += [error_codes()]
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -73,7 +73,8 @@ def input_sentences(args):
         nonlocal count
         count += 1
         if count > args.max_sentences:  # a stream that could not be counted beforehand (a pipe), or grew
-            raise LabError("input_too_many_sentences", limit=f"{args.max_sentences:,}")
+            raise LabError("input_too_many_sentences", count=f"≥ {args.max_sentences + 1:,}",
+                           limit=f"{args.max_sentences:,}")
         return item
 
     for index, sentence in enumerate(args.sentences):

@@ -7,7 +7,8 @@
   and filter by layer, model, sentence or sense. :class:`ProjectorWriter`, :func:`write_projector`,
   :func:`projector_zip`.
 - A table (pandas, R, a spreadsheet): one row per (occurrence, layer), the vector as ``d0 … d{dim-1}``
-  columns; CSV, or Parquet through pyarrow (installed with Streamlit). :class:`TableWriter`.
+  columns; CSV, or Parquet through pyarrow (the library's ``[parquet]`` extra: ``pip install
+  "elmo-bert-lab[parquet]"``; without it, LabError ``needs_extra``). :class:`TableWriter`.
 - bertviz (``head_view(attention, tokens)``): per layer a ``(batch=1, num_heads, n, n)`` array, and the
   tokens, as JSON or npz (:func:`write_bertviz`; :func:`read_bertviz` gives bertviz's tuple of tensors back).
 
@@ -233,12 +234,22 @@ class TextOut(Protocol):
     def write(self, text: str, /) -> int | None: ...
 
 
+def _require_pyarrow() -> None:
+    """pyarrow, which Parquet needs, or LabError ``needs_extra`` naming the extra that brings it."""
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        raise LabError("needs_extra", what="Parquet", package="pyarrow", extra="parquet") from exc
+
+
 class TableWriter:
     """Appends batches to one CSV (an open text handle) or Parquet file (a path; one row group per batch)."""
 
     def __init__(self, fmt: str, target: TextOut | str | Path, *, layers: Sequence[int] | None = None):
         if fmt not in TABLE_FORMATS:
             raise ValueError(f"format must be one of {TABLE_FORMATS}, not {fmt!r}")
+        if fmt == "parquet":
+            _require_pyarrow()
         if isinstance(target, str | Path):
             target = output_path(target)
         self.fmt, self.target, self.layers = fmt, target, layers
@@ -311,13 +322,14 @@ def write_bertviz(attention: np.ndarray, tokens: Sequence[str], path: str | Path
 def write_attention_html(attention: np.ndarray, tokens: Sequence[str], path: str | Path, *, model: str = "") -> Path:
     """Every layer × head of ``attention`` ``(layers, heads, n, n)`` as the app's heatmap grid in one HTML file
     with plotly.js inside it (about 5 MB): it opens in any browser with no network, unlike bertviz's views,
-    which load their scripts from a CDN."""
+    which load their scripts from a CDN. Made to be read on paper too: the tokens on both axes of every map
+    (rows: from, columns: to) and one colour scale for all maps with its colour bar."""
     from ..figures.attention import attention_grid
 
     layers, heads = attention.shape[:2]
     figure = attention_grid(attention, list(tokens), layer_names=[f"layer {i + 1}" for i in range(layers)],
                             head_names=[f"head {h}" for h in range(heads)],
-                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens))
+                            title=f"{model} · {' '.join(tokens)}" if model else " ".join(tokens), labelled=True)
     return write_file(path, lambda handle: handle.write(figure.to_html(include_plotlyjs=True, full_html=True)))
 
 
