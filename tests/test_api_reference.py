@@ -24,8 +24,8 @@ def test_every_entry_is_its_own_whole_and_every_result_and_code_is_there():
 
     from torch import nn
 
-    from core.interface.api_reference import RESULT_TYPES, own_doc
     from core.guard.errors import message_table
+    from core.interface.api_reference import RESULT_TYPES, own_doc
 
     names = [getattr(api, n) for n in api.__all__ if n != "Model"] + [getattr(export, n) for n in EXPORT_PUBLIC]
     names += list(RESULT_TYPES.values())

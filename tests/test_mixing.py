@@ -175,9 +175,9 @@ def test_masked_layer_norm_is_allennlps_formula_by_hand():
     values, changes nothing at the real positions. The numpy mix, ``api.mix`` and the torch ScalarMix agree."""
     import torch
 
-    from core.interface import api
-    from core.guard.errors import LabError
     from core.compute.scalar_mix import ScalarMix
+    from core.guard.errors import LabError
+    from core.interface import api
 
     layers = np.array([[[[1.0, 3.0], [5.0, 7.0], [99.0, -99.0]], [[2.0, 2.0], [50.0, 50.0], [50.0, 50.0]]],
                        [[[0.0, 2.0], [2.0, 4.0], [8.0, 8.0]], [[4.0, 6.0], [-7.0, 7.0], [7.0, -7.0]]]])

@@ -41,7 +41,8 @@ class Occurrence:
 
 @dataclass
 class WordVectors:
-    """What :func:`core.interface.api.embed` returns (and :func:`core.interface.api.stream_word_vectors` yields per batch): every
+    """What :func:`core.interface.api.embed` returns (and :func:`core.interface.api.stream_word_vectors` yields
+    per batch): every
     :class:`Occurrence` of ``word`` with one vector per layer of ``layer_names``; ``missing``: the sentences
     without the word; ``windowed``: those read in overlapping windows; ``oov``: a static model has no vector for
     the word. ``stacked()`` and ``to_frame()`` give them as one array or one table."""

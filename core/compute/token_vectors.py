@@ -43,7 +43,8 @@ class SentenceTokens:
 
 @dataclass
 class TokenVectors:
-    """What :func:`core.interface.api.token_vectors` returns: ``sentences``, one :class:`SentenceTokens` per sentence (its
+    """What :func:`core.interface.api.token_vectors` returns: ``sentences``, one :class:`SentenceTokens` per
+    sentence (its
     tokens, character offsets, [CLS]/[SEP] flags and ``layers`` ``(num_layers, num_tokens, dim)``), and the
     model's ``layer_names``."""
 
@@ -75,8 +76,8 @@ class TokenVectors:
 
 @dataclass
 class SentenceVectors:
-    """What :func:`core.interface.api.sentence_vectors` returns: ``vectors`` ``(num_layers, num_sentences, dim)`` pooled by
-    ``pooling`` over each sentence's tokens; ``windowed``: the sentences read in overlapping windows."""
+    """What :func:`core.interface.api.sentence_vectors` returns: ``vectors`` ``(num_layers, num_sentences, dim)``
+    pooled by ``pooling`` over each sentence's tokens; ``windowed``: the sentences read in overlapping windows."""
 
     model: str
     layer_names: list[str]
