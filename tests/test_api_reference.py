@@ -33,8 +33,8 @@ def test_every_entry_is_its_own_whole_and_every_result_and_code_is_there():
     text = render()
     assert inspect.getdoc(nn.Module).splitlines()[0] not in text
     assert not re.search(r"\w``\(", text)  # a name and its signature are one code span, not two run together
-    for name in ("api.clear_cache", "occurrences.WordVectors", "occurrences.Occurrence",
-                 "attention_view.AttentionView", "errors.LabError", "WordVectors.to_frame"):
+    for name in ("api.clear_cache", "compute.occurrences.WordVectors", "compute.occurrences.Occurrence",
+                 "attention.view.AttentionView", "guard.errors.LabError", "WordVectors.to_frame"):
         assert f"`{name}" in text, name
     for code in message_table("en"):
         assert f"| `{code}` |" in text

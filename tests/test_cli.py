@@ -438,5 +438,5 @@ def test_parquet_without_pyarrow_names_the_extra(capsys, tiny_bert_dir, tmp_path
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and 'elmo-bert-lab[parquet]' in lines[0] and "Unexpected" not in err
     with pytest.raises(LabError) as info:
-        __import__("core.interface.export").export.TableWriter("parquet", tmp_path / "t.parquet")
+        __import__("core.interface.export").interface.export.TableWriter("parquet", tmp_path / "t.parquet")
     assert info.value.code == "needs_extra" and "[parquet]" in info.value.message("zh", markdown=False)
