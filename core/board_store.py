@@ -30,7 +30,9 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Engine
@@ -40,6 +42,7 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 BOARD_STATES = ("open", "locked", "closed")  # locked: shown, no new sends; closed: gone from the join link
 SHOWN, HIDDEN, WITHDRAWN, CLEARED = "shown", "hidden", "withdrawn", "cleared"
+PENDING = "pending"  # approve-before-show: sent, not shown until the lecturer approves it
 
 metadata = MetaData()
 boards = Table(
@@ -50,7 +53,11 @@ boards = Table(
     Column("model", String(200), nullable=False),
     Column("state", String(8), nullable=False),
     Column("created", Float, nullable=False),
+    Column("approval", Integer, nullable=False, server_default="0"),  # 1: new sentences wait for approval
+    Column("expires", Float),  # when the board closes by itself (None: never)
 )
+# columns added after the first release: a database created before them gets them on first use
+_ADDED_BOARD_COLUMNS = {"approval": "INTEGER NOT NULL DEFAULT 0", "expires": "FLOAT"}
 contributions = Table(
     "contributions", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -72,6 +79,8 @@ class Board:
     model: str
     state: str
     created: float
+    approval: bool = False  # new sentences hidden until the lecturer approves them
+    expires: float | None = None  # closed by itself from then on
 
 
 @dataclass(frozen=True)
@@ -112,21 +121,52 @@ class Store:
         else:
             self.engine = create_engine(url, pool_pre_ping=True)
         metadata.create_all(self.engine)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        """The board columns a database made by an earlier version lacks (approval, expiry), added in place."""
+        present = {c["name"] for c in inspect(self.engine).get_columns("boards")}
+        missing = [name for name in _ADDED_BOARD_COLUMNS if name not in present]
+        if missing:
+            with self.engine.begin() as conn:
+                for name in missing:
+                    conn.execute(text(f"ALTER TABLE boards ADD COLUMN {name} {_ADDED_BOARD_COLUMNS[name]}"))
 
     # ---- boards ----
-    def create_board(self, board_id: str, word: str, senses: tuple[str, ...], model: str) -> Board:
-        board = Board(board_id, word, tuple(senses), model, "open", time.time())
+    def create_board(self, board_id: str, word: str, senses: tuple[str, ...], model: str, *,
+                     approval: bool = False, expires: float | None = None) -> Board:
+        board = Board(board_id, word, tuple(senses), model, "open", time.time(), approval, expires)
         with self.engine.begin() as conn:
             conn.execute(boards.insert().values(id=board.id, word=word, senses=json.dumps(list(senses),
-                         ensure_ascii=False), model=model, state=board.state, created=board.created))
+                         ensure_ascii=False), model=model, state=board.state, created=board.created,
+                         approval=int(approval), expires=expires))
         return board
+
+    @staticmethod
+    def _board(row) -> Board:
+        """A row as a Board; past its expiry a board reads as closed (no process has to close it)."""
+        expires = row.expires
+        state = "closed" if expires is not None and time.time() >= expires else row.state
+        return Board(row.id, row.word, tuple(json.loads(row.senses)), row.model, state, row.created,
+                     bool(row.approval), expires)
 
     def board(self, board_id: str) -> Board | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(boards).where(boards.c.id == board_id)).first()
-        if row is None:
-            return None
-        return Board(row.id, row.word, tuple(json.loads(row.senses)), row.model, row.state, row.created)
+        return None if row is None else self._board(row)
+
+    def newest_board(self) -> Board | None:
+        """The most recently opened board, whatever its state: what the projector follows (a closed newest board
+        is a closed board, never a way back to an older one)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(boards).order_by(boards.c.created.desc()).limit(1)).first()
+        return None if row is None else self._board(row)
+
+    def recent_boards(self, limit: int = 20) -> list[Board]:
+        """The newest boards first, closed ones included (the lecturer's list)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(boards).order_by(boards.c.created.desc()).limit(limit)).all()
+        return [self._board(row) for row in rows]
 
     def latest_board(self) -> Board | None:
         """The most recently opened board that is not closed (the lecturer's page reopens it after a restart)."""
@@ -142,11 +182,12 @@ class Store:
             conn.execute(update(boards).where(boards.c.id == board_id).values(state=state))
 
     # ---- contributions ----
-    def add(self, board_id: str, client: str, origin: str, sentence: str, sense: str | None) -> int:
+    def add(self, board_id: str, client: str, origin: str, sentence: str, sense: str | None,
+            status: str = SHOWN) -> int:
         """Store one contribution; returns its id once the transaction has committed."""
         with self.engine.begin() as conn:
             result = conn.execute(contributions.insert().values(
-                board=board_id, client=client, origin=origin, sentence=sentence, sense=sense, status=SHOWN,
+                board=board_id, client=client, origin=origin, sentence=sentence, sense=sense, status=status,
                 created=time.time()))
             key = result.inserted_primary_key
             assert key is not None  # an insert into a table with a primary key
@@ -174,7 +215,7 @@ class Store:
                     for r in conn.execute(query)]
 
     def set_status(self, board_id: str, contribution_id: int, status: str, *, client: str | None = None,
-                   only_from: tuple[str, ...] = (SHOWN, HIDDEN)) -> bool:
+                   only_from: tuple[str, ...] = (SHOWN, HIDDEN, PENDING)) -> bool:
         """Change one contribution's status (``client``: only if that browser sent it); True when one changed."""
         query = update(contributions).where(contributions.c.board == board_id,
                                             contributions.c.id == contribution_id,
@@ -185,10 +226,10 @@ class Store:
             return conn.execute(query).rowcount == 1
 
     def clear(self, board_id: str) -> int:
-        """Every shown or hidden contribution becomes ``cleared`` (kept in the database, off the board)."""
+        """Every shown, hidden or pending contribution becomes ``cleared`` (kept in the database, off the board)."""
         with self.engine.begin() as conn:
             return conn.execute(update(contributions).where(contributions.c.board == board_id,
-                                                            contributions.c.status.in_((SHOWN, HIDDEN)))
+                                                            contributions.c.status.in_((SHOWN, HIDDEN, PENDING)))
                                 .values(status=CLEARED)).rowcount
 
 
