@@ -295,7 +295,8 @@ def test_the_accuracy_chart_draws_its_top_labels_whole_and_lifts_0_off_the_layer
     from core.figures.board import class_scatter
     from core.figures.vectors import accuracy_chart
 
-    acc = accuracy_chart(["字向量层", "第 1 层"], [1.0, 0.5], 0.5, n=23, contextual_name="c", static_name="s", title="t")
+    acc = accuracy_chart(["字向量层", "第 1 层"], [1.0, 0.5], 0.5, n=23, contextual_name="c", static_name="s",
+                         title="t")
     assert acc.data[0].cliponaxis is False  # "100%" over a point at the top
     assert acc.layout.yaxis.range[0] < 0  # the "0%" tick above the first layer's name, not on it
     fig = class_scatter(np.array([[0.0, 1.0], [1.0, 0.0]]), ["23", "24"], ["a", "b"], ["x", "y"])
