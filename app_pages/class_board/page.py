@@ -137,7 +137,7 @@ def lecturer(store: Store) -> None:
                                                 opened=sections.clock(by_id[i].created)))
     b = by_id[pick]
     join = board.join_url(st.context.url, b.id)
-    st.markdown(t("board.links", code=b.id, join=join))
+    st.markdown(t("board.links", code=md_escape(b.id), join=join))
     if board.is_loopback(join):
         st.warning(t("board.loopback", env=board.URL_ENV))
     page_link(page_path("class-board"), t("board.projector_link"), ":material/present_to_all:",

@@ -21,7 +21,7 @@ from core.safe_text import md_escape
 from core.stats import wilson_interval
 from core.vectors.view import VectorsView
 from ui import cache
-from ui.i18n import current_lang, error_text, layer_name, t
+from ui.i18n import error_text, layer_name, t
 from ui.page import attempt, chart, how_computed, load_model, presenting, show_error
 
 ss = st.session_state
@@ -33,14 +33,10 @@ REFRESH_S = 1.0  # the projector picks up a send within this (plus one computati
 SNAPSHOT_S = 0.5  # how old the class picture's data may be
 MIX = "mix"
 
-# Streamlit's form hint (an English constant of its own) in the page's language. Constant stylesheets only.
-FORM_HINT_CSS_ZH = """<style>
-[data-testid="InputInstructions"] { font-size: 0; }
-[data-testid="InputInstructions"]::after { content: "按回车发送"; font-size: 0.75rem; }
-</style>"""
-FORM_HINT_CSS_EN = """<style>
-[data-testid="InputInstructions"] { font-size: 0; }
-[data-testid="InputInstructions"]::after { content: "Press Enter to send"; font-size: 0.75rem; }
+# Streamlit's form hint ("Press Enter to submit form", English whatever the page's language) is drawn inside the
+# box, over the sentence on a phone: hidden (the send button says it). A constant stylesheet.
+FORM_HINT_CSS = """<style>
+.st-key-board_send_box [data-testid="InputInstructions"] { display: none; }
 </style>"""
 
 
@@ -101,7 +97,7 @@ def join_panel(b: Board, count: int) -> None:
     url = board.join_url(st.context.url, b.id)
     qr, text = st.columns([1, 1], vertical_alignment="center")
     qr.image(board.qr_svg(url), width=140)
-    text.markdown(t("board.join_short", word=md_escape(b.word), code=b.id))
+    text.markdown(t("board.join_short", word=md_escape(b.word), code=md_escape(b.id)))
     text.metric(t("board.count"), count)
     st.caption(md_escape(url))  # (a loopback link is the lecturer's page's warning, not the class's)
 
@@ -111,7 +107,7 @@ def big_qr(b: Board) -> None:
     url = board.join_url(st.context.url, b.id)
     qr, text = st.columns([3, 2], vertical_alignment="center")
     qr.image(board.qr_svg(url), width=520)
-    text.markdown(t("board.join_big", word=md_escape(b.word), code=b.id))
+    text.markdown(t("board.join_big", word=md_escape(b.word), code=md_escape(b.id)))
     text.code(url, language=None, wrap_lines=True)
 
 
@@ -322,13 +318,8 @@ def send_form(store: Store, b: Board, me: str, origin: str) -> None:
     st.markdown(t("board.task", word=md_escape(b.word)))
     if b.state == "locked":
         st.info(error_text(LabError("board_locked")))
-    # Streamlit's own hint under the box ("Press Enter to submit form") is English whatever the page's language,
-    # and covers the placeholder on a phone: a constant stylesheet per language says it in the page's language
-    if current_lang() == "zh":
-        st.markdown(FORM_HINT_CSS_ZH, unsafe_allow_html=True)  # constant stylesheet only
-    else:
-        st.markdown(FORM_HINT_CSS_EN, unsafe_allow_html=True)  # constant stylesheet only
-    with st.form("board_send", border=True):
+    st.markdown(FORM_HINT_CSS, unsafe_allow_html=True)  # constant stylesheet only
+    with st.container(key="board_send_box"), st.form("board_send", border=True):
         # no max_chars: a browser empties a box whose pasted text is longer; the limit is the check's message
         st.text_input(t("board.sentence"), key="board_sentence",
                       placeholder=t("board.sentence_placeholder", word=b.word))
