@@ -1,12 +1,16 @@
 """The class board's store and rules (core.board.store, core.board.rules) on a real SQLite file and the real models."""
 from __future__ import annotations
 
+import csv
+import io
 import sqlite3
+import zipfile
 
+import numpy as np
 import pytest
 
 from core.board import rules as board
-from core.board.store import HIDDEN, SHOWN, WITHDRAWN, Store
+from core.board.store import HIDDEN, PENDING, SHOWN, WITHDRAWN, Store
 from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.vectors.view import occurrence_layers
@@ -196,3 +200,147 @@ def test_join_link_qr_code_and_client_address(monkeypatch):
     assert board.client_address("127.0.0.1", "6.6.6.6, 10.0.0.7") == "10.0.0.7"
     assert board.client_address("10.0.0.9", "6.6.6.6") == "10.0.0.9"
     assert board.origin_of("10.0.0.7") != board.origin_of("10.0.0.9")
+
+
+# ---- #49: the lecturer's half (approval, expiry, the lecturer link, exports, colours) ----------------------
+
+def test_approve_before_show_keeps_new_sentences_off_the_board_until_approved(store):
+    b = board.open_board(store, SECRET, "苹果", "水果，公司", "elmo", approval=True)
+    first = board.send(store, b.id, me(store, b, "phone-a"), "o1", "我吃了一个苹果。", "水果")
+    assert store.contributions(b.id) == []  # waiting: not on the projector, not in the accuracy
+    assert [c.status for c in store.contributions(b.id, (PENDING,))] == [PENDING]
+    with pytest.raises(LabError):
+        board.moderate(store, "guess", b.id, "approve", first)
+    board.moderate(store, SECRET, b.id, "approve", first)
+    assert [c.id for c in store.contributions(b.id)] == [first]
+    second = board.send(store, b.id, me(store, b, "phone-b"), "o2", "苹果发布了新手机。", "公司")
+    board.moderate(store, SECRET, b.id, "hide", second)  # a waiting sentence can be refused outright
+    assert [c.status for c in store.contributions(b.id, (SHOWN, HIDDEN, PENDING))] == [SHOWN, HIDDEN]
+
+
+def test_approval_is_decided_in_the_inserting_transaction_and_pending_counts_against_the_cap(store):
+    """Merge of #49's two halves: pending or shown comes from the board's locked row in ``Store.add_checked``,
+    and a pending sentence, which the lecturer can still approve, takes a place under the cap."""
+    b = board.open_board(store, SECRET, "苹果", None, "elmo", approval=True)
+    limits = board.Limits(board.WINDOW_S, 10_000, 0, 3)
+    numbers = [store.add_checked(b.id, f"c{i}", "o", f"苹果{i}", None, limits) for i in range(3)]
+    assert [c.status for c in store.contributions(b.id, (SHOWN, PENDING))] == [PENDING] * 3
+    with pytest.raises(LabError) as err:
+        store.add_checked(b.id, "c4", "o", "苹果4", None, limits)
+    assert err.value.code == "board_full"
+    board.moderate(store, SECRET, b.id, "approve", numbers[0])
+    board.moderate(store, SECRET, b.id, "hide", numbers[1])
+    assert [(c.id, c.status) for c in store.contributions(b.id, (SHOWN, HIDDEN, PENDING))] == [
+        (numbers[0], SHOWN), (numbers[1], HIDDEN), (numbers[2], PENDING)]
+    # through board.send (its own cap) a sentence waits too, and its sender can take it back while it waits
+    phone = me(store, b, "phone")
+    mine = board.send(store, b.id, phone, "o", "我吃了一个苹果。", None)
+    assert store.contributions(b.id, (PENDING,))[-1].id == mine
+    assert board.withdraw(store, b.id, mine, phone)
+    assert store.contributions(b.id, (WITHDRAWN,))[0].id == mine
+
+
+def test_a_board_closes_by_itself_after_its_hours(store, monkeypatch):
+    b = board.open_board(store, SECRET, "苹果", None, "elmo", hours=3)
+    assert b.expires == pytest.approx(b.created + 3 * 3600, abs=5)
+    assert store.board(b.id).state == "open"
+    phone = me(store, b, "phone")  # joined while the board was open
+    later = b.created + 3 * 3600 + 1
+    monkeypatch.setattr("core.board.store.time.time", lambda: later)
+    assert store.board(b.id).state == "closed" and store.newest_board().state == "closed"
+    assert store.latest_board() is None  # an expired board is not reopened after a restart either
+    with pytest.raises(LabError) as err:
+        board.send(store, b.id, phone, "o", "我吃了一个苹果。", None)
+    assert err.value.code == "board_unknown"
+    # the inserting transaction reads the expiry itself, under the board's lock (a send checked just before)
+    with pytest.raises(LabError) as err:
+        store.add_checked(b.id, "late", "o", "我吃了一个苹果。", None, board.Limits(board.WINDOW_S, 5, 0, 200))
+    assert err.value.code == "board_unknown"
+    assert store.contributions(b.id, (SHOWN, PENDING)) == []
+    monkeypatch.setenv(board.HOURS_ENV, "1.5")
+    assert board.default_hours() == 1.5
+
+
+def test_closing_the_newest_board_never_brings_back_an_older_one(store):
+    older = board.open_board(store, SECRET, "东西", None, "elmo")
+    newer = board.open_board(store, SECRET, "苹果", None, "elmo")
+    board.moderate(store, SECRET, newer.id, "close")
+    newest = store.newest_board()
+    assert newest.id == newer.id and newest.state == "closed"  # the projector follows this one: closed
+    assert store.board(older.id).state == "open"  # the older board is still open, but not what is projected
+    assert [b.id for b in store.recent_boards()] == [newer.id, older.id]
+
+
+def test_an_older_database_gets_the_new_columns(tmp_path, monkeypatch):
+    monkeypatch.setenv(board.SECRET_ENV, SECRET)
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:  # the boards table as the first release made it
+        conn.execute("CREATE TABLE boards (id VARCHAR(16) PRIMARY KEY, word VARCHAR(40) NOT NULL, senses TEXT NOT "
+                     "NULL, model VARCHAR(200) NOT NULL, state VARCHAR(8) NOT NULL, created FLOAT NOT NULL)")
+        conn.execute("INSERT INTO boards VALUES ('old1', '苹果', '[]', 'elmo', 'open', 1.0)")
+    again = Store(f"sqlite:///{path}")
+    assert again.board("old1").state == "open" and not again.board("old1").approval
+    assert board.open_board(again, SECRET, "行", None, "bert", approval=True).approval
+
+
+def test_the_lecturer_link_token_is_signed_and_expires(store):
+    token = board.lecturer_token(SECRET, now=1000.0 + 0 * 1)
+    assert not board.is_lecturer(token)  # issued long ago: expired
+    token = board.lecturer_token(SECRET)
+    assert board.is_lecturer(token) and SECRET not in token
+    expires, _, mac = token.partition(".")
+    assert not board.is_lecturer(f"{int(expires) + 3600}.{mac}")  # a longer life cannot be forged
+    assert not board.is_lecturer(f"{expires}.{'0' * 32}")
+    with pytest.raises(LabError):
+        board.lecturer_token("guess")
+    b = board.open_board(store, token, "苹果", None, "elmo")  # the token opens and moderates as the secret does
+    board.moderate(store, token, b.id, "lock")
+    assert store.board(b.id).state == "locked"
+
+
+def test_export_csv_has_hidden_sentences_their_status_and_not_sure(store, apple):
+    shown = board.send(store, apple.id, me(store, apple, "p1"), "o1", "我吃了一个苹果。", "水果")
+    hidden = board.send(store, apple.id, me(store, apple, "p2"), "o2", "苹果真好。", None)
+    board.moderate(store, SECRET, apple.id, "hide", hidden)
+    rows = list(csv.reader(io.StringIO(board.export_csv(store.contributions(apple.id, (SHOWN, HIDDEN)), "不确定"))))
+    assert rows[1][:4] == [str(shown), "我吃了一个苹果。", "水果", SHOWN]
+    assert rows[2][:4] == [str(hidden), "苹果真好。", "不确定", HIDDEN]
+
+
+@pytest.mark.usefixtures("tiny_embedded")
+def test_the_projector_tsv_numbers_sentences_as_the_csv_does(store, apple):
+    # a board's first is not number 0 or 1
+    board.send(store, apple.id, me(store, apple, "p0"), "o0", "树上的苹果熟了。", "水果")
+    board.moderate(store, SECRET, apple.id, "clear")
+    for i, (sense, sentence) in enumerate(CLASS[:4]):
+        board.send(store, apple.id, me(store, apple, f"p{i + 1}"), f"o{i + 1}", sentence, sense)
+    shown = store.contributions(apple.id)
+    view = occurrence_layers(load_encoder(board.MODELS["elmo"]), None, [c.sentence for c in shown], "苹果",
+                             [c.sense for c in shown])
+    with zipfile.ZipFile(io.BytesIO(board.projector_zip(view, shown))) as archive:
+        meta = archive.read("metadata.tsv").decode().splitlines()
+    numbers = {int(line.split("\t")[0]) for line in meta[1:]}
+    assert numbers == {c.id for c in shown}
+
+
+def test_colours_follow_the_lecturers_order_of_senses():
+    from core.figures.board import class_scatter
+    from core.figures.style import PALETTE
+
+    coords = np.array([[0.0, 0.0], [1.0, 1.0]])
+    fig = class_scatter(coords, ["1", "2"], ["公司", "水果"], ["a", "b"], points_name="苹果", senses=("水果", "公司"))
+    colours = {trace.name: trace.marker.color for trace in fig.data}
+    assert colours == {"苹果 · 水果": PALETTE[0], "苹果 · 公司": PALETTE[1]}
+    assert [trace.name for trace in fig.data] == ["苹果 · 水果", "苹果 · 公司"]  # the legend in that order too
+
+
+def test_the_accuracy_chart_draws_its_top_labels_whole_and_lifts_0_off_the_layer_names():
+    from core.figures.board import class_scatter
+    from core.figures.vectors import accuracy_chart
+
+    acc = accuracy_chart(["字向量层", "第 1 层"], [1.0, 0.5], 0.5, n=23, contextual_name="c", static_name="s",
+                         title="t")
+    assert acc.data[0].cliponaxis is False  # "100%" over a point at the top
+    assert acc.layout.yaxis.range[0] < 0  # the "0%" tick above the first layer's name, not on it
+    fig = class_scatter(np.array([[0.0, 1.0], [1.0, 0.0]]), ["23", "24"], ["a", "b"], ["x", "y"])
+    assert all(trace.cliponaxis is False for trace in fig.data)  # a point's number at the top edge ("23")

@@ -28,8 +28,8 @@ LAYERS = (
     "transfer",     # feature-based vs fine-tuning transfer runs
     "experiments",  # the evidence page's experiments
     "train",        # training the embedded models
-    "board",        # the class board's rules and store
     "interface",    # the public API, its reference, export files, the CLI's input/output
+    "board",        # the class board's rules and store (its projector files through interface's export)
 )
 FLAT = {"core", "core.__main__"}  # the package itself and `python -m core`: the only modules outside a room
 

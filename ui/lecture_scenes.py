@@ -61,7 +61,7 @@ SCENES: tuple[Scene, ...] = (
     _scene("senses", "static-vs-contextual", "static_result", scene="apple", ctx="elmo", layer=0),
     _scene("oov", "static-vs-contextual", "static_result", scene="oov", ctx="elmo"),
     # ... and with the class's own sentences: the lecturer's current class board
-    _scene("board", "class-board"),
+    _scene("board", "class-board", "board_result"),
     # ELMo's pre-training task: the forward and backward language models
     _scene("bilm", "pretraining-objectives", "obj_bilm_result", sentence="我吃了一个苹果", pos=5),
     # ELMo's scalar mix: the lecture's worked example, then the two task presets

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import hashlib
 import hmac
 import io
@@ -42,11 +43,12 @@ from ..guard.errors import LabError
 from ..guard.safe_text import csv_safe, normalise
 from ..guard.validation import check_length, check_text
 from ..guard.wordfilter import contains_vulgar
+from ..interface import export
 from ..models.catalogue import DEFAULT_BERT, DEFAULT_ELMO
 from ..vectors.mix import MixView, mix_view
 from ..vectors.parsing import strip_controls
 from ..vectors.view import VectorsView
-from .store import HIDDEN, SHOWN, WITHDRAWN, Board, Contribution, Limits, Store, data_dir, private_dir
+from .store import HIDDEN, PENDING, SHOWN, WITHDRAWN, Board, Contribution, Limits, Store, data_dir, private_dir
 
 _LOG = logging.getLogger("elmo_bert_lab")
 
@@ -67,7 +69,11 @@ JOIN_LIMIT = 120  # identities issued per network origin per board per minute: 6
 MAX_WORD_REPEATS = 3  # times a sentence may hold the word (only the first becomes a point)
 MIN_SECRET_CHARS = 12  # LAB_BOARD_SECRET shorter than this is refused at startup
 GUESS_LIMIT = 5  # wrong lecturer secrets per network origin per minute, then the sign-in waits
-ACTIONS = ("hide", "show", "lock", "unlock", "clear", "close")
+ACTIONS = ("hide", "show", "approve", "lock", "unlock", "clear", "close")
+HOURS_ENV = "LAB_BOARD_HOURS"
+DEFAULT_HOURS = 3.0  # a board closes by itself this long after it opened (a lecture and its break)
+MAX_HOURS = 24.0
+LECTURER_LINK_S = 24 * 3600  # how long a signed lecturer link stays valid
 
 
 # ---- the lecturer ---------------------------------------------------------------------------------------
@@ -97,7 +103,8 @@ def lecturer_secret() -> str:
     secret = path.read_text().strip()
     if not _announced:
         _announced.append(True)
-        _LOG.warning("class board lecturer secret: %s (from %s; set %s to choose it)", secret, path, SECRET_ENV)
+        _LOG.warning("class board lecturer secret: %s (from %s; set %s to choose it); moderate from your own "
+                     "device at /%s?view=lecturer", secret, path, SECRET_ENV, URL_PATH)
     return secret
 
 
@@ -105,7 +112,38 @@ _announced: list[bool] = []
 
 
 def is_lecturer(given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(str(given).encode(), lecturer_secret().encode())
+    """``given`` is the lecturer secret, or a lecturer link's token (:func:`lecturer_token`) still valid."""
+    if not given:
+        return False
+    given = str(given)
+    return hmac.compare_digest(given.encode(), lecturer_secret().encode()) or _valid_token(given)
+
+
+def _token_mac(expires: int) -> str:
+    key = lecturer_secret().encode()
+    return hmac.new(key, f"class-board-lecturer:{expires}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def lecturer_token(secret: str | None, now: float | None = None) -> str:
+    """What the lecturer link carries instead of the secret (``key=``): the expiry and an HMAC of it under the
+    secret, so a reload of the lecturer's page keeps the lecturer signed in for ``LECTURER_LINK_S`` and a token
+    cannot be made without the secret (changing the secret voids every link). LabError for a wrong secret."""
+    _require_lecturer(secret)
+    expires = int((time.time() if now is None else now) + LECTURER_LINK_S)
+    return f"{expires}.{_token_mac(expires)}"
+
+
+def is_lecturer_link(token: str | None) -> bool:
+    """Whether ``token`` is a lecturer link's token still valid (never the secret itself: a URL is no place to
+    guess the secret without :func:`sign_in` counting the guesses)."""
+    return bool(token) and _valid_token(str(token))
+
+
+def _valid_token(token: str) -> bool:
+    expires, _, mac = token.partition(".")
+    if not expires.isdigit() or len(expires) > 12 or int(expires) < time.time():
+        return False
+    return hmac.compare_digest(mac.encode(), _token_mac(int(expires)).encode())
 
 
 def sign_in(store: Store, given: str | None, address: str | None, now: float | None = None) -> bool:
@@ -140,8 +178,20 @@ def parse_senses(text: str | None) -> tuple[str, ...]:
     return senses
 
 
-def open_board(store: Store, secret: str | None, word: str, senses_text: str | None, model: str) -> Board:
-    """A new board for ``word`` (LabError for a wrong secret, an empty or long word, bad senses, unknown model)."""
+def default_hours() -> float:
+    """How long a board stays open by default (``LAB_BOARD_HOURS``, else 3)."""
+    try:
+        hours = float(os.environ.get(HOURS_ENV, DEFAULT_HOURS))
+    except ValueError:
+        return DEFAULT_HOURS
+    return min(max(hours, 0.1), MAX_HOURS) if hours == hours else DEFAULT_HOURS
+
+
+def open_board(store: Store, secret: str | None, word: str, senses_text: str | None, model: str, *,
+               approval: bool = False, hours: float | None = None) -> Board:
+    """A new board for ``word`` (LabError for a wrong secret, an empty or long word, bad senses, unknown model).
+    ``approval``: new sentences wait hidden until the lecturer approves them. ``hours``: the board closes by
+    itself that long after opening (default :func:`default_hours`, at most ``MAX_HOURS``)."""
     _require_lecturer(secret)
     clean, _ = strip_controls(normalise(word or ""))
     clean = " ".join(clean.split())
@@ -150,19 +200,22 @@ def open_board(store: Store, secret: str | None, word: str, senses_text: str | N
     check_length(clean, MAX_WORD_CHARS)
     if model not in MODELS:
         raise LabError("unknown_model", name=model)
-    return store.create_board(secrets.token_urlsafe(6), clean, parse_senses(senses_text), model)
+    hours = default_hours() if hours is None else min(max(float(hours), 0.1), MAX_HOURS)
+    return store.create_board(secrets.token_urlsafe(6), clean, parse_senses(senses_text), model,
+                              approval=approval, expires=time.time() + 3600 * hours)
 
 
 def moderate(store: Store, secret: str | None, board_id: str, action: str, contribution_id: int | None = None) -> None:
-    """The lecturer's controls: hide / show one contribution, lock / unlock / clear / close the board."""
+    """The lecturer's controls: hide / show (or approve) one contribution, lock / unlock / clear / close the
+    board. ``secret``: the lecturer secret or a lecturer link's token."""
     _require_lecturer(secret)
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
-    if action in ("hide", "show"):
+    if action in ("hide", "show", "approve"):
         if contribution_id is None:
             raise ValueError(f"{action} needs a contribution id")
         store.set_status(board_id, contribution_id, HIDDEN if action == "hide" else SHOWN,
-                         only_from=(SHOWN,) if action == "hide" else (HIDDEN,))
+                         only_from=(SHOWN, PENDING) if action == "hide" else (HIDDEN, PENDING))
     elif action == "clear":
         store.clear(board_id)
     else:
@@ -300,6 +353,7 @@ def send(store: Store, board_id: str, client: str, origin: str, text: str | None
         raise LabError("board_identity")
     sentence, sense = check_sentence(board, text, sense)
     limits = Limits(WINDOW_S, CLIENT_LIMIT, origin_limit(), MAX_CONTRIBUTIONS)
+    # pending or shown is decided in the inserting transaction too, from the board's locked row
     return store.add_checked(board_id, client_id(client), _salted(board.salt, origin), sentence, sense, limits, now)
 
 
@@ -323,12 +377,25 @@ def mix_points(view: VectorsView) -> MixView:
     return mix_view(view.stacked(), [1.0] * layers, 1.0, False, view.occurrence_labels, view.projection)
 
 
-def export_csv(contributions: Sequence[Contribution]) -> str:
-    """The board as a spreadsheet: one row per contribution (no author data: the token stays in the database)."""
+def export_csv(contributions: Sequence[Contribution], not_sure: str = "") -> str:
+    """The board as a spreadsheet: one row per contribution, with its status (shown, hidden, pending), numbered
+    as its sender was told and as the projector's TSV numbers it (no author data: the token stays in the
+    database). ``not_sure``: what a sentence sent without a sense says in the sense column."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["id", "sentence", "sense", "status", "sent_at"])
     for c in contributions:
-        writer.writerow([c.id, csv_safe(c.sentence), csv_safe(c.sense or ""), c.status,
+        writer.writerow([c.id, csv_safe(c.sentence), csv_safe(c.sense or not_sure), c.status,
                          time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.created))])
     return buffer.getvalue()
+
+
+def projector_zip(view: VectorsView, shown: Sequence[Contribution]) -> bytes:
+    """The Embedding Projector's two TSV files of the board, each occurrence numbered by its contribution's id
+    (the number its sender was told, the CSV's ``id``), not by its place in the list."""
+    contextual = view.contextual
+    if contextual is None:
+        return b""
+    renumbered = dataclasses.replace(contextual, occurrences=[
+        dataclasses.replace(o, sentence_index=shown[o.sentence_index].id) for o in contextual.occurrences])
+    return export.projector_zip(renumbered)

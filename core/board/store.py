@@ -42,6 +42,7 @@ from sqlalchemy import (
     event,
     func,
     inspect,
+    or_,
     select,
     text,
     update,
@@ -56,7 +57,9 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 BOARD_STATES = ("open", "locked", "closed")  # locked: shown, no new sends; closed: gone from the join link
 SHOWN, HIDDEN, WITHDRAWN, CLEARED = "shown", "hidden", "withdrawn", "cleared"
-CAPPED = (SHOWN, HIDDEN)  # what the board cap counts: what is, or can be made, part of the projection
+PENDING = "pending"  # approve-before-show: sent, not shown until the lecturer approves it
+# what the board cap counts: what is, or can be made, part of the projection (a pending sentence can be approved)
+CAPPED = (SHOWN, HIDDEN, PENDING)
 
 metadata = MetaData()
 boards = Table(
@@ -69,6 +72,8 @@ boards = Table(
     Column("created", Float, nullable=False),
     Column("last_number", Integer, nullable=False, server_default="0"),  # the board's own sentence numbers
     Column("salt", String(32), nullable=False, server_default=""),  # the key of its origins' HMAC
+    Column("approval", Integer, nullable=False, server_default="0"),  # 1: new sentences wait for approval
+    Column("expires", Float),  # when the board closes by itself (None: never)
 )
 contributions = Table(
     "contributions", metadata,
@@ -110,6 +115,8 @@ class Board:
     state: str
     created: float
     salt: str = ""
+    approval: bool = False  # new sentences hidden until the lecturer approves them
+    expires: float | None = None  # closed by itself from then on
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,11 @@ def private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path, 0o700)
     return path
+
+
+def _state(state: str, expires: float | None) -> str:
+    """A board's state as stored, or closed once its expiry has passed."""
+    return "closed" if expires is not None and time.time() >= expires else state
 
 
 def default_url() -> str:
@@ -204,8 +216,8 @@ class Store:
         self._migrate()
 
     def _migrate(self) -> None:
-        """A database written before boards had their own numbers and salts: the columns added, the numbers
-        continued from the old global ids, the old unsalted origins dropped."""
+        """A database written before boards had their own numbers, salts, approval and expiry: the columns added,
+        the numbers continued from the old global ids, the old unsalted origins dropped."""
         found = inspect(self.engine)
         board_columns = {c["name"] for c in found.get_columns("boards")}
         contribution_columns = {c["name"] for c in found.get_columns("contributions")}
@@ -214,6 +226,10 @@ class Store:
             statements.append("ALTER TABLE boards ADD COLUMN last_number INTEGER NOT NULL DEFAULT 0")
         if "salt" not in board_columns:
             statements.append("ALTER TABLE boards ADD COLUMN salt VARCHAR(32) NOT NULL DEFAULT ''")
+        if "approval" not in board_columns:
+            statements.append("ALTER TABLE boards ADD COLUMN approval INTEGER NOT NULL DEFAULT 0")
+        if "expires" not in board_columns:
+            statements.append("ALTER TABLE boards ADD COLUMN expires FLOAT")
         if "number" not in contribution_columns:
             statements += ["ALTER TABLE contributions ADD COLUMN number INTEGER",
                            "UPDATE contributions SET number = id, origin = ''",
@@ -251,27 +267,49 @@ class Store:
 
     # ---- boards ----
     @_reachable
-    def create_board(self, board_id: str, word: str, senses: tuple[str, ...], model: str) -> Board:
-        board = Board(board_id, word, tuple(senses), model, "open", time.time(), secrets.token_hex(16))
+    def create_board(self, board_id: str, word: str, senses: tuple[str, ...], model: str, *,
+                     approval: bool = False, expires: float | None = None) -> Board:
+        board = Board(board_id, word, tuple(senses), model, "open", time.time(), secrets.token_hex(16), approval,
+                      expires)
         with self.engine.begin() as conn:
             conn.execute(boards.insert().values(id=board.id, word=word, senses=json.dumps(list(senses),
                          ensure_ascii=False), model=model, state=board.state, created=board.created,
-                         last_number=0, salt=board.salt))
+                         last_number=0, salt=board.salt, approval=int(approval), expires=expires))
         return board
+
+    @staticmethod
+    def _board(row) -> Board:
+        """A row as a Board; past its expiry a board reads as closed (no process has to close it)."""
+        return Board(row.id, row.word, tuple(json.loads(row.senses)), row.model, _state(row.state, row.expires),
+                     row.created, row.salt, bool(row.approval), row.expires)
 
     @_reachable
     def board(self, board_id: str) -> Board | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(boards).where(boards.c.id == board_id)).first()
-        if row is None:
-            return None
-        return Board(row.id, row.word, tuple(json.loads(row.senses)), row.model, row.state, row.created, row.salt)
+        return None if row is None else self._board(row)
+
+    @_reachable
+    def newest_board(self) -> Board | None:
+        """The most recently opened board, whatever its state: what the projector follows (a closed newest board
+        is a closed board, never a way back to an older one)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(boards).order_by(boards.c.created.desc()).limit(1)).first()
+        return None if row is None else self._board(row)
+
+    @_reachable
+    def recent_boards(self, limit: int = 20) -> list[Board]:
+        """The newest boards first, closed ones included (the lecturer's list)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(boards).order_by(boards.c.created.desc()).limit(limit)).all()
+        return [self._board(row) for row in rows]
 
     @_reachable
     def latest_board(self) -> Board | None:
-        """The most recently opened board that is not closed (the lecturer's page reopens it after a restart)."""
+        """The most recently opened board that is not closed, by the lecturer or by its expiry."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(boards.c.id).where(boards.c.state != "closed")
+            row = conn.execute(select(boards.c.id).where(
+                boards.c.state != "closed", or_(boards.c.expires.is_(None), boards.c.expires > time.time()))
                                .order_by(boards.c.created.desc()).limit(1)).first()
         return self.board(row.id) if row else None
 
@@ -282,24 +320,26 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(update(boards).where(boards.c.id == board_id).values(state=state))
 
-    def _lock_board(self, conn: Connection, board_id: str, *, number: bool) -> tuple[str, int] | None:
+    def _lock_board(self, conn: Connection, board_id: str, *, number: bool) -> tuple[str, int, bool] | None:
         """The board's row written first in the transaction: SQLite's write lock, PostgreSQL's row lock, held to
         the commit, so that what this transaction counts next no other send to the board can change.
         ``number``: the board's sentence counter moves on (rolled back with the rest if the send is refused).
-        The board's state and counter, or None for no such board."""
+        The board's state (closed past its expiry), counter and approval, or None for no such board."""
         values = {"last_number": boards.c.last_number + 1} if number else {"state": boards.c.state}
         if conn.execute(update(boards).where(boards.c.id == board_id).values(**values)).rowcount != 1:
             return None
-        row = conn.execute(select(boards.c.state, boards.c.last_number).where(boards.c.id == board_id)).one()
-        return row.state, int(row.last_number)
+        row = conn.execute(select(boards.c.state, boards.c.last_number, boards.c.approval, boards.c.expires)
+                           .where(boards.c.id == board_id)).one()
+        return _state(row.state, row.expires), int(row.last_number), bool(row.approval)
 
     # ---- contributions ----
     @_reachable
     def add_checked(self, board_id: str, client: str, origin: str, sentence: str, sense: str | None,
                     limits: Limits, now: float | None = None) -> int:
         """Store one contribution if the board is open and under its cap and neither the client nor the origin
-        has used up its sends in the window, all in one transaction; the board's number of the contribution once
-        committed. LabError ``board_unknown`` / ``board_locked`` / ``board_rate`` / ``board_rate_origin`` /
+        has used up its sends in the window, all in one transaction (pending when the board approves before it
+        shows); the board's number of the contribution once committed.
+        LabError ``board_unknown`` / ``board_locked`` / ``board_rate`` / ``board_rate_origin`` /
         ``board_full`` otherwise (nothing written)."""
         now = time.time() if now is None else now
         since = now - limits.window
@@ -307,7 +347,7 @@ class Store:
             locked = self._lock_board(conn, board_id, number=True)
             if locked is None or locked[0] == "closed":
                 raise LabError("board_unknown")
-            state, number = locked
+            state, number, approval = locked
             if state == "locked":
                 raise LabError("board_locked")
 
@@ -324,7 +364,7 @@ class Store:
                 raise LabError("board_full", limit=limits.cap)
             conn.execute(contributions.insert().values(
                 board=board_id, number=number, client=client, origin=origin, sentence=sentence, sense=sense,
-                status=SHOWN, created=now))
+                status=PENDING if approval else SHOWN, created=now))
             # an origin is needed for one window only: older ones are forgotten
             conn.execute(update(contributions).where(contributions.c.origin != "", contributions.c.created < since)
                          .values(origin=""))
@@ -357,19 +397,6 @@ class Store:
                 events.c.created >= since)).scalar_one())
 
     @_reachable
-    def recent_sends(self, board_id: str, since: float, *, client: str | None = None,
-                     origin: str | None = None) -> int:
-        """How many sends to the board since ``since`` (any status: a withdrawn send still counts)."""
-        query = select(func.count()).select_from(contributions).where(
-            contributions.c.board == board_id, contributions.c.created >= since)
-        if client is not None:
-            query = query.where(contributions.c.client == client)
-        if origin is not None:
-            query = query.where(contributions.c.origin == origin)
-        with self.engine.connect() as conn:
-            return int(conn.execute(query).scalar_one())
-
-    @_reachable
     def contributions(self, board_id: str, statuses: tuple[str, ...] = (SHOWN,)) -> list[Contribution]:
         """The board's contributions with one of ``statuses``, oldest first."""
         query = (select(contributions).where(contributions.c.board == board_id,
@@ -381,7 +408,7 @@ class Store:
 
     @_reachable
     def set_status(self, board_id: str, number: int, status: str, *, client: str | None = None,
-                   only_from: tuple[str, ...] = (SHOWN, HIDDEN)) -> bool:
+                   only_from: tuple[str, ...] = (SHOWN, HIDDEN, PENDING)) -> bool:
         """Change one contribution's status (``client``: only if that browser sent it); True when one changed."""
         query = update(contributions).where(contributions.c.board == board_id,
                                             contributions.c.number == number,
@@ -393,10 +420,10 @@ class Store:
 
     @_reachable
     def clear(self, board_id: str) -> int:
-        """Every shown or hidden contribution becomes ``cleared`` (kept in the database, off the board)."""
+        """Every shown, hidden or pending contribution becomes ``cleared`` (kept in the database, off the board)."""
         with self.engine.begin() as conn:
             return conn.execute(update(contributions).where(contributions.c.board == board_id,
-                                                            contributions.c.status.in_((SHOWN, HIDDEN)))
+                                                            contributions.c.status.in_((SHOWN, HIDDEN, PENDING)))
                                 .values(status=CLEARED)).rowcount
 
 

@@ -19,12 +19,13 @@ TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
 # (a longer line ran into the right subplot's "PC2" axis title)
 NOTE_WIDTH_PX = 260
-def sense_markers(labels: Sequence[str | None]) -> dict[str | None, dict[str, str]]:
-    """A stable colour and marker shape per sense label, in order of first appearance: two senses differ in
-    both, so that they can be told apart without seeing colours. Unlabelled points (None) are blue circles
-    when nothing is labelled, else grey circles."""
+def sense_markers(labels: Sequence[str | None], order: Sequence[str] = ()) -> dict[str | None, dict[str, str]]:
+    """A stable colour and marker shape per sense label, in ``order`` (e.g. the class board's senses as the
+    lecturer gave them: two boards with the same senses agree), then in order of first appearance: two senses
+    differ in both, so that they can be told apart without seeing colours. Unlabelled points (None) are blue
+    circles when nothing is labelled, else grey circles."""
     markers: dict[str | None, dict[str, str]] = {}
-    named = [l for l in dict.fromkeys(labels) if l]
+    named = [l for l in dict.fromkeys([*order, *labels]) if l]
     for i, label in enumerate(named):
         markers[label] = {"color": PALETTE[i % len(PALETTE)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
     if None in labels:
@@ -76,8 +77,8 @@ def label_positions(coords: np.ndarray) -> list[str]:
     return positions
 
 
-def _groups(labels: Sequence[str | None]) -> list[tuple[str | None, list[int]]]:
-    order = list(dict.fromkeys(labels))
+def _groups(labels: Sequence[str | None], first: Sequence[str] = ()) -> list[tuple[str | None, list[int]]]:
+    order = [label for label in dict.fromkeys([*first, *labels]) if label in labels]
     return [(label, [i for i, l in enumerate(labels) if l == label]) for label in order]
 
 
@@ -243,7 +244,7 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
     bounds = [None if a is None else wilson_interval(a, n) for a in y]
     fig = go.Figure(go.Scatter(
         x=list(layer_names), y=y, mode="lines+markers+text", name=contextual_name,
-        text=[("" if a is None else _pct(a)) for a in y], textposition="top center",
+        text=[("" if a is None else _pct(a)) for a in y], textposition="top center", cliponaxis=False,
         marker={"size": 11, "color": PALETTE[0]}, line={"width": 3},
         error_y={"type": "data", "symmetric": False, "thickness": 1.5, "width": 4, "color": PALETTE[0],
                  "array": [0.0 if b is None or a is None else b[1] - a for a, b in zip(y, bounds)],
@@ -263,7 +264,9 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
             hovertemplate=f"{static_name}: %{{y:.0%}}<extra></extra>",
         ))
     base_layout(fig, f"{title} · n = {n}", large=large, height=height)
-    fig.update_yaxes(range=[0, 1.12], tickformat=".0%")
+    # "100%" over a top point is drawn whole (cliponaxis above), and the axis starts a little below 0 so that
+    # the "0%" tick stands clear of the first layer's name under it
+    fig.update_yaxes(range=[-0.08, 1.16], tickvals=[0, 0.5, 1], tickformat=".0%")
     fig.update_xaxes(type="category")
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0})
     return fig
@@ -291,8 +294,9 @@ def weights_bar(layer_names: Sequence[str], s: Sequence[float] | np.ndarray, tit
 def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | None], hover: Sequence[str],
                 *, layer_coords: np.ndarray | None = None, layer_names: Sequence[str] = (),
                 explained: np.ndarray | None = None, title: str | None = None, mixed_name: str = "ELMo",
-                large: bool = False, height: int = 560) -> go.Figure:
-    """The mixed vector of each occurrence (coloured by sense), with faint per-layer points behind."""
+                large: bool = False, height: int = 560, sense_order: Sequence[str] = ()) -> go.Figure:
+    """The mixed vector of each occurrence (coloured by sense, in ``sense_order`` then as they come), with faint
+    per-layer points behind."""
     size = 20 if large else 15
     fig = go.Figure()
     # line marks, none of the sense groups' shapes (style.SYMBOLS): a layer's point is never read as a sense's
@@ -308,9 +312,9 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
                 hovertemplate=f"{html.escape(name)} · %{{text}}: %{{customdata}}<extra></extra>",
             ))
     xy = np.asarray(coords, dtype=float)
-    markers = sense_markers(labels)
+    markers = sense_markers(labels, sense_order)
     spots = label_positions(xy)
-    for label, members in _groups(labels):
+    for label, members in _groups(labels, sense_order):
         name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
         fig.add_trace(go.Scatter(
             x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
