@@ -324,3 +324,18 @@ def test_a_database_outage_is_one_message_and_the_page_comes_back(store, apple, 
         assert "OperationalError" not in " ".join(errors)
     at.run()  # what the page's own retry does once the database answers
     assert not at.error and at.text_input(key="board_sentence") is not None
+
+
+def test_opening_a_board_warms_its_models(store):
+    """#50 item 4: the class's first sentence waited 7–9 s for the model load on a fresh process; the lecturer's
+    opening of the board loads the board's model and word2vec (and runs the word once) instead."""
+    from core.models import cache as model_cache
+    from core.models.catalogue import DEFAULT_STATIC
+
+    model_cache.clear()
+    at = lecturer_page(board_secret=SECRET)
+    assert model_cache.bookkeeping().loaded == ()  # the controls alone load no model
+    next(b for b in at.button if b.label == "开看板").click().run()
+    b = store.newest_board()
+    loaded = " ".join(model_cache.bookkeeping().loaded)
+    assert board.MODELS[b.model] in loaded and DEFAULT_STATIC in loaded

@@ -137,6 +137,7 @@ def lecturer(store: Store) -> None:
     with st.expander(t("board.new"), expanded=not live, icon=":material/add:"):
         opened = sections.open_form(store)
     if opened is not None:
+        sections.warm_models(opened)
         st.session_state["board_manage"] = opened.id
         st.rerun()
     if not boards:

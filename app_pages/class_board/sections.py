@@ -108,6 +108,16 @@ def open_form(store: Store) -> Board | None:
                    hours=ss.get("board_new_hours"))
 
 
+def warm_models(b: Board) -> None:
+    """Load the board's models and run one pass on its word while the lecturer opens it, so that the class's
+    first sentence is not the one that waits for a model load (7–9 s on a fresh process)."""
+    with st.spinner(t("board.warming")):
+        ctx, _ = load_model(board.MODELS[b.model], "")
+        load_model(DEFAULT_STATIC, "")
+        if ctx is not None:
+            attempt(cache.encode, ctx, (b.word,))
+
+
 def join_panel(b: Board, count: int) -> None:
     """The QR code beside the board's code and the number of sentences received, the join link below: compact,
     so that the accuracy chart under it stays on a 720-pixel projector."""
