@@ -69,6 +69,27 @@ def test_the_static_pages_table_holds_the_plotted_points(app):
     assert "我吃了一个【苹果】" in details  # the sentence of the first occurrence, as in its hover
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_chart_toolbars_hold_one_camera_named_in_the_pages_language(tiny_embedded, lang):
+    """Every chart's toolbar is the camera alone (zoom, pan, autoscale and fullscreen were 8 Tab stops per chart,
+    issue #54), saving an SVG, and plotly's strings come in the page's language (its plotly.js has no Chinese)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["lang"] = lang
+    at.run()
+    at.switch_page("app_pages/fill_mask/page.py").run()
+    tag = {"zh": "zh-CN", "en": "en"}[lang]
+    configs = [json.loads(c.proto.config) for c in at.get("plotly_chart")]
+    assert configs
+    for config in configs:
+        assert config["modeBarButtons"] == [["toImage"]]
+        assert config["toImageButtonOptions"]["format"] == "svg"
+        assert config["locale"] == tag
+        dictionary = config["locales"][tag]["dictionary"]
+        assert dictionary["Download plot"] == translate(lang, "page.plotly.download")
+        assert all(dictionary.values()) and not any(v.startswith("page.") for v in dictionary.values())
+    assert translate("zh", "page.plotly.download") == "下载图表（SVG）"
+
+
 # ---- colours -----------------------------------------------------------------------------------------------
 # Machado, Oliveira & Fernandes (2009), severity 1.0, on linear RGB: how a colour looks to a dichromat
 CVD = {"protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],

@@ -9,10 +9,13 @@
 // 4. Whether the window is narrow (a phone, a tablet in portrait, a narrow desktop window): the server never
 //    learns the width, and ui.page.phone() stacks side-by-side subplots by it. Sent only when it changes (a
 //    wide window sends nothing): each send reruns the script.
+// 5. A chart's toolbar (its one button, the camera: ui.page.chart_config) leaves the Tab order: plotly makes
+//    each button a Tab stop, one per chart between a page's controls; it shows on hover, for a mouse.
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
 const NARROW = "(max-width: 700px)";  // as ui/phone_nav.js
+const CHART_TOOLBAR_BUTTONS = ".modebar-btn";
 
 function mark(doc, data) {
   doc.querySelectorAll(SCROLLERS).forEach((el) => {
@@ -21,6 +24,9 @@ function mark(doc, data) {
   });
   doc.querySelectorAll(UPLOAD_BUTTONS).forEach((el) => {
     if (el.getAttribute("aria-label") !== data.upload) el.setAttribute("aria-label", data.upload);
+  });
+  doc.querySelectorAll(CHART_TOOLBAR_BUTTONS).forEach((el) => {
+    if (el.tabIndex !== -1) el.tabIndex = -1;
   });
 }
 

@@ -11,8 +11,8 @@ import streamlit as st
 
 from core.figures.style import plot_config
 from core.guard.safe_text import md_escape
-from ui.accessibility import NARROW_KEY
-from ui.i18n import error_text, t
+from ui.accessibility import DOCUMENT_LANGS, NARROW_KEY
+from ui.i18n import current_lang, error_text, t
 
 Result = TypeVar("Result")
 
@@ -112,12 +112,40 @@ def unfolded(label: str, key: str) -> bool:
     return st.toggle(label, value=not narrow, key=f"{key}_narrow" if narrow else key)
 
 
+# plotly.js's own strings that a chart of the app can show, by their English text (its key in the i18n files): the
+# toolbar's one button, the notes of its download, the tips after a zoom or a legend click. Streamlit's plotly.js
+# bundles no Chinese locale: the chart's config brings the dictionary (issue #54).
+PLOTLY_STRINGS = {
+    "Download plot": "page.plotly.download",
+    "Preparing image - this may take a few seconds": "page.plotly.preparing",
+    "Image download succeeded": "page.plotly.downloaded",
+    "Sorry, there was a problem downloading your image!": "page.plotly.download_failed",
+    "Double-click to zoom back out": "page.plotly.zoom_back",
+    "Double-click on legend to isolate one trace": "page.plotly.legend_isolate",
+}
+
+
+def chart_config(key: str) -> dict:
+    """The plotly config of chart ``key``: the toolbar holds only the camera (saves ``<key>.svg`` for a slide;
+    zoom, pan, autoscale and Streamlit's fullscreen were 8 Tab stops per chart, 40 on the fill-mask page), and
+    plotly's strings are in the page's language. ``ui/document.js`` takes the camera out of the Tab order: the
+    toolbar shows on hover, for a mouse; the keyboard has the pages' HTML and CSV download buttons and the
+    chart's table."""
+    lang = DOCUMENT_LANGS[current_lang()]
+    config = plot_config(key.replace("_", "-"))
+    config["modeBarButtons"] = [["toImage"]]
+    config["locale"] = lang
+    config["locales"] = {lang: {"dictionary": {english: t(name) for english, name in PLOTLY_STRINGS.items()}}}
+    return config
+
+
 def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
-    download; Streamlit's theme would restyle it), with the toolbar's camera saving ``<key>.svg``.
-    ``width="content"`` keeps a figure's own width (square heatmap cells). Below it, collapsed, its numbers
-    as a table: the chart's text alternative for a screen reader (:func:`chart_table`), off the projector."""
-    config = plot_config(key.replace("_", "-"))
+    download; Streamlit's theme would restyle it), with a toolbar of one button, the camera saving ``<key>.svg``
+    (:func:`chart_config`). ``width="content"`` keeps a figure's own width (square heatmap cells). Below it,
+    collapsed, its numbers as a table: the chart's text alternative for a screen reader (:func:`chart_table`),
+    off the projector."""
+    config = chart_config(key)
     if not toolbar or phone():
         config["displayModeBar"] = False
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
