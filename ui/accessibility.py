@@ -16,14 +16,17 @@ DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 
 # A CONSTANT stylesheet (never interpolate anything into it).
 # Captions are the text colour at 60 % opacity, 4.7:1 on white, pale on a washed-out projector; #4B5563 at full
-# opacity is 7.6:1 (WCAG AA asks 4.5:1). Focus: Streamlit outlines its widgets, but not the
-# sidebar's page links (nor other links); one blue of the charts' palette, 3 px, seen on a projector.
+# opacity is 7.6:1 (WCAG AA asks 4.5:1). Focus: Streamlit outlines its text boxes and buttons, but not the
+# sidebar's page links (nor other links), and marks a focused radio option, switch or checkbox with a pale tint
+# only (#E1E9F4 on white, 1.2:1; its input is visually hidden): one blue of the charts' palette, 3 px, seen on a
+# projector, 5.2:1 on white and 4.6:1 on the sidebar's #EEF2F8 (WCAG 2.4.11 asks 3:1), around the option's label.
 # A narrow screen: formulas a size smaller, so that most fit a phone's width (the rest scroll sideways).
 ACCESSIBILITY_CSS = """
 <style>
 .st-key-lab_document { display: none !important; }
 [data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
-a:focus-visible, summary:focus-visible {
+a:focus-visible, summary:focus-visible,
+[data-testid="stRadioOption"]:has(input:focus-visible), [data-testid="stCheckbox"] label:has(input:focus-visible) {
   outline: 3px solid #0072B2 !important; outline-offset: 2px; border-radius: 4px; }
 @media (max-width: 700px) { .katex-display { font-size: 0.8em; } }
 </style>
