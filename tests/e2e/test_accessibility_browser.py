@@ -99,3 +99,108 @@ def test_sidebar_page_links_show_keyboard_focus(context_of, warm_server):
     outline = page.evaluate("""() => { const s = getComputedStyle(document.activeElement);
       return [s.outlineStyle, parseFloat(s.outlineWidth)]; }""")
     assert outline[0] != "none" and outline[1] >= 2, outline
+
+
+# ---- the Tab cycle and the focus ring (issue #54) -------------------------------------------------------------
+# what has the keyboard focus: its widget's key (the st-key-<key> class of its container), whether it is a button
+# of a chart's toolbar, its role (radio, switch, checkbox or else)
+FOCUSED = """() => { const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const box = el.closest('[class*="st-key-"]');
+  const key = box ? [...box.classList].find((c) => c.startsWith('st-key-')).slice(7) : '';
+  return {key, toolbar: !!el.closest('.modebar'), label: el.getAttribute('aria-label') || '',
+          role: el.getAttribute('role') || el.getAttribute('type') || el.tagName.toLowerCase()}; }"""
+# the focused option's outline, and the backgrounds behind it (the outline lies outside the label, on its
+# parents) from the nearest up to the first opaque one
+FOCUS_RING = r"""() => { const label = document.activeElement.closest('label');
+  const s = getComputedStyle(label);
+  const layers = [];
+  for (let el = label.parentElement; el; el = el.parentElement) {
+    const c = getComputedStyle(el).backgroundColor;
+    layers.push(c);
+    if (/^rgb\(/.test(c)) break; }
+  return {style: s.outlineStyle, width: parseFloat(s.outlineWidth), colour: s.outlineColor, layers}; }"""
+
+
+def rgba(css: str) -> tuple[float, float, float, float]:
+    """A computed CSS colour, rgb() or rgba(), as (r, g, b, alpha)."""
+    values = [float(v) for v in css[css.index("(") + 1:css.index(")")].split(",")]
+    return (values[0], values[1], values[2], values[3] if len(values) == 4 else 1.0)
+
+
+def behind(layers: list[str]) -> str:
+    """What the eye sees through background layers listed from the nearest to the farthest (a white page below)."""
+    seen = (255.0, 255.0, 255.0)
+    for layer in reversed(layers):
+        *colour, alpha = rgba(layer)
+        seen = tuple(alpha * c + (1 - alpha) * s for c, s in zip(colour, seen))
+    return "rgb({}, {}, {})".format(*seen)
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG's contrast ratio of two opaque CSS colours."""
+    def luminance(colour):
+        r, g, b, _ = (c / 255 for c in rgba(colour))
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_contrast_helper():
+    assert contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21)
+    assert contrast("rgb(225, 233, 244)", "rgb(255, 255, 255)") == pytest.approx(1.22, abs=0.01)  # the old tint
+    tinted = behind(["rgba(0, 0, 0, 0)", "rgba(137, 166, 210, 0.25)", "rgb(255, 255, 255)"])
+    assert tinted == "rgb(225.5, 232.75, 243.75)"
+    assert behind(["rgba(0, 0, 0, 0)"]) == "rgb(255.0, 255.0, 255.0)"
+
+
+def tab_cycle(page, limit: int = 200) -> list[dict]:
+    """Every Tab stop from the top of the page to its end, in order."""
+    stops = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUSED)
+        if stop is None:  # past the last stop
+            return stops
+        stops.append(stop)
+    pytest.fail(f"the Tab cycle did not end in {limit} presses")
+
+
+def test_fill_mask_tab_path_has_no_chart_toolbar(context_of, warm_server):
+    """From the top of the fill-mask page: the sentence box within the Tabs it took (23, issue #54), and no stop in
+    the whole cycle is a chart toolbar's button (plotly made 8 per chart, 40 of the page's 104); the toolbar's one
+    button, for a mouse, is named in Chinese."""
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, "fill-mask"))
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .modebar-btn').length >= 4")
+    page.wait_for_timeout(1000)  # the script marks new elements 200 ms after the page settles
+    stops = tab_cycle(page)
+    boxes = [n for n, stop in enumerate(stops, 1) if stop["key"] == "fill_sentence" and stop["role"] == "text"]
+    assert boxes and boxes[0] <= 23, stops  # Tab presses to the sentence box
+    assert [s for s in stops if s["toolbar"]] == []
+    names = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map((b) => b.ariaLabel)")
+    assert names and set(names) == {"下载图表（SVG）"}, names
+
+
+def test_focused_radio_and_switch_show_a_ring_at_3_to_1(context_of, warm_server):
+    """A radio option and a switch focused by keyboard, in the sidebar (the language, presentation mode) and in the
+    main area (the input mode, show all candidates): an outline of at least 2 px whose colour has a contrast of at
+    least 3:1 with what lies behind it (WCAG 2.4.11/1.4.11; Streamlit's own tint was 1.22:1)."""
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, "fill-mask"))
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    wanted = {"lang": "radio", "present": "switch", "fill_mode": "radio", "fill_show_all": "switch"}
+    rings = {}
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUSED)
+        if stop and stop["key"] in wanted and stop["role"] == wanted[stop["key"]]:
+            rings[stop["key"]] = page.evaluate(FOCUS_RING)
+        if len(rings) == len(wanted):
+            break
+    assert set(rings) == set(wanted), rings
+    for key, ring in rings.items():
+        assert ring["style"] != "none" and ring["width"] >= 2, (key, ring)
+        assert contrast(ring["colour"], behind(ring["layers"])) >= 3, (key, ring)
