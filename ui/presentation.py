@@ -47,11 +47,19 @@ INPUT_RESULTS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("obj_text_a", "obj_text_b", "obj_metric", "obj_token"), "obj_deep_result"),
         **dict.fromkeys(("obj_gpt_sentence", "obj_mask_pos"), "obj_gpt_result")},
     # the sliders stand in elmo_result, beside the bars of s they set
-    "elmo-weights": dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform",
-                                   "elmo_preset_syntax", "elmo_preset_semantics", "elmo_preset_worked_example",
-                                   "elmo_preset_onehot"), "elmo_s_result"),
-    "fill-mask": dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
-                                "fill_show_all"), "fill_topk"),
+    "elmo-weights": {
+        **dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform", "elmo_preset_syntax",
+                         "elmo_preset_semantics", "elmo_preset_worked_example", "elmo_preset_onehot"), "elmo_s_result"),
+        # the sentences (ui.sentence_inputs) and the model drive the live chart beside the sliders
+        **dict.fromkeys(("vec_scene", "vec_text", "vec_word", "elmo_use_bert"), "elmo_live_result")},
+    "fill-mask": {
+        **dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
+                         "fill_show_all"), "fill_topk"),
+        # the sub-experiments' own boxes drive their own results
+        "fill_cands": "fill_cands_result", "fill_corrupt_text": "fill_corrupt_result",
+        **dict.fromkeys(("fill_nsp_example", "fill_nsp_a", "fill_nsp_b"), "fill_nsp_result"),
+        # the iterative scene: a step's buttons and slider bring its evidence (the candidates' bars) into view
+        **dict.fromkeys(("fill_prev", "fill_next", "fill_step"), "fill_step_result")},
     "attention-heatmap": {
         **dict.fromkeys(("att_sentence", "att_pair", "att_hide", "att_words", "att_token"), "att_head_view"),
         "att_tab": "att_result"},
