@@ -154,6 +154,7 @@ def test_step_back_and_forth_between_light_pages():
 
 
 def test_fill_mask_scenes_reset_the_page_state():
+    """A scene opens with its own sentence; one the teacher typed there comes back with the scene."""
     at = app({"present": "1"}, page=PATHS["exercises"])
     click(at, "present_go_fill")
     assert not at.exception, [e.value for e in at.exception]
@@ -173,10 +174,14 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"
     click(at, "present_prev")  # back to objective
-    click(at, "present_prev")  # back to iterative, afresh
+    click(at, "present_prev")  # back to iterative, as it was left
     assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
-    click(at, "present_prev")  # back to fill: the teacher's edit is gone, the scene is back
-    assert at.session_state["fill_sentence"] == "我吃了一个[MASK][MASK]。"
+    click(at, "present_prev")  # back to fill: the teacher's sentence is kept (#51), in the URL too
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "fill"
+    assert at.session_state["fill_sentence"] == at.query_params["sentence"] == "今天天气很[MASK]。"
+    click(at, "present_next")  # and the next scene of the same page still opens with its own sentence
+    assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
 
 
 def test_static_scenes_pair_then_senses():
@@ -328,3 +333,21 @@ def test_the_step_buttons_are_told_from_the_scene_bar_and_drive_the_step_evidenc
     replay = source[source.index("def replay("):source.index("def _resample(")]
     # the bars are drawn inside that result
     assert replay.index('key="fill_step_result"') < replay.index('"fill_step_probs"')
+
+
+def test_a_sentence_typed_on_a_scene_comes_back_with_the_scene():
+    """PageDown then PageUp brings the biLM scene back with the sentence the lecturer typed there, not the scene's
+    own (#51); every scene keeps its own: the objective scene on the same page still opens with its sentence."""
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    click(at, "present_go_bilm")
+    assert at.session_state["obj_sentence"] == "我吃了一个苹果"
+    at.text_input(key="obj_sentence").set_value("他在图书馆看书").run()
+    assert not at.exception, [e.value for e in at.exception]
+    click(at, "present_next")  # → worked, on the ELMo weights page
+    assert at.query_params[pres.SLIDE_PARAM] == "worked"
+    click(at, "present_prev")  # ← bilm
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "bilm"
+    assert at.session_state["obj_sentence"] == at.query_params["sentence"] == "他在图书馆看书"
+    click(at, "present_go_objective")
+    assert at.session_state["obj_gpt_sentence"] == "我吃了一个苹果"
