@@ -154,6 +154,7 @@ def test_step_back_and_forth_between_light_pages():
 
 
 def test_fill_mask_scenes_reset_the_page_state():
+    """A scene opens with its own sentence; one the teacher typed there comes back with the scene."""
     at = app({"present": "1"}, page=PATHS["exercises"])
     click(at, "present_go_fill")
     assert not at.exception, [e.value for e in at.exception]
@@ -173,10 +174,14 @@ def test_fill_mask_scenes_reset_the_page_state():
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["att_sentence"] == "苹果昨天发布了新手机"
     click(at, "present_prev")  # back to objective
-    click(at, "present_prev")  # back to iterative, afresh
+    click(at, "present_prev")  # back to iterative, as it was left
     assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
-    click(at, "present_prev")  # back to fill: the teacher's edit is gone, the scene is back
-    assert at.session_state["fill_sentence"] == "我吃了一个[MASK][MASK]。"
+    click(at, "present_prev")  # back to fill: the teacher's sentence is kept (#51), in the URL too
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "fill"
+    assert at.session_state["fill_sentence"] == at.query_params["sentence"] == "今天天气很[MASK]。"
+    click(at, "present_next")  # and the next scene of the same page still opens with its own sentence
+    assert at.session_state["fill_sentence"] == "他去[MASK][MASK]馆借了三本书。"
 
 
 def test_static_scenes_pair_then_senses():
@@ -273,3 +278,76 @@ def test_every_live_input_drives_a_result_its_page_draws():
     data = ui_pres.presenter_data(pres.BY_ID["objective"], "pretraining-objectives", 3)
     assert data["target"] == "obj_gpt_result" and data["token"] == "objective:3"
     assert data["drives"]["obj_gpt_sentence"] == "obj_gpt_result" and "obj_gpt_result" in data["results"]
+
+
+def _typed_boxes(url_path: str) -> set[str]:
+    """The keys of the text boxes (st.text_input, st.text_area) on the page at ``url_path``: its files and the ui
+    modules they import (the shared sentence inputs), less the sidebar's, which the projector hides."""
+    import ast
+
+    keys = set()
+    for path in page_files(ROOT / PATHS[url_path]):
+        if path.name == "sidebar.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("text_input", "text_area"):
+                key = next((k.value for k in node.keywords if k.arg == "key"), None)
+                assert isinstance(key, ast.Constant), (path, node.lineno)  # a box's key is a name, not built
+                keys.add(key.value)
+    return keys
+
+
+# The class board's boxes are the students' form and the lecturer's board form: its layout is the class-board issue's.
+NOT_MAPPED_PAGES = {"class-board"}
+
+
+def test_every_sentence_box_of_every_scene_drives_a_result():
+    """A sentence typed on the projector brings its result into view: every text box of a scene's page is in
+    INPUT_RESULTS (the ELMo page's sentences were not, so their chart stayed far below after Ctrl+Enter)."""
+    pages = {s.url_path for s in pres.SCENES if s.result} - NOT_MAPPED_PAGES
+    assert "elmo-weights" in pages and "fill-mask" in pages
+    found = set()
+    for url_path in sorted(pages):
+        boxes = _typed_boxes(url_path)
+        found |= boxes
+        missing = boxes - set(ui_pres.INPUT_RESULTS.get(url_path, {}))
+        assert not missing, (url_path, sorted(missing))
+    assert {"vec_text", "fill_sentence", "fill_cands", "att_sentence", "obj_gpt_sentence"} <= found
+
+
+def test_the_step_buttons_are_told_from_the_scene_bar_and_drive_the_step_evidence():
+    """On the iterative scene the step's "next" stands beside the bar's "Next": they read differently in both
+    languages, and a step's press brings that step's evidence (its candidates' bars), not the section's top, into
+    view."""
+    for lang in ("zh", "en"):
+        table = json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+        bar, step_next, step_prev = table["present.next"], table["fill.next"], table["fill.prev"]
+        assert bar not in step_next and step_next not in bar and bar not in step_prev, lang
+        assert ("空" if lang == "zh" else "[MASK]") in step_next  # it names what it fills
+        assert f"「{step_next}」" in table["present.note.iterative"] or f'"{step_next}"' in \
+            table["present.note.iterative"], lang  # the note names the button by its label
+        assert step_next in table["fill.step0"], lang
+    drives = ui_pres.INPUT_RESULTS["fill-mask"]
+    assert {drives[k] for k in ("fill_next", "fill_prev", "fill_step")} == {"fill_step_result"}
+    source = (ROOT / "app_pages" / "fill_mask" / "sections.py").read_text(encoding="utf-8")
+    replay = source[source.index("def replay("):source.index("def _resample(")]
+    # the bars are drawn inside that result
+    assert replay.index('key="fill_step_result"') < replay.index('"fill_step_probs"')
+
+
+def test_a_sentence_typed_on_a_scene_comes_back_with_the_scene():
+    """PageDown then PageUp brings the biLM scene back with the sentence the lecturer typed there, not the scene's
+    own (#51); every scene keeps its own: the objective scene on the same page still opens with its sentence."""
+    at = app({"present": "1"}, page=PATHS["exercises"])
+    click(at, "present_go_bilm")
+    assert at.session_state["obj_sentence"] == "我吃了一个苹果"
+    at.text_input(key="obj_sentence").set_value("他在图书馆看书").run()
+    assert not at.exception, [e.value for e in at.exception]
+    click(at, "present_next")  # → worked, on the ELMo weights page
+    assert at.query_params[pres.SLIDE_PARAM] == "worked"
+    click(at, "present_prev")  # ← bilm
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params[pres.SLIDE_PARAM] == "bilm"
+    assert at.session_state["obj_sentence"] == at.query_params["sentence"] == "他在图书馆看书"
+    click(at, "present_go_objective")
+    assert at.session_state["obj_gpt_sentence"] == "我吃了一个苹果"

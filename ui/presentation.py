@@ -12,7 +12,8 @@
   (keyboard: PageUp / PageDown, what presentation clickers send, and ← / →; ``ui/presenter.js`` catches
   them before any focused widget does), the scene's title and a note for the teacher, a list of all
   scenes, the language and a way out of presentation mode. On arrival the scene's result is scrolled
-  into view below the bar.
+  into view below the bar. A scene the stepper left comes back as it was left (its page's parameters, kept in
+  the session: a sentence the lecturer typed there), a scene's link as it first opens.
 
 Links to a scene from anywhere (home page, exercises) use :func:`scene_link`, to a page :func:`page_link`.
 """
@@ -32,6 +33,8 @@ from ui.i18n import t
 PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
 SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
 APPLIED_KEY = "_present_slide_applied"
+# scene id -> the page parameters it was left with (what its page wrote to the URL: the sentences committed there)
+LEFT_KEY = "_present_scenes_left"
 # What each scene is about (ui.lecture_scenes.Scene.result), by scene id.
 SCENE_RESULTS: dict[str, str] = {scene.id: scene.result for scene in pres.SCENES if scene.result}
 
@@ -47,11 +50,19 @@ INPUT_RESULTS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("obj_text_a", "obj_text_b", "obj_metric", "obj_token"), "obj_deep_result"),
         **dict.fromkeys(("obj_gpt_sentence", "obj_mask_pos"), "obj_gpt_result")},
     # the sliders stand in elmo_result, beside the bars of s they set
-    "elmo-weights": dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform",
-                                   "elmo_preset_syntax", "elmo_preset_semantics", "elmo_preset_worked_example",
-                                   "elmo_preset_onehot"), "elmo_s_result"),
-    "fill-mask": dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
-                                "fill_show_all"), "fill_topk"),
+    "elmo-weights": {
+        **dict.fromkeys(("elmo_mode", "elmo_onehot_k", "elmo_result", "elmo_preset_uniform", "elmo_preset_syntax",
+                         "elmo_preset_semantics", "elmo_preset_worked_example", "elmo_preset_onehot"), "elmo_s_result"),
+        # the sentences (ui.sentence_inputs) and the model drive the live chart beside the sliders
+        **dict.fromkeys(("vec_scene", "vec_text", "vec_word", "elmo_use_bert"), "elmo_live_result")},
+    "fill-mask": {
+        **dict.fromkeys(("fill_example", "fill_mode", "fill_sentence", "fill_plain", "fill_word", "fill_chars",
+                         "fill_show_all"), "fill_topk"),
+        # the sub-experiments' own boxes drive their own results
+        "fill_cands": "fill_cands_result", "fill_corrupt_text": "fill_corrupt_result",
+        **dict.fromkeys(("fill_nsp_example", "fill_nsp_a", "fill_nsp_b"), "fill_nsp_result"),
+        # the iterative scene: a step's buttons and slider bring its evidence (the candidates' bars) into view
+        **dict.fromkeys(("fill_prev", "fill_next", "fill_step"), "fill_step_result")},
     "attention-heatmap": {
         **dict.fromkeys(("att_sentence", "att_pair", "att_hide", "att_words", "att_token"), "att_head_view"),
         "att_tab": "att_result"},
@@ -140,7 +151,7 @@ def arrive(url_path: str | None) -> bool:
             go_to(scene, keep=dict(st.query_params))  # a deep link names a scene of another page
         scene = None
     if scene is None:
-        if ss.pop(APPLIED_KEY, None) is not None:  # left the scene: opening it again starts it afresh
+        if ss.pop(APPLIED_KEY, None) is not None:  # left the scene: arriving again starts it again
             state.end_scene()
         return False
     if ss.get(APPLIED_KEY) == scene.id:
@@ -233,5 +244,16 @@ def render_stepper(url_path: str | None) -> None:
     _presenter(key="present_keys",
                data=presenter_data(scene, url_path, st.session_state.get(state.ARRIVALS_KEY, 0)))
     if target is not None:
-        # the new page's URL carries the session's settings from the start, not after its first run
-        go_to(target, keep={k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params})
+        left = st.session_state.setdefault(LEFT_KEY, {})
+        if scene is not None and st.query_params.get(pres.SLIDE_PARAM) == scene.id:
+            left[scene.id] = scene_state()
+        # the new page's URL carries the session's settings from the start, not after its first run; a scene
+        # left before comes back as the lecturer left it (a sentence typed there), not as it first opened
+        go_to(target, keep={**left.get(target.id, {}),
+                            **{k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params}})
+
+
+def scene_state() -> dict[str, str]:
+    """The current scene's own state: the page's parameters in the URL, which its page writes after each run
+    (``ui.state.sync_to_url``: the sentences committed there, the sliders), without the session's and the slide."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in (*SESSION_PARAMS, pres.SLIDE_PARAM)}

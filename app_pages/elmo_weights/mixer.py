@@ -219,7 +219,8 @@ def mixer(view: VectorsView | None, kind: str, layer_names: list[str], ctx_name:
         col_sliders, col_live = st.columns([2, 3], gap="large")
         with col_sliders:
             weights = _weights(kind, ss["elmo_mode"], layer_names)
-        with col_live:
+        # what the sentences above drive (ui.presentation.INPUT_RESULTS): the live chart and its numbers
+        with col_live, st.container(key="elmo_live_result"):
             if weights is None:
                 return
             if view is None or not view.num_occurrences:

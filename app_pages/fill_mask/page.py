@@ -121,7 +121,8 @@ if view is not None:
     sections.confidence(view)
     sections.predictions(view)
     sections.answer_check(view)
-    sections.compare_candidates(encoder, view.masked, len(view.result.masks))
+    with st.container(key="fill_cands_result"):  # the candidate box and its chart (ui.presentation)
+        sections.compare_candidates(encoder, view.masked, len(view.result.masks))
 else:
     st.info(t("fill.predict_waiting"))
 
@@ -139,12 +140,14 @@ st.markdown(t("fill.corrupt_intro"))
 sections.whole_word_note(model_name)
 if encoder is not None:
     source, origin = corruption_source(mode, ss["fill_plain"] or "", view)
-    sections.corruption(encoder, source, (ss["fill_plain"] or "").strip(), origin)
+    with st.container(key="fill_corrupt_result"):
+        sections.corruption(encoder, source, (ss["fill_plain"] or "").strip(), origin)
 
 # ---- ④ next-sentence prediction --------------------------------------------------------------------
 st.header(t("fill.sec.nsp"))
 st.markdown(t("fill.nsp_intro"))
-sections.next_sentence(encoder)
+with st.container(key="fill_nsp_result"):
+    sections.next_sentence(encoder)
 st.caption(t("fill.nsp_note"))
 
 if model_name:

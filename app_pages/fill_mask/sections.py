@@ -234,10 +234,11 @@ def _shift_step(delta: int, last: int) -> None:
 def replay(masked: str, mask_token: str, steps: list[FillStep]) -> None:
     last = len(steps)
     seed(Field("fill_step", None, 0, in_range(0, last)))
-    c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
-    c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/arrow_back:",
+    # the step's buttons name what they do: the scene bar's "Next" beside them changes the scene
+    c1, c2, c3 = st.columns([3, 5, 3], vertical_alignment="bottom")  # wide enough for the labels at 1280 px
+    c1.button(t("fill.prev"), key="fill_prev", on_click=_shift_step, args=(-1, last), icon=":material/undo:",
               disabled=ss["fill_step"] <= 0, width="stretch")
-    c3.button(t("fill.next"), key="fill_next", on_click=_shift_step, args=(1, last), icon=":material/arrow_forward:",
+    c3.button(t("fill.next"), key="fill_next", on_click=_shift_step, args=(1, last), icon=":material/edit_note:",
               icon_position="right", disabled=ss["fill_step"] >= last, width="stretch")
     c2.slider(t("fill.step"), 0, max(last, 1), key="fill_step", disabled=last == 0)
     s = min(int(ss["fill_step"]), last)
@@ -246,17 +247,19 @@ def replay(masked: str, mask_token: str, steps: list[FillStep]) -> None:
     names = {kind: t(f"fill.strip.{kind}") for kind in STRIP_COLOURS}
     chart(figs.token_strip([cells], [kinds], colours=STRIP_COLOURS, kind_names=names,
                            track_names=[t("fill.strip.track", s=s)], large=large, narrow=phone()), "fill_step_chart")
-    if s == 0:
-        st.markdown(t("fill.step0", n=last))
-        return
-    step = steps[s - 1]
-    st.markdown(t("fill.step_text", s=s, n=len(step.open_masks), j=step.filled_mask + 1,
-                  token=md_escape(step.token), p=f"{step.score:.1%}"))
-    st.code(step.text_after, language=None, wrap_lines=True)
-    slots = _slots(step.open_masks, 5, lambda j, _: t("fill.open_title_best" if j == step.filled_mask
-                                                       else "fill.open_title", j=j + 1))
-    chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=1 if phone() else None),
-          "fill_step_probs")
+    # the step's evidence, which the buttons and the slider drive (ui.presentation.INPUT_RESULTS): its candidates
+    with st.container(key="fill_step_result"):
+        if s == 0:
+            st.markdown(t("fill.step0", n=last))
+            return
+        step = steps[s - 1]
+        st.markdown(t("fill.step_text", s=s, n=len(step.open_masks), j=step.filled_mask + 1,
+                      token=md_escape(step.token), p=f"{step.score:.1%}"))
+        st.code(step.text_after, language=None, wrap_lines=True)
+        slots = _slots(step.open_masks, 5, lambda j, _: t("fill.open_title_best" if j == step.filled_mask
+                                                           else "fill.open_title", j=j + 1))
+        chart(figs.topk_bars(slots, xaxis_title=t("fill.prob_axis"), large=large, cols=1 if phone() else None),
+              "fill_step_probs")
 
 
 # ---- ③ the pre-training corruption (15%: 80/10/10) ---------------------------------------------------

@@ -223,3 +223,36 @@ def test_pagedown_arrival_equals_the_deep_link(page, warm_server, lang):
         if not same or by_link["bar_top"] > 20:
             differ[scene.id] = {"pagedown": by_key, "link": by_link}
     assert not differ, f"arrival by PageDown differs from the scene's link: {differ}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_fill_step_brings_its_candidates_into_view(page, warm_server, lang):
+    """The iterative scene (#51): the step's button does not read like the scene bar's "Next" beside it, and its
+    press brings the step's evidence (its text and the candidates' bars: 书 vs 图) wholly into view, where the
+    section's top stood in view before and the bars below the screen."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_scene(page, warm_server, "iterative", lang)
+    step_next = page.locator(".st-key-fill_next button").first
+    bar_next = page.locator(".st-key-present_next button").first.inner_text().strip()
+    assert translate(lang, "fill.next") in step_next.inner_text() and bar_next != step_next.inner_text().strip()
+    step_next.click()
+    settled(page)
+    check_healthy(page)
+    assert page.locator(".st-key-fill_step_result .st-key-fill_step_probs").count() == 1
+    assert (box := in_view_soon(page, "fill_step_result")) is None, f"the step's bars are not in view: {box}"
+    assert current_slide(page) == "iterative"
+    snap(page, f"live-{lang}-iterative-fill_next")
+
+
+def test_the_elmo_pages_sentences_bring_their_chart_into_view(page, warm_server):
+    """The syntax scene (#51): the ELMo page's sentences, edited, bring the live chart they drive into view (it
+    stayed 1,712 px below), wholly or, taller than the screen, starting just below the bar."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_scene(page, warm_server, "syntax", "zh")
+    edit_one_character(page, "vec_text")
+    settled(page)
+    check_healthy(page)
+    wait_for(page, lambda: wholly_in_view(result_box(page, "elmo_live_result"))
+             or placed_below_the_bar(page, "elmo_live_result"), "syntax: the live chart in view", timeout_s=20)
+    assert current_slide(page) == "syntax"
+    snap(page, "live-zh-syntax-vec_text")
