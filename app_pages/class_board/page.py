@@ -82,9 +82,9 @@ def _live(store: Store, b: Board, follow: bool, big: bool) -> None:
 def waiting(store: Store) -> None:
     """No board open: what the board is, where it is opened (the lecturer's own device), and for a student who
     lands here a link to the static page; the page turns into the projector as soon as a board opens."""
-    st.title(t("board.title"))
     newest = store.newest_board()
-    with st.container(key="board_result"):
+    with st.container(key="board_result"):  # the title in it: at 1080p the short page cannot scroll it under the bar
+        st.title(t("board.title"))
         st.info(t("board.waiting_closed" if newest is not None else "board.waiting"), icon=":material/qr_code_2:")
         st.markdown(t("board.intro"))
         st.markdown(t("board.waiting_student"))
