@@ -30,7 +30,7 @@ from core.board.store import store as board_store
 from core.guard.errors import LabError
 from core.guard.safe_text import md_escape
 from ui.i18n import error_text, t
-from ui.page import attempt, show_error
+from ui.page import attempt, presenting, show_error
 from ui.presentation import page_link, page_path
 
 LIVE = ("open", "locked")
@@ -83,7 +83,7 @@ def waiting(store: Store) -> None:
     """No board open: what the board is, where it is opened (the lecturer's own device), and for a student who
     lands here a link to the static page; the page turns into the projector as soon as a board opens."""
     newest = store.newest_board()
-    with st.container(key="board_result"):  # the title in it: at 1080p the short page cannot scroll it under the bar
+    with st.container(key="board_result"):
         st.title(t("board.title"))
         st.info(t("board.waiting_closed" if newest is not None else "board.waiting"), icon=":material/qr_code_2:")
         st.markdown(t("board.intro"))
@@ -91,6 +91,8 @@ def waiting(store: Store) -> None:
         page_link(page_path("static-vs-contextual"), t("board.static_link"), ":material/scatter_plot:")
         st.caption(t("board.lecturer_where"))
     st.fragment(run_every=2 * sections.REFRESH_S)(_watch)(store, newest.id if newest else None)
+    if presenting():  # room below, so that the presenter can scroll this short page's result under its bar
+        st.space(480)
 
 
 def _watch(store: Store, seen: str | None) -> None:

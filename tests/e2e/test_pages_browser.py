@@ -299,6 +299,7 @@ def check_board(page) -> None:
     field.press("Enter")
     wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
     assert not page.locator(".st-key-board_close, .st-key-board_hide").count()
+    open_page(page, page.url.split("?")[0])  # back to the page's healthy start
 
 
 def check_generic(page) -> None:
