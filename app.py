@@ -9,7 +9,7 @@ from core.runtime.concurrency import configure_thread
 from ui import PAGES, ROOT_URL_PATH, accessibility
 from ui.i18n import t
 from ui.page import presenting, show_error
-from ui.presentation import arrive, render_stepper
+from ui.presentation import arrive, begin_run, render_stepper, tell
 from ui.sidebar import init_state, render_sidebar
 
 init_state()  # language first: the page title and the navigation labels are translated
@@ -20,6 +20,7 @@ pages = [st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=sp
 root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PATH, default=True, visibility="hidden")
 pg = st.navigation([root, *pages])
 current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
+changed = begin_run(current)  # what the presenter changed: the values at this run's start, before any widget draws
 render_sidebar()
 accessibility.render()  # the document's language, visible focus, readable captions
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
@@ -39,3 +40,5 @@ try:
     pg.run()
 except Exception as err:  # the pages' one outer boundary: whatever a page did not catch is a message, not a traceback
     show_error(err)
+if presenting():
+    tell(current, changed)  # last: the run has drawn everything the presenter may place

@@ -208,13 +208,18 @@ def test_a_sentence_is_stored_normalised(store, apple, typed, stored):
     assert store.contributions(apple.id)[-1].sentence == stored
 
 
-def test_the_readme_says_what_the_board_does():
+def test_the_docs_say_what_the_board_does():
+    """docs/classroom.md holds the board's rules in full; the README's short version states the same limits."""
     from pathlib import Path
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
-    assert "NFKC" in readme and "category Cf" in readme and "variation selectors" in readme
-    assert f"at most {board.MAX_WORD_REPEATS} times" in readme and "first** occurrence only" in readme
-    assert f"{board.DEFAULT_ORIGIN_LIMIT} per network address" in readme
-    assert "30 per network address" not in readme and "a hash of the address" not in readme
+    root = Path(__file__).resolve().parents[1]
+    doc, readme = (" ".join((root / name).read_text(encoding="utf-8").split())
+                   for name in ("docs/classroom.md", "README.md"))
+    assert "NFKC" in doc and "category Cf" in doc and "variation selectors" in doc
+    assert f"at most {board.MAX_WORD_REPEATS} times" in doc and "first** occurrence only" in doc
+    for text in (doc, readme):
+        assert f"{board.DEFAULT_ORIGIN_LIMIT} per network address" in text
+        assert "30 per network address" not in text and "a hash of the address" not in text
+    assert f"at most {board.MAX_WORD_REPEATS} times" in readme
 
 
 # ---- 6. the store's hygiene --------------------------------------------------------------------------------

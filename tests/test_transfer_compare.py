@@ -1,6 +1,6 @@
 """core.transfer's verdicts against their numbers: the comparisons and the per-layer curve on made-up
 outcomes, and the shipped assets/transfer_results.json (real models): every hyper-parameter its validation
-best, the page's recompute defaults the chosen ones, README's table its numbers."""
+best, the page's recompute defaults the chosen ones, docs/results.md's table its numbers."""
 from __future__ import annotations
 
 import re
@@ -172,10 +172,10 @@ def test_shipped_verdict_probe_is_the_validation_best(shipped):
     assert pick != ("mean", len(view.bert.layers) - 1)
 
 
-def test_readme_states_the_shipped_numbers(shipped):
-    """README's table of the transfer results is the shipped file's (accuracy, 95% interval, chosen value)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Precomputed transfer results"):]
+def test_results_doc_states_the_shipped_numbers(shipped):
+    """docs/results.md's table of the transfer results is the shipped file's (accuracy, 95% interval, chosen value)."""
+    doc = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    section = doc[doc.index("# Precomputed transfer results"):]
     rows = {cells[0]: cells[1:] for cells in (
         [c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| "))}
     top = len(shipped["feature_bert"]["layers"]) - 1

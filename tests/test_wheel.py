@@ -1,5 +1,5 @@
 """The library as a researcher installs it: build the wheel, install it into a fresh virtualenv in a temporary
-directory, and run the README's analysis block there, outside the clone."""
+directory, and run the analysis block of docs/code.md there, outside the clone."""
 from __future__ import annotations
 
 import json
@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.subprocess  # builds the wheel and installs it into a fresh virtualenv
 
 
-def readme_block() -> str:
-    """The README's block that starts ``from elmo_bert_lab.interface import``."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+def doc_block() -> str:
+    """The block of docs/code.md ("Python API and notebook") that starts ``from elmo_bert_lab.interface import``."""
+    doc = (ROOT / "docs" / "code.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.DOTALL)
     return next(block for block in blocks if block.startswith("from elmo_bert_lab.interface import"))
 
 
@@ -53,8 +53,8 @@ def run_outside(venv: Path, tmp_path: Path, code: str) -> subprocess.CompletedPr
                           env=env, timeout=600)
 
 
-def test_readme_block_runs_from_a_fresh_virtualenv(fresh_venv, tmp_path):
-    probe = readme_block() + (
+def test_doc_block_runs_from_a_fresh_virtualenv(fresh_venv, tmp_path):
+    probe = doc_block() + (
         "\nimport json, importlib.util, elmo_bert_lab\n"
         "print(json.dumps({'package': elmo_bert_lab.__file__, 'core': importlib.util.find_spec('core') is not None,"
         " 'first': api.fill_mask(bert, '他每天早上都喝一杯牛[MASK]。').masks[0].candidates[0].token,"

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.figures.style import plot_config
 from core.guard.safe_text import md_escape
+from ui import presentation
 from ui.accessibility import DOCUMENT_LANGS, NARROW_KEY
 from ui.i18n import current_lang, error_text, t
 
@@ -51,7 +52,7 @@ def attempt(func: Callable[..., Result], *args, **kwargs) -> Result | None:
 def experiment(func: Callable[..., None]) -> Callable[..., None]:
     """A sub-experiment of a page: an ``st.fragment`` (its own widgets rerun it alone, not the page) with its own
     error boundary (:func:`attempt`): what goes wrong in it is a message where it stands, the rest stays."""
-    return st.fragment(functools.wraps(func)(lambda *args, **kwargs: attempt(func, *args, **kwargs)))
+    return presentation.fragment(functools.wraps(func)(lambda *args, **kwargs: attempt(func, *args, **kwargs)))
 
 
 def load_model(name: str | None, missing: str, *, masked_lm: bool = False):

@@ -19,7 +19,9 @@ Links to a scene from anywhere (home page, exercises) use :func:`scene_link`, to
 """
 from __future__ import annotations
 
+import functools
 import inspect
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import streamlit as st
@@ -74,12 +76,77 @@ def result_key(scene: pres.Scene | None) -> str | None:
     return SCENE_RESULTS.get(scene.id) if scene else None
 
 
-def presenter_data(scene: pres.Scene | None, url_path: str | None, arrivals: int) -> dict:
-    """What ``ui/presenter.js`` needs on this page: the scene's result to place on arrival (once per arrival:
-    ``token``), and which result each input drives."""
+RUN_KEY = "_present_run"  # how many runs have told the presenter their end (its token for a run)
+VALUES_KEY = "_present_values"  # the session's plain values at the start of the last run, as text
+HANDLED_KEY = "_present_handled"  # the id of the last clicker press the bar handled
+URL_PATH_KEY = "_present_url_path"  # the page of the last full run, for a fragment's rerun
+SEEN_KEY = "_present_seen"  # the id of the press in the bar's state in this run (None: no press reached the run)
+PRESS_KEY = "present_keys"  # the bar's presenter: its "press" state is the clicker's last press
+PLAIN = (str, int, float, bool, type(None))
+
+
+def plain_values(values: Mapping[str, object]) -> dict[str, str]:
+    """The values a presenter can change (the widgets': text, numbers, switches, choices), as text to compare;
+    the presentation's own keys and anything else (results, models, tables) left out."""
+    return {key: repr(value) for key, value in values.items()
+            if isinstance(key, str) and not key.startswith(("present_", "_present"))
+            and (isinstance(value, PLAIN)
+                 or isinstance(value, (list, tuple)) and all(isinstance(v, PLAIN) for v in value))}
+
+
+def changed_keys(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """The keys whose value differs between two :func:`plain_values` (new ones included), sorted."""
+    return sorted(key for key, value in now.items() if before.get(key) != value)
+
+
+def begin_run(url_path: str | None = None) -> list[str]:
+    """At the start of a run (the app's, with its page's ``url_path``, or a fragment's): the keys whose values changed
+    since the last run started, which is what the presenter changed (a widget's new value is in the session before
+    the run starts)."""
+    ss = st.session_state
+    if url_path is not None:
+        ss[URL_PATH_KEY] = url_path
+    now = plain_values(ss.to_dict())
+    before = ss.get(VALUES_KEY, {})
+    ss[VALUES_KEY] = now
+    return changed_keys(before, now)
+
+
+def told_data(scene: pres.Scene | None, url_path: str | None, arrivals: int, changed: list[str], run: int,
+              handled: str | None, seen: str | None, slide: str | None) -> dict:
+    """What ``ui/presenter.js`` is told at the end of a run: the scene's arrival (its result to place below the bar,
+    once per arrival: ``token``), the keys the run changed, the run's token, the last press handled and the press
+    the run saw, the URL's ``slide`` (the scene a press leaves), and which
+    result each input drives (the decisions: ``ui/placement.mjs``)."""
     drives = INPUT_RESULTS.get(url_path or "", {})
-    return {"target": result_key(scene), "token": f"{scene.id if scene else ''}:{arrivals}", "drives": drives,
+    return {"role": "told", "arrival": {"key": result_key(scene), "token": f"{scene.id if scene else ''}:{arrivals}"},
+            "changed": changed, "run": run, "handled": handled, "seen": seen, "slide": slide, "drives": drives,
             "results": sorted(set(SCENE_RESULTS.values()) | set(drives.values()))}
+
+
+def tell(url_path: str | None, changed: list[str], fragment_run: bool = False) -> None:
+    """Draw the presenter's end-of-run element (call last in the run, in presentation mode): everything the run
+    drew is in the page before it, so the presenter places results that exist. A fragment's element has a key of
+    its own run (two fragments may tell in one run of the page)."""
+    ss = st.session_state
+    ss[RUN_KEY] = run = ss.get(RUN_KEY, 0) + 1
+    key = f"present_told_{run}" if fragment_run else "present_told"
+    index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path)
+    scene = pres.SCENES[index] if index is not None else None
+    _presenter(key=key, data=told_data(scene, url_path, ss.get(state.ARRIVALS_KEY, 0), changed, run,
+                                       ss.get(HANDLED_KEY), ss.get(SEEN_KEY), st.query_params.get(pres.SLIDE_PARAM)))
+
+
+def fragment(func: Callable[..., None]) -> Callable[..., None]:
+    """``st.fragment`` whose own reruns tell the presenter what they changed (a fragment's rerun does not reach the
+    app's :func:`tell`): an edit inside it brings its result into view as a full run's does."""
+    @functools.wraps(func)
+    def run(*args, **kwargs) -> None:
+        changed = begin_run() if st.session_state.get("present") else []
+        func(*args, **kwargs)
+        if changed:
+            tell(st.session_state.get(URL_PATH_KEY), changed, fragment_run=True)
+    return st.fragment(run)
 
 
 SHORT_LANG_NAMES = {"zh": "中文", "en": "EN"}  # the language button names the language it switches to
@@ -129,9 +196,10 @@ div:has(> .st-key-present_pinned) { position: sticky; top: 3.4rem; z-index: 980;
 """
 
 
-# Trusted, constant JavaScript from this repository (never built from user input).
-_presenter = component(
-    "lab_presenter", js=(Path(__file__).with_name("presenter.js")).read_text(encoding="utf-8"))
+# Trusted, constant JavaScript from this repository (never built from user input): the decisions (placement.mjs)
+# before the page's side of them (presenter.js), one module.
+_presenter = component("lab_presenter", js="\n".join(
+    (Path(__file__).with_name(name)).read_text(encoding="utf-8") for name in ("placement.mjs", "presenter.js")))
 
 
 def page_path(url_path: str) -> str | None:
@@ -241,8 +309,16 @@ def render_stepper(url_path: str | None) -> None:
         st.button(SHORT_LANG_NAMES.get(other, other), key="present_lang", on_click=_toggle_lang,
                   help=t("present.lang_help"))
         st.button(":material/close:", key="present_exit", on_click=_exit, help=t("present.exit_help"))
-    _presenter(key="present_keys",
-               data=presenter_data(scene, url_path, st.session_state.get(state.ARRIVALS_KEY, 0)))
+    press = _presenter(key=PRESS_KEY, data={"role": "bar"}, on_press_change=lambda: None).get("press")
+    ss = st.session_state
+    ss[SEEN_KEY] = press.get("id") if isinstance(press, dict) else None
+    if isinstance(press, dict) and press.get("id") != ss.get(HANDLED_KEY):  # a press of the clicker not yet handled
+        # it moves on from the scene it left only (placement.mjs): a run that shows another scene has handled it
+        moved = following if press.get("direction") == "next" else previous
+        if press.get("from") != st.query_params.get(pres.SLIDE_PARAM) or moved is None:
+            ss[HANDLED_KEY] = press.get("id")
+        else:
+            target = moved
     if target is not None:
         left = st.session_state.setdefault(LEFT_KEY, {})
         if scene is not None and st.query_params.get(pres.SLIDE_PARAM) == scene.id:

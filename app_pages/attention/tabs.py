@@ -15,7 +15,7 @@ from core.figures import attention as figs
 from core.figures.predictions import topk_bars
 from core.figures.style import export_html
 from core.guard.safe_text import md_escape
-from ui import downloads
+from ui import downloads, presentation
 from ui.i18n import t
 from ui.page import chart, presenting, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
@@ -38,7 +38,7 @@ def _matrix_csv(matrix: np.ndarray, labels: list[str]) -> bytes:
 
 
 # ---- one layer, one head ------------------------------------------------------------------------
-@st.fragment
+@presentation.fragment
 def single_head(view: AttentionView, token: int) -> None:
     L, H, labels, large = view.num_layers, view.num_heads, view.labels, presenting()
     seed(Field("att_layer", "layer", 1, in_range(1, L)), Field("att_head", "head", 1, in_range(1, H)))

@@ -24,6 +24,7 @@ from core.guard.errors import LabError
 from core.guard.safe_text import md_escape
 from core.vectors.mix import mix_view, normalised_s, weights_verdict
 from core.vectors.view import MIN_OWN_FRAME, VectorsView
+from ui import presentation
 from ui.i18n import t
 from ui.page import chart, presenting
 from ui.state import Field, in_range, seed, sync_to_url, url_param
@@ -209,7 +210,7 @@ def _norms_note(stack: np.ndarray, layer_names: list[str], layer_norm: bool) -> 
                      ratio=f"{raw.max() / max(raw.min(), 1e-12):.1f}"))
 
 
-@st.fragment
+@presentation.fragment
 def mixer(view: VectorsView | None, kind: str, layer_names: list[str], ctx_name: str, word: str) -> None:
     """``kind`` ("elmo" / "bert") keeps each model's sliders apart; ``view`` is ``None`` without a model
     or a usable sentence (the sliders and the lecture's toy vectors still work)."""

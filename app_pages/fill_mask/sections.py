@@ -27,6 +27,7 @@ from core.fillmask.words import WORD_BEAM
 from core.guard.errors import LabError
 from core.guard.safe_text import md_escape
 from core.models.cache import ModelRef
+from ui import presentation
 from ui.cache import file_result, model_call
 from ui.i18n import t
 from ui.page import chart, experiment, how_computed, phone, presenting
@@ -119,7 +120,7 @@ def _ranges(calibration: fc.Calibration, kind: str) -> str:
 
 
 # ---- ① top-k candidates for every mask, and the user's own candidates --------------------------------
-@st.fragment
+@presentation.fragment
 def predictions(view: FillView) -> None:
     result, runs, large = view.result, view.runs, presenting()
     with st.container(key="fill_topk"):  # the scene "fill": the slider and the charts, wholly below the scene bar
@@ -230,7 +231,7 @@ def _shift_step(delta: int, last: int) -> None:
     ss["fill_step"] = min(last, max(0, ss["fill_step"] + delta))
 
 
-@st.fragment
+@presentation.fragment
 def replay(masked: str, mask_token: str, steps: list[FillStep]) -> None:
     last = len(steps)
     seed(Field("fill_step", None, 0, in_range(0, last)))

@@ -16,7 +16,7 @@ from core.models.catalogue import DEFAULT_STATIC
 from core.vectors.export import export_rows, to_csv, to_json
 from core.vectors.parsing import ParsedInput
 from core.vectors.view import HOVER_MAX_SENTENCES, VectorsView, highlight
-from ui import downloads
+from ui import downloads, presentation
 from ui.i18n import layer_name, t
 from ui.page import chart, phone, presenting
 from ui.state import Field, in_range, relabel, seed, sync_to_url
@@ -52,7 +52,7 @@ def _reading_guide(view: VectorsView, word_md: str, names: list[str], j: int, ce
 
 # C901 (17 > 15, noqa below): one fragment, so that the layer slider reruns only this figure; its branches are
 # the projector, phone and pair layouts of the same controls
-@st.fragment
+@presentation.fragment
 def explorer(view: VectorsView, parsed: ParsedInput, ctx_name: str | None, contextual: bool,  # noqa: C901
              static_dim: int | None) -> None:
     """``contextual``: the contextual model is loaded; ``static_dim``: word2vec's size (``None``: not loaded)."""

@@ -16,7 +16,7 @@ from core.figures.style import export_html
 from core.guard.errors import LabError
 from core.models.catalogue import list_models
 from core.transfer.lora import DEFAULT_LORA
-from ui import cache, training_gate
+from ui import cache, presentation, training_gate
 from ui.budget_note import budget_note
 from ui.i18n import error_text, t
 from ui.page import chart, how_computed, plain_answer, presenting, shared_figure
@@ -82,7 +82,7 @@ def _p_value(comparison: transfer.Comparison) -> str:
     return "—" if math.isnan(comparison.p_value) else f"{comparison.p_value:.2g}"
 
 
-@st.fragment
+@presentation.fragment
 def explorer(view: transfer.TransferView) -> None:
     large, n = presenting(), len(view.bert.layers)
     seed(Field("transfer_layer", "layer", n - 1, in_range(0, n - 1)),

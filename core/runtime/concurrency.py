@@ -17,7 +17,7 @@ not by the models' forward passes, which took a few percent of the samples. Henc
 - calls of one model's tokenizer take turns: a fast (Rust) tokenizer is borrowed mutably while a call
   sets its padding and truncation, and a concurrent call fails with "Already borrowed";
 - a class larger than one process serves well runs several processes behind a reverse proxy with sticky
-  sessions (``deploy/``, README "A lecture hall").
+  sessions (``deploy/``, docs/classroom.md "A lecture hall").
 """
 from __future__ import annotations
 

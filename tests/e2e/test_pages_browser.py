@@ -16,7 +16,6 @@ import pytest
 from e2e.conftest import (
     DEFAULT_PAGE,
     ROOT,
-    SCREENSHOTS,
     TIMEOUT_S,
     URL_PATHS,
     alerts,
@@ -33,7 +32,6 @@ from e2e.conftest import (
 from ui import PAGES
 from ui.i18n import translate
 from ui.lecture_scenes import SCENES
-from ui.presentation import result_key
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
@@ -377,84 +375,6 @@ def test_presentation_mode(page, warm_server):
     finally:
         page.mouse.move(0, 0)  # no tooltip in the picture
         screenshot(page, "present-next-scene")
-
-
-RESULT_IN_VIEW_JS = """(key) => {
-  const barBox = document.querySelector('.st-key-present_bar').getBoundingClientRect();
-  // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) is part of the screen's top
-  const pinned = document.querySelector('.st-key-present_pinned');
-  const bar = {top: barBox.top, bottom: pinned ? Math.max(barBox.bottom, pinned.getBoundingClientRect().bottom)
-                                               : barBox.bottom};
-  const el = document.querySelector('.st-key-' + key);
-  if (!el) return null;
-  const r = el.getBoundingClientRect();
-  return {top: r.top, bottom: r.bottom, barBottom: bar.bottom, barTop: bar.top, height: window.innerHeight};
-}"""
-
-
-CHART_TEXT_IN_VIEW_JS = """(key) => {
-  const barBox = document.querySelector('.st-key-present_bar').getBoundingClientRect();
-  // a page's switch pinned under the bar (ui.presentation.PINNED_KEY) is part of the screen's top
-  const pinned = document.querySelector('.st-key-present_pinned');
-  const bar = {top: barBox.top, bottom: pinned ? Math.max(barBox.bottom, pinned.getBoundingClientRect().bottom)
-                                               : barBox.bottom};
-  const el = document.querySelector('.st-key-' + key);
-  const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
-  if (!texts.length) return null;
-  return {top: Math.min(...texts.map(r => r.top)), bottom: Math.max(...texts.map(r => r.bottom)),
-          barBottom: bar.bottom, height: window.innerHeight};
-}"""
-
-
-def chart_in_view(page, key: str):
-    """Everything the chart with widget key ``key`` writes (title, bar labels, axes) is on the screen, below
-    the scene bar (the chart's empty bottom margin may run past the edge)."""
-    box = page.evaluate(CHART_TEXT_IN_VIEW_JS, key)
-    return box if box and box["top"] >= box["barBottom"] - 2 and box["bottom"] <= box["height"] else None
-
-
-def result_in_view(page, key: str):
-    """The scene's result starts just below the (visible) scene bar, in the upper part of the screen."""
-    box = page.evaluate(RESULT_IN_VIEW_JS, key)
-    if not box:
-        return None
-    ok = box["barTop"] >= -20 and box["barBottom"] - 2 <= box["top"] <= box["barBottom"] + 40 \
-        and box["top"] < box["height"] * 0.5
-    return box if ok else None
-
-
-@pytest.mark.parametrize(("lang", "width", "height"), [("zh", 1280, 720), ("en", 1280, 720), ("zh", 1920, 1080)])
-def test_walk_every_scene(page, warm_server, lang, width, height):
-    """A first-time presenter with a clicker: from the home page through every scene with PageDown
-    only. Each scene's result is scrolled into view below the scene bar; on the ELMo scene a slider
-    is touched first and PageDown must still change the scene (not the slider).
-
-    One viewport screenshot per scene (what the projector shows) in test-artifacts/screenshots/."""
-    tr = zh if lang == "zh" else en
-    page.set_viewport_size({"width": width, "height": height})
-    open_page(page, page_url(warm_server, DEFAULT_PAGE, present="1", lang=lang))
-    bar = page.locator(".st-key-present_bar")
-    for number, scene in enumerate(SCENES, start=1):
-        wait_for(page, lambda key=scene.title_key: tr(key) in bar.inner_text(), f"scene {number} ({scene.id})")
-        wait_idle(page)
-        check_healthy(page)
-        assert f"{number}/{len(SCENES)}" in bar.inner_text()
-        result = result_key(scene)
-        if result:
-            wait_for(page, lambda result=result: result_in_view(page, result),
-                     f"scene {scene.id}: result in view", timeout_s=60)
-        if scene.id == "fill":  # the whole words (苹果 …) beside the characters, on the same screen
-            wait_for(page, lambda: chart_in_view(page, "fill_words_chart"), "fill: whole-word chart in view")
-        page.mouse.move(0, 0)  # no tooltip in the picture
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"scene-{lang}-{width}x{height}-{number:02d}-{scene.id}.png"))
-        if number == len(SCENES):
-            break
-        if scene.id == "worked":  # the presenter touched γ: the clicker must still change the scene
-            thumb = page.locator(".st-key-elmo_gamma [data-rac][style*='left']").first
-            thumb.click()
-            assert page.evaluate("() => document.activeElement.type") == "range"
-        page.keyboard.press("PageDown")
 
 
 def test_clicker_keys_and_escape_in_a_text_box(page, warm_server):

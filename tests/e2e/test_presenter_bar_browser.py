@@ -4,8 +4,8 @@ the slider, and the clicker's PageDown advances exactly one scene, also right af
 0.3 s after arriving.
 
 Each scene's result (``ui.presentation.result_key``), with its figures' axis labels and legends, lies wholly inside the
-viewport below the bar on arrival, in zh and en at 1280×720 and in zh at 1920×1080. One viewport screenshot
-per scene in test-artifacts/screenshots/bar-<lang>-<width>-<nn>-<scene>.png.
+viewport below the bar on arrival, in zh and en at 1280×720 and in zh at 1920×1080, as it does opened by its link.
+One viewport screenshot per scene in test-artifacts/screenshots/bar-<lang>-<width>-<nn>-<scene>.png.
 """
 from __future__ import annotations
 
@@ -91,6 +91,56 @@ def placed_below_the_bar(page, key: str) -> bool:
     }""", [BAR, key])
 
 
+# Everything the chart ``key`` writes (title, bar labels, axes): its texts' extent, and where the screen below the bar
+# starts (a page's switch pinned under the bar, ui.presentation.PINNED_KEY, is part of the screen's top).
+CHART_TEXT_JS = """([bar, key]) => {
+  const pinned = document.querySelector('.st-key-present_pinned');
+  const b = document.querySelector(bar).getBoundingClientRect();
+  const el = document.querySelector('.st-key-' + key);
+  const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
+  if (!texts.length) return null;
+  return {top: Math.min(...texts.map(r => r.top)), bottom: Math.max(...texts.map(r => r.bottom)),
+          barBottom: pinned ? Math.max(b.bottom, pinned.getBoundingClientRect().bottom) : b.bottom,
+          height: window.innerHeight};
+}"""
+
+
+def chart_in_view(page, key: str) -> bool:
+    """Every text of the chart ``key`` is on the screen below the scene bar (its empty bottom margin may run past)."""
+    box = page.evaluate(CHART_TEXT_JS, [BAR, key])
+    return bool(box) and box["top"] >= box["barBottom"] - 2 and box["bottom"] <= box["height"]
+
+
+def starts_below_the_bar(page, key: str) -> bool:
+    """The result ``key`` starts just below the visible scene bar (and a switch pinned under it), in the upper half."""
+    return page.evaluate("""([bar, key]) => {
+      const pinned = document.querySelector('.st-key-present_pinned');
+      const b = document.querySelector(bar).getBoundingClientRect();
+      const bottom = pinned ? Math.max(b.bottom, pinned.getBoundingClientRect().bottom) : b.bottom;
+      const el = document.querySelector('.st-key-' + key);
+      const top = el ? el.getBoundingClientRect().top : -1e9;
+      return b.top >= -20 && top >= bottom - 2 && top <= bottom + 40 && top < window.innerHeight * 0.5;
+    }""", [BAR, key])
+
+
+def view_of(page, scene) -> dict:
+    """Where a scene's page stands once the presenter's script has held its result in place a while: its scroll
+    position, where the bar stands and where its result starts below the bar."""
+    page.wait_for_timeout(2000)
+    return page.evaluate("""([bar, key]) => {
+      const el = key && document.querySelector('.st-key-' + key);
+      const b = document.querySelector(bar).getBoundingClientRect();
+      return {scroll: document.querySelector('[data-testid="stMain"]').scrollTop, bar_top: b.top,
+              result_top: el ? el.getBoundingClientRect().top - b.bottom : null};
+    }""", [BAR, result_key(scene)])
+
+
+def same_view(by_key: dict, by_link: dict) -> bool:
+    return (abs(by_key["scroll"] - by_link["scroll"]) <= 24 and abs(by_key["bar_top"] - by_link["bar_top"]) <= 2
+            and (by_link["result_top"] is None or abs(by_key["result_top"] - by_link["result_top"]) <= 4)
+            and by_link["bar_top"] <= 20)
+
+
 def click_the_slider_track(page, where: float) -> None:
     """A mouse click on γ's track, ``where`` (0–1) along it: the slider moves and the page reruns."""
     thumb = page.locator(".st-key-elmo_gamma [data-rac][style*='left']").first  # the visible thumb
@@ -126,23 +176,69 @@ def walk_order() -> list[int]:
     return [*range(1, fill + 2), fill, *range(fill + 1, len(SCENES) + 1)]
 
 
+def arrival_out_of_view(page, scene) -> dict:
+    """The scene's result (and on the fill-mask scene its whole-word chart) just arrived at: {} where it lies wholly
+    in view and starts just below the bar, else {where: its box}."""
+    result = result_key(scene)
+    if scene.id == "fill":
+        wait_for(page, lambda: chart_in_view(page, "fill_words_chart"), "fill: the whole-word chart in view")
+    if not result:
+        return {}
+    if scene.id == "iterative":  # arrived by a fast click: its own result, not the previous scene's chart
+        wait_for(page, lambda: placed_below_the_bar(page, result), "iterative: its result in view", timeout_s=60)
+    box = in_view_soon(page, result)
+    if box is not None:
+        return {scene.id: box}
+    return {} if starts_below_the_bar(page, result) else {f"{scene.id}, not at the top": result_box(page, result)}
+
+
+def touch_the_worked_example(page, tr, shot: str) -> dict:
+    """On the worked example: ←/→ on the focused γ move γ; revealing the derivation keeps the result in view ({} or
+    {where: its box}); then a mouse click on γ's thumb, after which the clicker must still change the scene."""
+    arrows_move_the_focused_slider(page, tr)
+    page.locator(".st-key-elmo_reveal label").first.click()  # the class has computed: the derivation
+    wait_idle(page)
+    box = in_view_soon(page, "elmo_exercise")
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-revealed.png"))
+    page.locator(".st-key-elmo_gamma [data-rac][style*='left']").first.click()
+    assert page.evaluate("() => document.activeElement.type") == "range"
+    return {} if box is None else {"worked, revealed": box}
+
+
+def linked_view(page, server, scene, lang: str) -> dict:
+    """:func:`view_of` the scene opened by its link."""
+    open_page(page, page_url(server, scene.url_path, present="1", lang=lang, slide=scene.id))
+    if result_key(scene):
+        in_view_soon(page, result_key(scene))
+    return view_of(page, scene)
+
+
 WALKS = [("zh", 1280, 720), ("en", 1280, 720), ("zh", 1920, 1080)]
 
 
 @pytest.mark.parametrize("lang,width,height", WALKS, ids=[f"{lang}-{w}x{h}" for lang, w, h in WALKS])
 def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, height):
-    """Walk all scenes with the clicker's keys only (each press moves exactly one scene). On arrival each
-    scene's result, axis labels and legend included, lies wholly inside the viewport below the bar; the
-    bar's height is the same on every scene and at most 120 px, with the whole title in it. On the worked
-    example ←/→ move the focused γ slider; on the fill-mask scene PageDown comes 0.3 s after arrival, and
-    the next scene still shows its own result."""
+    """A first-time presenter with a clicker walks all scenes from the home page with its keys only (each press
+    moves exactly one scene). On arrival each scene's result starts just below the bar and lies wholly inside the
+    viewport, axis labels and legend included (on the fill-mask scene the whole-word chart beside the characters
+    too); the bar's height is the same on every scene and at most 120 px, with the scene's counter and whole title
+    in it. On the worked example ←/→ move the focused γ slider, and PageDown after a click on γ's thumb still
+    changes the scene; on the fill-mask scene PageDown comes 0.3 s after arrival, and the next scene still shows
+    its own result. At 1280×720, each scene then opened by its link looks exactly as it did arrived at by PageDown:
+    the same scroll position and the same result just below the bar (the exercises opened scrolled to the bottom
+    when reached by PageDown before #37).
+
+    This one walk per (language, size) holds what test_walk_every_scene (tests/e2e/test_pages_browser.py) and
+    test_pagedown_arrival_equals_the_deep_link (tests/e2e/test_presenter_live_browser.py) walked apart."""
     def tr(key: str, **params) -> str:
         return translate(lang, key, **params)
 
     page.set_viewport_size({"width": width, "height": height})
     open_page(page, page_url(warm_server, "overview", present="1", lang=lang))
     bar = page.locator(BAR)
-    heights, out_of_view, left_early = {}, {}, False
+    heights, out_of_view, walked, left_early = {}, {}, {}, False
+    compare_links = (width, height) == (1280, 720)
     order = walk_order()
     for step, number in enumerate(order):
         scene = SCENES[number - 1]
@@ -159,30 +255,19 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
         check_healthy(page)
         text = bar.inner_text()
         assert tr(scene.title_key) in text and current_slide(page) in (scene.id, None), (scene.id, text)
+        assert counter in text, (scene.id, text)
         heights[f"{scene.id}:{step}"] = round(bar_height(page), 1)
         assert title_fits(page), f"{scene.id}: the scene's title is cut off"
-        result = result_key(scene)
-        if result:
-            if scene.id == "iterative":  # arrived by a fast click: its own result, not the previous scene's chart
-                wait_for(page, lambda key=result: placed_below_the_bar(page, key),
-                         "iterative: its result in view", timeout_s=60)
-            box = in_view_soon(page, result)
-            if box is not None:
-                out_of_view[scene.id] = box
+        out_of_view.update(arrival_out_of_view(page, scene))
+        if compare_links:
+            walked[scene.id] = view_of(page, scene)
         page.mouse.move(0, 0)  # no tooltip in the picture
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"bar-{lang}-{width}-{number:02d}-{scene.id}.png"))
         if step == len(order) - 1:
             break
         if scene.id == "worked":
-            arrows_move_the_focused_slider(page, tr)
-            page.locator(".st-key-elmo_reveal label").first.click()  # the class has computed: the derivation
-            wait_idle(page)
-            box = in_view_soon(page, result)
-            if box is not None:
-                out_of_view["worked, revealed"] = box
-            page.mouse.move(0, 0)
-            page.screenshot(path=str(SCREENSHOTS / f"bar-{lang}-{width}-{number:02d}-{scene.id}-revealed.png"))
+            out_of_view.update(touch_the_worked_example(page, tr, f"bar-{lang}-{width}-{number:02d}-{scene.id}"))
         page.keyboard.press("PageDown" if order[step + 1] > number else "PageUp")
     assert not out_of_view, f"results not wholly in view below the bar: {out_of_view}"
     assert len(set(heights.values())) == 1, f"the bar's height changes from scene to scene: {heights}"
@@ -191,6 +276,10 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
     bar.locator("[data-testid='stPopover'] button").first.click()
     note = tr(SCENES[-1].note_key)
     wait_for(page, lambda: note[:20] in page.locator("[data-testid='stPopoverBody']").inner_text(), "the whole note")
+    if compare_links:
+        differ = {scene.id: {"pagedown": walked[scene.id], "link": linked} for scene in SCENES
+                  if not same_view(walked[scene.id], linked := linked_view(page, warm_server, scene, lang))}
+        assert not differ, f"arrival by PageDown differs from the scene's link: {differ}"
 
 
 def test_pagedown_right_after_a_slider_click(page, warm_server):

@@ -4,8 +4,7 @@
   as a lecturer trying a student's sentence would; the result that box drives then lies wholly in view below
   the scene bar, axis labels and legend included, and the box too where both fit on the screen (at 1920×1080).
   The same for a slider (γ), a radio (the distance measure, the evidence page's section) and a tab (attention).
-- Arriving at a scene by PageDown looks exactly like opening its link: the same scroll position and the same
-  result just below the bar, for all 18 scenes.
+(Arriving at a scene by PageDown looks exactly like opening its link: tests/e2e/test_presenter_bar_browser.py's walk.)
 
 Screenshots of each edited scene in test-artifacts/screenshots/live-<lang>-[<size>-]<scene>-<input>.png.
 """
@@ -15,7 +14,6 @@ import pytest
 
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from e2e.test_presenter_bar_browser import (
-    BAR,
     current_slide,
     in_view_soon,
     placed_below_the_bar,
@@ -182,47 +180,6 @@ def test_a_slider_a_radio_and_a_tab_keep_their_result_in_view(page, warm_server,
              "attention: the open tab in view, or starting below the bar", timeout_s=20)
     snap(page, f"live-{lang}-attention-att_tab")
     assert not out_of_view, f"changed, the result is not wholly in view: {out_of_view}"
-
-
-def view_of(page, scene) -> dict:
-    """Where a scene's page stands: its scroll position and where its result starts below the bar."""
-    result = result_key(scene)
-    if result:
-        in_view_soon(page, result)
-    page.wait_for_timeout(2000)  # the presenter's script holds the result in place (or the page at its top) a while
-    return page.evaluate("""([bar, key]) => {
-      const el = key && document.querySelector('.st-key-' + key);
-      const b = document.querySelector(bar).getBoundingClientRect();
-      return {scroll: document.querySelector('[data-testid="stMain"]').scrollTop, bar_top: b.top,
-              result_top: el ? el.getBoundingClientRect().top - b.bottom : null};
-    }""", [BAR, result])
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_pagedown_arrival_equals_the_deep_link(page, warm_server, lang):
-    """All 18 scenes walked by PageDown from the home page, then each opened by its link: the same result
-    starts at the same place below the bar, at the same scroll position (exercises included: before #37 it
-    opened scrolled to the bottom when reached by PageDown), and the bar stands at the top of the screen."""
-    page.set_viewport_size({"width": 1280, "height": 720})
-    open_page(page, page_url(warm_server, "overview", present="1", lang=lang))
-    walked = {}
-    for number, scene in enumerate(SCENES, start=1):
-        counter = translate(lang, "present.counter", k=number, n=len(SCENES))
-        wait_for(page, lambda counter=counter: counter in page.locator(BAR).inner_text(), scene.id, interval_s=0.1)
-        wait_idle(page)
-        walked[scene.id] = view_of(page, scene)
-        if number < len(SCENES):
-            page.keyboard.press("PageDown")
-    differ = {}
-    for scene in SCENES:
-        open_page(page, page_url(warm_server, scene.url_path, present="1", lang=lang, slide=scene.id))
-        linked = view_of(page, scene)
-        by_key, by_link = walked[scene.id], linked
-        same = (abs(by_key["scroll"] - by_link["scroll"]) <= 24 and abs(by_key["bar_top"] - by_link["bar_top"]) <= 2
-                and (by_link["result_top"] is None or abs(by_key["result_top"] - by_link["result_top"]) <= 4))
-        if not same or by_link["bar_top"] > 20:
-            differ[scene.id] = {"pagedown": by_key, "link": by_link}
-    assert not differ, f"arrival by PageDown differs from the scene's link: {differ}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
