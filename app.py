@@ -20,7 +20,8 @@ pages = [st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=sp
 root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PATH, default=True, visibility="hidden")
 pg = st.navigation([root, *pages])
 current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
-changed = begin_run(current)  # what the presenter changed: the values at this run's start, before any widget draws
+# what the presenter changed: the values at this run's start, before any widget draws (a projector's work only)
+changed = begin_run(current) if presenting() else []
 render_sidebar()
 accessibility.render()  # the document's language, visible focus, readable captions
 arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters

@@ -81,14 +81,27 @@ def in_view_soon(page, key: str) -> dict | None:
     return None
 
 
+# Where the result ``key`` starts, the scene bar and a switch pinned under it stand, and the screen's height.
+RESULT_TOP_JS = """([bar, key]) => {
+  const b = document.querySelector(bar).getBoundingClientRect();
+  const pinned = document.querySelector('.st-key-present_pinned');
+  const el = document.querySelector('.st-key-' + key);
+  return {top: el ? el.getBoundingClientRect().top : -1e9, bar_top: b.top, bar_bottom: b.bottom,
+          pinned_bottom: pinned ? pinned.getBoundingClientRect().bottom : b.bottom, height: window.innerHeight};
+}"""
+
+
 def placed_below_the_bar(page, key: str) -> bool:
     """The scene's result starts just below the scene bar (where the presenter's script scrolls it)."""
-    return page.evaluate("""([bar, key]) => {
-      const b = document.querySelector(bar).getBoundingClientRect();
-      const el = document.querySelector('.st-key-' + key);
-      const top = el ? el.getBoundingClientRect().top : -1e9;
-      return top >= b.bottom - 2 && top <= b.bottom + 40;
-    }""", [BAR, key])
+    at = page.evaluate(RESULT_TOP_JS, [BAR, key])
+    return at["bar_bottom"] - 2 <= at["top"] <= at["bar_bottom"] + 40
+
+
+def starts_below_the_bar(page, key: str) -> bool:
+    """The result ``key`` starts just below the visible scene bar (and a switch pinned under it), in the upper half."""
+    at = page.evaluate(RESULT_TOP_JS, [BAR, key])
+    bottom = max(at["bar_bottom"], at["pinned_bottom"])
+    return at["bar_top"] >= -20 and bottom - 2 <= at["top"] <= bottom + 40 and at["top"] < at["height"] * 0.5
 
 
 # Everything the chart ``key`` writes (title, bar labels, axes): its texts' extent, and where the screen below the bar
@@ -109,18 +122,6 @@ def chart_in_view(page, key: str) -> bool:
     """Every text of the chart ``key`` is on the screen below the scene bar (its empty bottom margin may run past)."""
     box = page.evaluate(CHART_TEXT_JS, [BAR, key])
     return bool(box) and box["top"] >= box["barBottom"] - 2 and box["bottom"] <= box["height"]
-
-
-def starts_below_the_bar(page, key: str) -> bool:
-    """The result ``key`` starts just below the visible scene bar (and a switch pinned under it), in the upper half."""
-    return page.evaluate("""([bar, key]) => {
-      const pinned = document.querySelector('.st-key-present_pinned');
-      const b = document.querySelector(bar).getBoundingClientRect();
-      const bottom = pinned ? Math.max(b.bottom, pinned.getBoundingClientRect().bottom) : b.bottom;
-      const el = document.querySelector('.st-key-' + key);
-      const top = el ? el.getBoundingClientRect().top : -1e9;
-      return b.top >= -20 && top >= bottom - 2 && top <= bottom + 40 && top < window.innerHeight * 0.5;
-    }""", [BAR, key])
 
 
 def view_of(page, scene) -> dict:
