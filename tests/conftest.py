@@ -28,12 +28,26 @@ def tier(item: pytest.Item) -> str:
     return next((name for name in SLOW_TIERS if item.get_closest_marker(name)), "fast")
 
 
+# The longest tests start first, so that no worker (pytest.ini: -n 4) begins one while the others are finishing;
+# measured on two workers (docs/testing.md): the walks at 1280×720 5–6 min each, the ten sessions 100 s, these
+# others 45–70 s.
+LONGEST_FIRST = ("test_every_scene_in_view_below_a_steady_bar[en-1280x720]",
+                 "test_every_scene_in_view_below_a_steady_bar[zh-1280x720]", "test_ten_sessions_at_once",
+                 "test_every_page_opens_with_its_question_and_answer_in_both_languages",
+                 "test_every_scene_in_view_below_a_steady_bar[zh-1920x1080]",
+                 "test_an_edited_sentence_keeps_its_result_in_view[zh]",
+                 "test_an_edited_sentence_keeps_its_result_in_view[en]",
+                 "test_a_phones_sentence_reaches_the_projector_and_survives_kill_9")
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects: `-m fast` sees the marks
 def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: LONGEST_FIRST.index(item.name) if item.name in LONGEST_FIRST else len(LONGEST_FIRST))
     for item in items:
         if SHIPPED_MODEL_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.realmodel)
         _tier_of[item.nodeid] = tier(item)
+        item.user_properties.append(("tier", _tier_of[item.nodeid]))  # its reports carry it (to xdist's controller)
         if _tier_of[item.nodeid] == "fast":
             item.add_marker(pytest.mark.fast)
 
@@ -68,14 +82,16 @@ def _fast_tier_stays_fast(request, monkeypatch):
 
 
 def pytest_runtest_logreport(report):
-    """Setup, call and teardown of each test, added to its tier (a module fixture's cost to its first test)."""
-    name = _tier_of.get(report.nodeid, "fast")
+    """Setup, call and teardown of each test, added to its tier (a module fixture's cost to its first test). With
+    workers (``-n 2``) the controller hears every report, the tier from the worker that collected the test."""
+    name = dict(report.user_properties).get("tier") or _tier_of.get(report.nodeid, "fast")
     _tier_seconds[name] += report.duration
     _tier_tests[name].add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter):
-    """One line per tier that ran: the CI log says what each tier costs (collection and start-up not included)."""
+    """One line per tier that ran: the CI log says what each tier costs (collection and start-up not included; with
+    workers, the sum over them, more than the wall time)."""
     if _tier_seconds:
         terminalreporter.write_sep("-", "time per tier")
         for name in ("fast", *SLOW_TIERS):

@@ -151,7 +151,7 @@ def _upload_flood(url: str, cookie: str, count: int) -> list[int]:
     """``count`` files of 1 MB PUT one after another by one session through the hall: their HTTP statuses."""
     import requests
 
-    from e2e.test_upload_quota import open_session, put_file
+    from e2e.test_serve import open_session, put_file
 
     http = requests.Session()
     http.cookies.set(*cookie.split("=", 1))  # the process the session's websocket reaches too
@@ -184,7 +184,7 @@ def test_a_hall_of_two_processes_keeps_each_browser_on_one(tmp_path):
             assert refused.value.code == 404, path
         # uploads through nginx (on main each was HTTP 500: its workers could not write the body to disk): one
         # address gets its burst, then nginx's 429 (app.py here: the per-session bound is serve.py's, tested in
-        # tests/e2e/test_upload_quota.py)
+        # tests/e2e/test_serve.py)
         codes = _upload_flood(hall.url, f"{COOKIE}={hall.backends[0]}", UPLOAD_BURST + 3)
         assert codes == [204] * (UPLOAD_BURST + 1) + [429] * 2, codes
         forged = f"{COOKIE}=22"  # another service on this machine: never proxied to

@@ -1,5 +1,5 @@
 """deploy/upload_quota.py on its own (the fast tier): parallel uploads of one session counted while in flight,
-uploads per client address per minute, other requests untouched. The served endpoint: tests/e2e/test_upload_quota.py."""
+uploads per client address per minute, other requests untouched. The served endpoint: tests/e2e/test_serve.py."""
 from __future__ import annotations
 
 import asyncio

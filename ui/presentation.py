@@ -28,6 +28,7 @@ import streamlit as st
 from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
+from core.runtime.concurrency import page_run
 from ui import PAGES, state
 from ui import lecture_scenes as pres
 from ui.i18n import t
@@ -142,10 +143,11 @@ def fragment(func: Callable[..., None]) -> Callable[..., None]:
     app's :func:`tell`): an edit inside it brings its result into view as a full run's does."""
     @functools.wraps(func)
     def run(*args, **kwargs) -> None:
-        changed = begin_run() if st.session_state.get("present") else []
-        func(*args, **kwargs)
-        if changed:
-            tell(st.session_state.get(URL_PATH_KEY), changed, fragment_run=True)
+        with page_run():  # a fragment's own rerun takes its turn as a page run does (a full run's holds one)
+            changed = begin_run() if st.session_state.get("present") else []
+            func(*args, **kwargs)
+            if changed:
+                tell(st.session_state.get(URL_PATH_KEY), changed, fragment_run=True)
     return st.fragment(run)
 
 

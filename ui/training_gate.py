@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core.runtime.concurrency import HEAVY_JOBS, release_memory
+from core.runtime.concurrency import HEAVY_JOBS, release_memory, step_aside
 from ui.i18n import t
 from ui.page import attempt
 
@@ -61,6 +61,7 @@ def run(job: Callable[..., Result], *args, **kwargs) -> Result | None:
         st.warning(t(refused))
         return None
     try:
-        return attempt(job, *args, **kwargs)
+        with step_aside():  # minutes of computing: the class's page runs take their turns meanwhile
+            return attempt(job, *args, **kwargs)
     finally:
         finish()

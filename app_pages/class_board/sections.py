@@ -22,7 +22,7 @@ from core.models.catalogue import DEFAULT_STATIC
 from core.vectors.view import VectorsView
 from ui import cache
 from ui.i18n import error_text, layer_name, t
-from ui.page import attempt, chart, how_computed, load_model, presenting, show_error
+from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, show_error
 
 ss = st.session_state
 SECRET_KEY = "board_secret"  # the lecturer's credential in this session: the link's signed token (or the secret)
@@ -210,8 +210,9 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None
     # each point numbered as its sender was told ("sent, number N") and as the lecturer's list shows it
     ids = [view.ids[k].replace(str(occ.sentence_index + 1), str(shown[occ.sentence_index].id), 1)
            for k, occ in enumerate(occurrences)]
-    fig = class_scatter(coords, ids, view.occurrence_labels, view.hover, mine=mine, mine_name=t("board.mine"),
-                        explained=ev, points_name=b.word, large=large, narrow=not projector,
+    # built once per process for what it shows (the projector redraws it every second, mostly unchanged)
+    fig = shared_figure(class_scatter, coords, ids, view.occurrence_labels, view.hover, mine=mine,
+                        mine_name=t("board.mine"), explained=ev, points_name=b.word, large=large, narrow=not projector,
                         height=(470 if large else 430) if projector else 460, title=title, senses=b.senses)
     chart(fig, "board_scatter", toolbar=projector)
     if accuracy is not None and not projector:
@@ -225,14 +226,19 @@ def class_picture(store: Store, b: Board, *, me: str | None = None, side=None
     accuracies = list(view.accuracy[False]) + ([mix.accuracy] if mix else [])
     with side:
         if any(a is not None for a in accuracies):
-            accuracy_fig = vfigs.accuracy_chart(
-                names, accuracies, view.static_accuracy.get(False), n=view.scored, contextual_name=ctx_name,
-                static_name=t("static.acc_static", name=DEFAULT_STATIC), title=t("board.acc_title"),
-                large=large, height=270 if large else 300, current=options.index(choice))
-            chart(accuracy_fig.update_xaxes(tickangle=0), "board_acc")
+            accuracy_fig = shared_figure(
+                _accuracy_figure, names, accuracies, view.static_accuracy.get(False), n=view.scored,
+                contextual_name=ctx_name, static_name=t("static.acc_static", name=DEFAULT_STATIC),
+                title=t("board.acc_title"), large=large, height=270 if large else 300, current=options.index(choice))
+            chart(accuracy_fig, "board_acc")
         else:
             st.caption(t("board.acc_hint"))
     return view, accuracy
+
+
+def _accuracy_figure(*args, **kwargs):
+    # horizontal layer names (broken into lines above): rotated ones ran into the legend
+    return vfigs.accuracy_chart(*args, **kwargs).update_xaxes(tickangle=0)
 
 
 def notes(view: VectorsView, accuracy: float | None) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import csv
 import dataclasses
+import functools
 import hashlib
 import hmac
 import io
@@ -245,8 +246,10 @@ def _loopback_host(host: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=64)
 def qr_svg(url: str) -> str:
-    """The join link as a QR code, an SVG document drawn here (nothing is fetched from outside the server)."""
+    """The join link as a QR code, an SVG document drawn here (nothing is fetched from outside the server); once
+    per link and process (the projector draws it every second)."""
     buffer = io.BytesIO()
     segno.make(url, error="m").save(buffer, kind="svg", scale=10, border=2, xmldecl=False)
     return buffer.getvalue().decode("ascii")

@@ -180,6 +180,14 @@ class ModelRef:
         return f"ModelRef({self.name!r}, key={self.key!r})"
 
 
+def is_loaded(name: str) -> bool:
+    """Whether ``name`` is loaded and its files unchanged since (a :func:`load_ref` would return at once)."""
+    key = catalogue.model_key(name)
+    identity = catalogue.files_identity(key)
+    with _state_lock:
+        return key in _cache and _identities[key] == identity
+
+
 def load_ref(name: str) -> ModelRef:
     """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here."""
     key = catalogue.model_key(name)

@@ -16,6 +16,8 @@ not by the models' forward passes, which took a few percent of the samples. Henc
   while it computes, so a per-model lock would only queue sessions behind each other;
 - calls of one model's tokenizer take turns: a fast (Rust) tokenizer is borrowed mutably while a call
   sets its padding and truncation, and a concurrent call fails with "Already borrowed";
+- the page runs themselves take turns (:func:`page_run`): one at a time unless ``LAB_PAGE_RUN_SLOTS`` says
+  otherwise, a run stepping aside while it waits for a model's load or a heavy job (:func:`step_aside`);
 - a class larger than one process serves well runs several processes behind a reverse proxy with sticky
   sessions (``deploy/``, docs/classroom.md "A lecture hall").
 """
@@ -37,6 +39,58 @@ def torch_threads() -> int:
 
 def inference_slots() -> int:
     return max(1, int(os.environ.get("LAB_INFERENCE_SLOTS", str(os.cpu_count() or 1))))
+
+
+def page_run_slots() -> int:
+    return max(1, int(os.environ.get("LAB_PAGE_RUN_SLOTS", "1")))
+
+
+class PageRuns:
+    """Page runs of one process in turn, ``slots`` at a time, the others waiting in order. The runs are bound by
+    Python under the GIL, so thirty run side by side take as long as thirty in turn, plus the GIL's switching,
+    and all finish near the end; in turn, the first finish first (classroom benchmark, issue #50)."""
+
+    def __init__(self, slots: int | None = None):
+        self.slots = slots or page_run_slots()
+        self._free = threading.BoundedSemaphore(self.slots)
+        self._holding = threading.local()  # .slot: the calling thread holds one
+
+    def held(self) -> bool:
+        return getattr(self._holding, "slot", False)
+
+    @contextmanager
+    def run(self) -> Iterator[None]:
+        """One slot for the calling thread's run; re-entrant (a fragment drawn inside a full run takes no
+        second slot)."""
+        if self.held():
+            yield
+            return
+        with self._free:
+            self._holding.slot = True
+            try:
+                yield
+            finally:
+                self._holding.slot = False
+
+    @contextmanager
+    def step_aside(self) -> Iterator[None]:
+        """The slot given back while the calling run waits for something slow that is not its Python (a model
+        being loaded, a heavy job): the class goes on meanwhile; the run queues again afterwards."""
+        if not self.held():
+            yield
+            return
+        self._holding.slot = False
+        self._free.release()
+        try:
+            yield
+        finally:
+            self._free.acquire()
+            self._holding.slot = True
+
+
+PAGE_RUNS = PageRuns()  # the app's: every page run and fragment rerun of this server process
+page_run = PAGE_RUNS.run
+step_aside = PAGE_RUNS.step_aside
 
 
 def blas_threads() -> int:

@@ -172,6 +172,9 @@ def start_server(work_dir: Path, script: str = "app.py") -> LabServer:
     port = free_port()
     status_file, log_file = work_dir / "server-status.json", work_dir / "server.log"
     env = {**os.environ, "LAB_E2E_STATUS": str(status_file), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    # a data folder of its own (the class board's database, the lecturer secret), unless the test chose one: the
+    # servers of two test workers never share one
+    env.setdefault("LAB_DATA_DIR", str(work_dir / "data"))
     command = [sys.executable, "-c", SERVER_CODE, "run", script, "--server.headless", "true",
                "--server.fileWatcherType", "none", "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false"]
@@ -304,6 +307,28 @@ def screenshot(page, name: str) -> Path:
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(size)
     return path
+
+
+# ---- requests: nothing leaves localhost ------------------------------------------------------------
+def foreign(url: str, port: int) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return False
+    return parts.hostname not in ("127.0.0.1", "localhost") or parts.port != port
+
+
+def watch_requests(context) -> list[str]:
+    """Every request URL the browser context makes from now on, collected as it goes."""
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    return requests
+
+
+def assert_local_only(page, requests: list[str], port: int, label: str) -> None:
+    outside = sorted({url for url in requests if foreign(url, port)})
+    assert not outside, (label, outside)
+    sources = page.evaluate("() => Array.from(document.images).map((img) => img.src)")
+    assert not [src for src in sources if foreign(src, port)], (label, sources)
 
 
 # ---- fixtures ------------------------------------------------------------------------------------

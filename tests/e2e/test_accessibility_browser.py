@@ -1,38 +1,23 @@
-"""Accessibility in a real browser: the axe-core rule suite (WCAG 2.x A/AA and best practices, through the
-maintained ``axe-playwright-python`` binding) finds no critical or serious violation on any page, in Chinese
-and English, at 1280×720 and on a 390×844 phone, nor on any presentation scene at either size; the document's
-language follows the chosen one, also after switching; the sidebar's page links show keyboard focus.
+"""Accessibility in a real browser: the axe-core rule suite (``e2e.axe``) finds no critical or serious violation on
+any page, in Chinese and English, at 1280×720 and on a 390×844 phone (every presentation scene at both sizes is
+checked on the presenter's walk, tests/e2e/test_presenter_bar_browser.py, which opens each scene's link anyway);
+the document's language follows the chosen one, also after switching; the sidebar's page links show keyboard
+focus.
 
 One server for the session (tests/e2e/conftest.py) and one browser; each case is a fresh browser context.
 """
 from __future__ import annotations
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
+from e2e.axe import DESKTOP, DOCUMENT_READY, desktop_and_phone_problems
 from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url
 from ui.accessibility import DOCUMENT_LANGS
 from ui.i18n import LANGS
-from ui.lecture_scenes import SCENES
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
-DESKTOP = {"width": 1280, "height": 720}
-PHONE = {"width": 390, "height": 844}
-BLOCKING = ("critical", "serious")
-AXE = Axe()
-# ui/document.js is mounted (a component still loading shows a skeleton in its place)
-DOCUMENT_READY = "() => !!document.querySelector('.st-key-lab_document .stBidiComponent')"
 LANG_IS = "(want) => document.documentElement.lang === want"
-
-
-def blocking_violations(page) -> list[str]:
-    """axe-core's critical and serious violations on the page as it is now, one line per rule."""
-    page.wait_for_function(DOCUMENT_READY, timeout=60_000)  # seconds after the run: the page is idle already
-    page.wait_for_timeout(500)  # the script marks new elements 200 ms after the page settles
-    found = AXE.run(page).response["violations"]
-    return [f"{v['impact']} {v['id']} ({v['help']}): " + "; ".join(n["html"][:120] for n in v["nodes"][:3])
-            for v in found if v["impact"] in BLOCKING]
 
 
 @pytest.fixture
@@ -56,23 +41,7 @@ def context_of(browser, warm_server):
 def test_page_has_no_serious_violation_on_desktop_and_phone(context_of, warm_server, url_path, lang):
     page = context_of(DESKTOP)
     open_page(page, page_url(warm_server, url_path, lang=lang))
-    assert blocking_violations(page) == [], f"{url_path} ({lang}) at 1280×720"
-    assert page.evaluate("document.documentElement.lang") == DOCUMENT_LANGS[lang]
-    page.set_viewport_size(PHONE)  # the same session laid out for a phone: Streamlit's narrow layout
-    page.wait_for_timeout(1500)
-    assert blocking_violations(page) == [], f"{url_path} ({lang}) at 390×844"
-
-
-@pytest.mark.parametrize("lang", list(LANGS))
-@pytest.mark.parametrize("scene", SCENES, ids=[scene.id for scene in SCENES])
-def test_scene_has_no_serious_violation_in_presentation_mode(context_of, warm_server, scene, lang):
-    page = context_of(DESKTOP)
-    open_page(page, page_url(warm_server, scene.url_path, present="1", lang=lang, slide=scene.id))
-    assert blocking_violations(page) == [], f"scene {scene.id} ({lang}) at 1280×720"
-    assert page.evaluate("document.documentElement.lang") == DOCUMENT_LANGS[lang]
-    page.set_viewport_size(PHONE)  # a student following the scene's link on a phone
-    page.wait_for_timeout(1500)
-    assert blocking_violations(page) == [], f"scene {scene.id} ({lang}) at 390×844"
+    assert desktop_and_phone_problems(page, lang, f"{url_path} ({lang})") == []
 
 
 def test_document_language_follows_the_chosen_language(context_of, warm_server):
@@ -145,14 +114,6 @@ def contrast(a: str, b: str) -> float:
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
     light, dark = sorted((luminance(a), luminance(b)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
-
-
-def test_contrast_helper():
-    assert contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21)
-    assert contrast("rgb(225, 233, 244)", "rgb(255, 255, 255)") == pytest.approx(1.22, abs=0.01)  # the old tint
-    tinted = behind(["rgba(0, 0, 0, 0)", "rgba(137, 166, 210, 0.25)", "rgb(255, 255, 255)"])
-    assert tinted == "rgb(225.5, 232.75, 243.75)"
-    assert behind(["rgba(0, 0, 0, 0)"]) == "rgb(255.0, 255.0, 255.0)"
 
 
 def tab_cycle(page, limit: int = 200) -> list[dict]:

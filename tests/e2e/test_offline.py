@@ -1,7 +1,8 @@
-"""No request leaves localhost: every page, in a real browser, with and without Markdown payloads.
+"""No request leaves localhost: every page, in a real browser, with Markdown payloads (each page opened plainly is
+checked the same way by tests/e2e/test_pages_browser.py::test_page_in_browser, through :func:`watch_requests`).
 
 Playwright sees every request the page makes (documents, scripts, fonts, images, favicons, websockets).
-Each page is opened plainly and with ``?model=`` set to Markdown that would make the browser fetch an
+Each page is opened with ``?model=`` set to Markdown that would make the browser fetch an
 external image if it were rendered (``![i](http://evil.example/md.png)``), including the pages' own
 variants that show the model name (static page with ``ctx=bert``, ELMo page with ``bert=1``); the
 sidebar's "other model" box gets the same payload typed in. Every request must go to the app's own
@@ -9,45 +10,38 @@ server (or be a ``data:``/``blob:`` URL), and no ``<img>`` may point elsewhere.
 """
 from __future__ import annotations
 
-import urllib.parse
-
 import pytest
 
 from core.guard.safe_text import WORD_JOINER
-from e2e.conftest import URL_PATHS, VIEWPORT, body_text, check_healthy, open_page, page_url, wait_idle
+from e2e.conftest import (
+    URL_PATHS,
+    VIEWPORT,
+    assert_local_only,
+    body_text,
+    check_healthy,
+    open_page,
+    page_url,
+    wait_idle,
+    watch_requests,
+)
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
 PAYLOAD = "![i](http://evil.example/md.png)"
-VARIANTS = [(path, {}) for path in URL_PATHS] + [(path, {"model": PAYLOAD}) for path in URL_PATHS] + [
+VARIANTS = [(path, {"model": PAYLOAD}) for path in URL_PATHS] + [
     ("static-vs-contextual", {"model": PAYLOAD, "ctx": "bert"}),
     ("elmo-weights", {"model": PAYLOAD, "bert": "1"}),
     ("static-vs-contextual", {"model": "<http://evil.example/autolink>", "ctx": "bert"}),
 ]
 
 
-def foreign(url: str, port: int) -> bool:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("data", "blob", "about"):
-        return False
-    return parts.hostname not in ("127.0.0.1", "localhost") or parts.port != port
-
-
 @pytest.fixture
 def watched(browser, warm_server):
     """A fresh session whose every request URL is collected."""
     context = browser.new_context(viewport=VIEWPORT, locale="zh-CN")
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
+    requests = watch_requests(context)
     yield context.new_page(), requests
     context.close()
-
-
-def assert_local_only(page, requests: list[str], port: int, label: str) -> None:
-    outside = sorted({url for url in requests if foreign(url, port)})
-    assert not outside, (label, outside)
-    sources = page.evaluate("() => Array.from(document.images).map((img) => img.src)")
-    assert not [src for src in sources if foreign(src, port)], (label, sources)
 
 
 @pytest.mark.parametrize("url_path, query", VARIANTS,

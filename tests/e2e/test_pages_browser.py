@@ -19,6 +19,7 @@ from e2e.conftest import (
     TIMEOUT_S,
     URL_PATHS,
     alerts,
+    assert_local_only,
     body_text,
     check_healthy,
     open_page,
@@ -28,6 +29,7 @@ from e2e.conftest import (
     screenshot,
     wait_for,
     wait_idle,
+    watch_requests,
 )
 from ui import PAGES
 from ui.i18n import translate
@@ -319,14 +321,11 @@ CHECKERS = {
 
 
 # ---- the tests -------------------------------------------------------------------------------------
-def test_every_page_is_covered():
-    assert URL_PATHS[: len(PAGES)] == [spec.url_path for spec in PAGES]
-    missing = [p for p in URL_PATHS if p not in CHECKERS]
-    assert not missing, f"add a checker for {missing} (check_generic only checks the title)"
-
-
 @pytest.mark.parametrize("url_path", URL_PATHS)
 def test_page_in_browser(page, warm_server, url_path):
+    """The page's own checks, and no request of the page (nor its screenshot's relayout) leaves localhost (what
+    tests/e2e/test_offline.py checks with Markdown payloads)."""
+    requests = watch_requests(page.context)
     open_page(page, page_url(warm_server, url_path))
     try:
         check_healthy(page)
@@ -334,6 +333,7 @@ def test_page_in_browser(page, warm_server, url_path):
         check_healthy(page)
     finally:
         screenshot(page, url_path)
+    assert_local_only(page, requests, warm_server.port, url_path)
 
 
 def test_home_at_root_and_by_its_url_path(page, warm_server):

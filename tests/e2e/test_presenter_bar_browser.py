@@ -5,6 +5,7 @@ the slider, and the clicker's PageDown advances exactly one scene, also right af
 
 Each scene's result (``ui.presentation.result_key``), with its figures' axis labels and legends, lies wholly inside the
 viewport below the bar on arrival, in zh and en at 1280×720 and in zh at 1920×1080, as it does opened by its link.
+At 1280×720 each scene is also opened by its link, and checked by axe-core there and on a phone.
 One viewport screenshot per scene in test-artifacts/screenshots/bar-<lang>-<width>-<nn>-<scene>.png.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 
 import pytest
 
+from e2e.axe import DESKTOP, desktop_and_phone_problems
 from e2e.conftest import SCREENSHOTS, check_healthy, open_page, page_url, wait_for, wait_idle
 from ui.i18n import translate
 from ui.lecture_scenes import SCENES
@@ -207,12 +209,16 @@ def touch_the_worked_example(page, tr, shot: str) -> dict:
     return {} if box is None else {"worked, revealed": box}
 
 
-def linked_view(page, server, scene, lang: str) -> dict:
-    """:func:`view_of` the scene opened by its link."""
+def linked_view(page, server, scene, lang: str, axe_problems: list[str]) -> dict:
+    """:func:`view_of` the scene opened by its link; then axe-core's blocking violations of that scene at 1280×720
+    and on a phone (the same session laid out for a student following the link) go into ``axe_problems``."""
+    page.set_viewport_size(DESKTOP)
     open_page(page, page_url(server, scene.url_path, present="1", lang=lang, slide=scene.id))
     if result_key(scene):
         in_view_soon(page, result_key(scene))
-    return view_of(page, scene)
+    view = view_of(page, scene)
+    axe_problems.extend(desktop_and_phone_problems(page, lang, f"scene {scene.id} ({lang})"))
+    return view
 
 
 WALKS = [("zh", 1280, 720), ("en", 1280, 720), ("zh", 1920, 1080)]
@@ -228,10 +234,12 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
     changes the scene; on the fill-mask scene PageDown comes 0.3 s after arrival, and the next scene still shows
     its own result. At 1280×720, each scene then opened by its link looks exactly as it did arrived at by PageDown:
     the same scroll position and the same result just below the bar (the exercises opened scrolled to the bottom
-    when reached by PageDown before #37).
+    when reached by PageDown before #37); there axe-core finds no critical or serious violation, at 1280×720 and
+    laid out for a 390×844 phone, and <html lang> is the scene's language.
 
-    This one walk per (language, size) holds what test_walk_every_scene (tests/e2e/test_pages_browser.py) and
-    test_pagedown_arrival_equals_the_deep_link (tests/e2e/test_presenter_live_browser.py) walked apart."""
+    This one walk per (language, size) holds what test_walk_every_scene (tests/e2e/test_pages_browser.py),
+    test_pagedown_arrival_equals_the_deep_link (tests/e2e/test_presenter_live_browser.py) and
+    test_scene_has_no_serious_violation_in_presentation_mode (tests/e2e/test_accessibility_browser.py) did apart."""
     def tr(key: str, **params) -> str:
         return translate(lang, key, **params)
 
@@ -278,9 +286,11 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
     note = tr(SCENES[-1].note_key)
     wait_for(page, lambda: note[:20] in page.locator("[data-testid='stPopoverBody']").inner_text(), "the whole note")
     if compare_links:
-        differ = {scene.id: {"pagedown": walked[scene.id], "link": linked} for scene in SCENES
-                  if not same_view(walked[scene.id], linked := linked_view(page, warm_server, scene, lang))}
+        axe_problems: list[str] = []
+        differ = {scene.id: {"pagedown": walked[scene.id], "link": linked} for scene in SCENES if not same_view(
+                  walked[scene.id], linked := linked_view(page, warm_server, scene, lang, axe_problems))}
         assert not differ, f"arrival by PageDown differs from the scene's link: {differ}"
+        assert not axe_problems, axe_problems
 
 
 def test_pagedown_right_after_a_slider_click(page, warm_server):
