@@ -386,14 +386,9 @@ def test_server_paths_cannot_be_probed(tmp_path):
         with pytest.raises(LabError) as info:
             load_encoder(str(tmp_path / target))
         assert info.value.code == "unknown_model"
-        messages.add(info.value.message("en", markdown=True).replace(md_escape_path(tmp_path / target), "PATH"))
+        # the name as typed (shortened when long: a test worker's temporary folder is) is all that may differ
+        messages.add(re.sub(r"“[^”]*”", "“PATH”", info.value.message("en", markdown=True)))
     assert len(messages) == 1, messages
-
-
-def md_escape_path(path: Path) -> str:
-    from core.guard.safe_text import md_escape
-
-    return md_escape(str(path))
 
 
 @pytest.mark.parametrize("raw", ["[" * 100_000, "[" * 60_000 + "]" * 60_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
