@@ -257,12 +257,17 @@ async def projector(url: str, stop: asyncio.Event, timeout_s: float) -> dict:
 
 
 async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: float, distinct: bool = True,
-                  board_id: str | None = None, board_beside: bool = False) -> dict:
+                  board_id: str | None = None, board_beside: bool = False, backends: tuple[str, ...] = ()) -> dict:
     warm = {}
-    for spec in PAGES:  # each page once alone: models loaded, caches filled
-        result = await run_page(url, spec.url_path, timeout_s)
-        warm[spec.url_path] = round(result["seconds"], 3)
-        _log(f"  warm-up {spec.url_path}: {result['seconds']:.1f} s")
+    # each page once alone on every process (a lecture hall's, by its lab_backend cookie): models loaded, caches
+    # filled; the class's sessions then go where nginx draws them, as students' browsers do
+    for backend in backends or (None,):
+        for spec in PAGES:
+            result = await run_page(url, spec.url_path, timeout_s,
+                                    cookie=f"lab_backend={backend}" if backend else None)
+            name = f"{spec.url_path}@{backend}" if backend else spec.url_path
+            warm[name] = round(result["seconds"], 3)
+            _log(f"  warm-up {name}: {result['seconds']:.1f} s")
     stop = asyncio.Event()
     board = asyncio.create_task(projector(url, stop, timeout_s)) if board_beside else None
     if board:
@@ -342,6 +347,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--same-inputs", action="store_true",
                         help="every session sends the page's default inputs (cache hits) instead of its own")
+    parser.add_argument("--backends", default="",
+                        help="a lecture hall's app ports (its lab_backend cookie), e.g. 8501,8502: the warm-up runs "
+                             "every page on each of them")
     parser.add_argument("--board", action="store_true",
                         help="open a class board (in LAB_DATA_DIR / LAB_BOARD_DB, which a --url server must share): "
                              "the class board's sessions open its join link, as students' phones do")
@@ -366,7 +374,8 @@ def main(argv=None) -> int:
         board_id = open_board()
         _log(f"  board {board_id} open")
     report = measured_on(args.url, args.timeout, lambda url: asyncio.run(
-        measure(url, counts, args.rounds, args.timeout, not args.same_inputs, board_id, args.board_beside)))
+        measure(url, counts, args.rounds, args.timeout, not args.same_inputs, board_id, args.board_beside,
+                tuple(port for port in args.backends.split(",") if port.strip()))))
     report["results"] = target_results(report["runs"])
     box, baselines = box_id(), load_baselines(args.baseline)
     rows = against_baseline(report["runs"], baselines.get(box))
