@@ -18,7 +18,15 @@ folder named ``pages/`` next to app.py as a legacy multipage folder (its first r
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
+
+# The shapes a page takes (docs/code.md, "The shapes of a page"), each page exactly one:
+# experiment: state → inputs → one core call → render (sub-experiments are fragments of the same shape);
+# sections: several such experiments on one page, one core call each; results: state → a results file read once
+# per version → render; guide: text and links, one core call for the models' status; cards: predict-then-reveal
+# cards, each state → input → a core check → render; router: the URL picks one of the page's views, each view
+# state → inputs → one core call → render.
+Shape = Literal["experiment", "sections", "results", "guide", "cards", "router"]
 
 
 class PageSpec(NamedTuple):
@@ -27,26 +35,29 @@ class PageSpec(NamedTuple):
     title_key: str  # i18n key of the page title
     icon: str       # Streamlit material icon (bundled, no remote font)
     desc_key: str   # i18n key of a one-line description (home page links)
+    shape: Shape    # what the page's script looks like (docs/code.md)
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("app_pages/home/page.py", "overview", "nav.home", ":material/home:", "home.link.home"),
+    PageSpec("app_pages/home/page.py", "overview", "nav.home", ":material/home:", "home.link.home", "guide"),
     PageSpec("app_pages/static_vs_contextual/page.py", "static-vs-contextual", "nav.static",
-             ":material/compare_arrows:", "home.link.static"),
-    PageSpec("app_pages/class_board/page.py", "class-board", "nav.board", ":material/groups:", "home.link.board"),
+             ":material/compare_arrows:", "home.link.static", "experiment"),
+    PageSpec("app_pages/class_board/page.py", "class-board", "nav.board", ":material/groups:", "home.link.board",
+             "router"),
     PageSpec("app_pages/objectives/page.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
-             "home.link.objectives"),
-    PageSpec("app_pages/elmo_weights/page.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo"),
+             "home.link.objectives", "sections"),
+    PageSpec("app_pages/elmo_weights/page.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo",
+             "experiment"),
     PageSpec("app_pages/fill_mask/page.py", "fill-mask", "nav.fill_mask", ":material/edit_note:",
-             "home.link.fill_mask"),
+             "home.link.fill_mask", "experiment"),
     PageSpec("app_pages/attention/page.py", "attention-heatmap", "nav.attention", ":material/grid_on:",
-             "home.link.attention"),
+             "home.link.attention", "experiment"),
     PageSpec("app_pages/transfer/page.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
-             "home.link.transfer"),
+             "home.link.transfer", "results"),
     PageSpec("app_pages/exercise_cards/page.py", "exercises", "nav.exercises", ":material/quiz:",
-             "home.link.exercises"),
+             "home.link.exercises", "cards"),
     PageSpec("app_pages/evidence/page.py", "layer-evidence", "evidence.nav", ":material/biotech:",
-             "home.link.evidence"),
+             "home.link.evidence", "results"),
 )
 # Streamlit serves the default page at "/" and reserves (but does not serve) its url_path, so "/" gets a
 # hidden page of its own and every url_path in PAGES, "/overview" included, opens directly.
