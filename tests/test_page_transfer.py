@@ -544,6 +544,30 @@ def test_figures_are_plain_data():
     assert [a.font.size for a in projected.layout.annotations] == [20, 20, 20]
 
 
+@pytest.mark.parametrize("large", [False, True])
+def test_the_approach_summarys_title_stands_above_its_panel_titles(large):
+    """The title's band (from the top of the figure, one line of its font) ends above the panel titles' band (one
+    line of theirs, standing on the plots' top edge): in a screenshot of the LoRA section they overlapped."""
+    from core.figures import transfer as figs
+    from core.figures.style import text_width
+
+    fig = figs.approach_summary(["f", "t", "l", "m", "n"], ["feature", "finetune", "lora", "feature", "feature"],
+                                [0.7] * 5, [(0.65, 0.75)] * 5, [257] * 5, [10.0] * 5,
+                                panel_titles=["Held-out accuracy (95% interval)", "Trained parameters (log scale)",
+                                              "t"],
+                                title="LoRA 对比 · a title", large=large)
+    layout = fig.layout
+    line = 1.3  # a line's height in font sizes (CJK glyphs included)
+    title_bottom = (1 - layout.title.y) * layout.height + line * layout.title.font.size
+    lines = max(a.text.count("<br>") + 1 for a in layout.annotations)
+    panels_top = layout.margin.t - line * lines * max(a.font.size for a in layout.annotations)
+    assert layout.title.yref == "container" and layout.title.yanchor == "top"
+    assert title_bottom < panels_top, (title_bottom, panels_top)
+    # and no panel title is wider than its panel (they ran into each other in English)
+    panel_px = figs.PANEL_WIDTH_PX_LARGE if large else figs.PANEL_WIDTH_PX
+    assert all(text_width(part, a.font.size) <= panel_px for a in layout.annotations for part in a.text.split("<br>"))
+
+
 def test_training_budgets_beside_the_comparison(page, monkeypatch):
     from core.content.budgets import load_budgets, token_ratio
     from core.models.catalogue import DEFAULT_BERT, DEFAULT_ELMO

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import base_layout, esc
+from .style import base_layout, esc, wrap_note
 
 FEATURE_COLOUR = "#E07B00"  # orange: frozen model + trained logistic regression
 FINETUNE_COLOUR = "#0B57D0"  # blue: every parameter trained
@@ -167,6 +167,9 @@ def parameter_bars(methods: Sequence[str], trained: Sequence[int], frozen: Seque
     return fig
 
 
+PANEL_WIDTH_PX, PANEL_WIDTH_PX_LARGE = 200, 260  # one panel of approach_summary in the page's column at 1280 px
+
+
 def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Sequence[float],
                      intervals: Sequence[tuple[float, float]], trained: Sequence[int], seconds: Sequence[float], *,
                      panel_titles: Sequence[str], title: str | None = None, large: bool = False,
@@ -176,8 +179,11 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
     y = ["<br>".join(esc(part) for part in label.split("\n")) for label in labels]
     colours = [KIND_COLOURS[k] for k in kinds]
     font = {"size": 20 if large else 14}
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.09,
-                        subplot_titles=[esc(t) for t in panel_titles])
+    # a panel title longer than its panel is wide ran into the next one ("Held-out accuracy (95% interval)" at
+    # 1280×720): broken into lines of at most a panel's width on a 1280-pixel page
+    panel_px = PANEL_WIDTH_PX_LARGE if large else PANEL_WIDTH_PX
+    heads = [wrap_note(esc(t), font["size"] if large else 16, panel_px) for t in panel_titles]
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.09, subplot_titles=heads)
     accs = [float(a) for a in accuracies]
     fig.add_trace(go.Bar(x=accs, y=y, orientation="h", marker_color=colours, text=[_pct(a) for a in accs],
                          textposition="inside", insidetextanchor="start", textfont={**font, "color": "white"},
@@ -202,4 +208,10 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
     fig.update_layout(showlegend=False, bargap=0.3)
     # the panel titles are annotations (plotly's 16 px): as large as the rest of the figure on the projector
     fig.update_annotations(font_size=font["size"] if large else 16)
+    extra = (max(head.count("<br>") for head in heads) if heads else 0) * 1.3 * (font["size"] if large else 16)
+    if title:  # the title at the very top, the panel titles in their own band below it (they overlapped by a fifth)
+        fig.update_layout(margin={"t": round((120 if large else 100) + extra)},
+                          title={"y": 0.99, "yref": "container", "yanchor": "top"})
+    elif extra:
+        fig.update_layout(margin={"t": round(fig.layout.margin.t + extra)})
     return fig
