@@ -139,9 +139,13 @@ def view_of(page, scene) -> dict:
 
 
 def same_view(by_key: dict, by_link: dict) -> bool:
-    return (abs(by_key["scroll"] - by_link["scroll"]) <= 24 and abs(by_key["bar_top"] - by_link["bar_top"]) <= 2
-            and (by_link["result_top"] is None or abs(by_key["result_top"] - by_link["result_top"]) <= 4)
-            and by_link["bar_top"] <= 20)
+    """The same screen: the bar where it was, and the scene's result at the same place below it (within 4 px); a
+    scene without a result, the same scroll position (within 24 px). With a result, the scroll position may differ
+    by what stands above the result, off screen: a line of text still wrapping there made 25 px in one CI run while
+    the result stood 1 px apart."""
+    same_place = (abs(by_key["scroll"] - by_link["scroll"]) <= 24 if by_link["result_top"] is None
+                  else by_key["result_top"] is not None and abs(by_key["result_top"] - by_link["result_top"]) <= 4)
+    return same_place and abs(by_key["bar_top"] - by_link["bar_top"]) <= 2 and by_link["bar_top"] <= 20
 
 
 def click_the_slider_track(page, where: float) -> None:
@@ -232,10 +236,11 @@ def test_every_scene_in_view_below_a_steady_bar(page, warm_server, lang, width, 
     too); the bar's height is the same on every scene and at most 120 px, with the scene's counter and whole title
     in it. On the worked example ←/→ move the focused γ slider, and PageDown after a click on γ's thumb still
     changes the scene; on the fill-mask scene PageDown comes 0.3 s after arrival, and the next scene still shows
-    its own result. At 1280×720, each scene then opened by its link looks exactly as it did arrived at by PageDown:
-    the same scroll position and the same result just below the bar (the exercises opened scrolled to the bottom
-    when reached by PageDown before #37); there axe-core finds no critical or serious violation, at 1280×720 and
-    laid out for a 390×844 phone, and <html lang> is the scene's language.
+    its own result. At 1280×720, each scene then opened by its link looks as it did arrived at by PageDown: the
+    bar in place and the same result at the same place just below it, or on a scene without a result the same
+    scroll position (the exercises opened scrolled to the bottom when reached by PageDown before #37); there
+    axe-core finds no critical or serious violation, at 1280×720 and laid out for a 390×844 phone, and <html lang>
+    is the scene's language.
 
     This one walk per (language, size) holds what test_walk_every_scene (tests/e2e/test_pages_browser.py),
     test_pagedown_arrival_equals_the_deep_link (tests/e2e/test_presenter_live_browser.py) and
