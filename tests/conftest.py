@@ -64,10 +64,10 @@ def _fast_tier_stays_fast(request, monkeypatch):
 
     used, started, load_by_key, popen_init = [], [], cache.load_by_key, subprocess.Popen.__init__
 
-    def guarded(key: str):
+    def guarded(key: str, **options):
         if key in catalogue.EMBEDDED and (Path(catalogue.MODELS_DIR) / key).resolve().parent == REAL_MODELS:
             used.append(key)
-        return load_by_key(key)
+        return load_by_key(key, **options)
 
     def starting(self, args, *more, **options):
         if Path(args if isinstance(args, (str, Path)) else args[0]).name.startswith("python"):

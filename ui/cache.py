@@ -15,7 +15,7 @@ import streamlit as st
 
 from core import experiments
 from core.interface import api
-from core.models.cache import ModelRef, is_loaded, load_ref
+from core.models.cache import ModelRef, load_ref
 from core.models.catalogue import files_identity
 from core.models.encoders import Encoding, StaticEncoder
 from core.runtime.concurrency import step_aside
@@ -34,11 +34,8 @@ def model(name: str, *, masked_lm: bool = False) -> ModelRef:
     """The model ``name`` as a handle (``core.models.cache.load_ref``); ``masked_lm`` refuses anything but a
     BERT-family masked LM (the fill-mask/attention pages). Raises core.guard.errors.LabError with a user-facing
     message."""
-    if is_loaded(name):
-        ref = load_ref(name)
-    else:  # a load takes seconds (a hub model: minutes): the class's page runs go on meanwhile
-        with step_aside():
-            ref = load_ref(name)
+    # a load takes seconds (a hub model: minutes): the class's page runs go on meanwhile
+    ref = load_ref(name, while_loading=step_aside)
     if masked_lm:
         api.load_masked_lm(ref)
     return ref

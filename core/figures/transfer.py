@@ -182,7 +182,9 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
     # a panel title longer than its panel is wide ran into the next one ("Held-out accuracy (95% interval)" at
     # 1280×720): broken into lines of at most a panel's width on a 1280-pixel page
     panel_px = PANEL_WIDTH_PX_LARGE if large else PANEL_WIDTH_PX
-    heads = [wrap_note(esc(t), font["size"] if large else 16, panel_px) for t in panel_titles]
+    # the panel titles are annotations (plotly's 16 px): as large as the rest of the figure on the projector
+    panel_font = font["size"] if large else 16
+    heads = [wrap_note(esc(t), panel_font, panel_px) for t in panel_titles]
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.09, subplot_titles=heads)
     accs = [float(a) for a in accuracies]
     fig.add_trace(go.Bar(x=accs, y=y, orientation="h", marker_color=colours, text=[_pct(a) for a in accs],
@@ -206,9 +208,8 @@ def approach_summary(labels: Sequence[str], kinds: Sequence[str], accuracies: Se
     fig.update_xaxes(range=[0, max([1.0, *seconds]) * 1.45], row=1, col=3)
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(showlegend=False, bargap=0.3)
-    # the panel titles are annotations (plotly's 16 px): as large as the rest of the figure on the projector
-    fig.update_annotations(font_size=font["size"] if large else 16)
-    extra = (max(head.count("<br>") for head in heads) if heads else 0) * 1.3 * (font["size"] if large else 16)
+    fig.update_annotations(font_size=panel_font)
+    extra = (max(head.count("<br>") for head in heads) if heads else 0) * 1.3 * panel_font
     if title:  # the title at the very top, the panel titles in their own band below it (they overlapped by a fifth)
         fig.update_layout(margin={"t": round((120 if large else 100) + extra)},
                           title={"y": 0.99, "yref": "container", "yanchor": "top"})

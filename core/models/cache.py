@@ -12,6 +12,8 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -75,9 +77,10 @@ def load_typed(name: str, kind: type[Kind]) -> Kind:
     return encoder
 
 
-def load_by_key(key: str) -> Encoder:
+def load_by_key(key: str, *, while_loading: Callable[[], AbstractContextManager] = nullcontext) -> Encoder:
     """The encoder of a cache ``key`` (``catalogue.model_key``'s answer), loaded at most once at a time, again
-    when its files changed since."""
+    when its files changed since. ``while_loading()`` is entered only when the model must be loaded, or its load
+    waited for (the app's page run steps aside there: ``ui.cache.model``)."""
     identity = catalogue.files_identity(key)  # outside the lock: a stat per file
     with _state_lock:
         encoder = _cached(key, identity)
@@ -86,7 +89,7 @@ def load_by_key(key: str) -> Encoder:
         lock, waiting = _load_locks.get(key) or (threading.Lock(), 0)
         _load_locks[key] = (lock, waiting + 1)
     try:
-        with lock:  # concurrent first visits of one model wait for a single load
+        with while_loading(), lock:  # concurrent first visits of one model wait for a single load
             return _load_once(key, identity)
     finally:
         with _state_lock:  # the last one out removes it: one lock per model being loaded, not per name ever tried
@@ -180,19 +183,12 @@ class ModelRef:
         return f"ModelRef({self.name!r}, key={self.key!r})"
 
 
-def is_loaded(name: str) -> bool:
-    """Whether ``name`` is loaded and its files unchanged since (a :func:`load_ref` would return at once)."""
+def load_ref(name: str, *, while_loading: Callable[[], AbstractContextManager] = nullcontext) -> ModelRef:
+    """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here (``while_loading``: see
+    :func:`load_by_key`)."""
     key = catalogue.model_key(name)
     identity = catalogue.files_identity(key)
-    with _state_lock:
-        return key in _cache and _identities[key] == identity
-
-
-def load_ref(name: str) -> ModelRef:
-    """:func:`load_encoder` as a :class:`ModelRef`: the name is normalised once, here."""
-    key = catalogue.model_key(name)
-    identity = catalogue.files_identity(key)
-    return ModelRef(name, key, load_by_key(key), identity)
+    return ModelRef(name, key, load_by_key(key, while_loading=while_loading), identity)
 
 
 WARM_SENTENCE = "我吃了一个苹果。"
