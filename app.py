@@ -23,8 +23,8 @@ with page_run():
                    visibility="hidden")
     pg = st.navigation([root, *pages])
     current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
-    # what the presenter changed: the values at this run's start, before any widget draws (a projector's work only)
-    changed = begin_run(current) if presenting() else []
+    # what the presenter (or a student) changed: the values at this run's start, before any widget draws
+    changed = begin_run(current)
     render_sidebar()
     accessibility.render()  # the document's language, visible focus, readable captions
     arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
@@ -44,5 +44,5 @@ with page_run():
         pg.run()
     except Exception as err:  # the pages' one outer boundary: what a page did not catch is a message, not a traceback
         show_error(err)
-    if presenting():
-        tell(current, changed)  # last: the run has drawn everything the presenter may place
+    # last: the run has drawn everything the browser may place (the projector's scene and edits; a student's edits)
+    tell(current, changed)

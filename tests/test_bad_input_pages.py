@@ -194,9 +194,10 @@ def _setup_module(tiny_embedded):
     input (the same vocabulary, layers and 128 positions), not about the model's answer."""
 
 
-# boxes behind a board or a lecturer's sign-in: tests/test_page_class_board.py runs CASES on each of them
+# boxes behind a board or a lecturer's sign-in: tests/test_page_class_board.py runs CASES on each of them (the
+# presenter view's secret box is the same ui.lecturer.sign_in as the board's)
 BOXES_TESTED_ELSEWHERE = {("class_board", key) for key in ("board_sentence", "board_new_word", "board_new_senses",
-                                                          "board_secret_box")}
+                                                          "board_secret_box")} | {("presenter", "board_secret_box")}
 
 
 @dataclass

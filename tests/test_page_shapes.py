@@ -64,3 +64,5 @@ def test_the_script_has_its_shape(spec):
         assert "seed" not in names and "model_rows" in names
     if spec.shape == "router":
         assert 'st.query_params.get("view")' in script
+    if spec.shape == "console":
+        assert "sign_in" in names and "attempt" in names, "signed in, its core calls inside attempt()"

@@ -37,7 +37,8 @@ def test_the_script_guesses_nothing():
                    "data-stale", ".click()", "Date.now() -"):
         assert banned not in code, banned
     # the only Streamlit classes read are the ones key= makes (documented): st-key-<our key>
-    assert set(re.findall(r"\.(st-[a-z_-]+)", code)) <= {"st-key-present_bar", "st-key-present_pinned", "st-key-"}
+    allowed = {"st-key-present_bar", "st-key-present_pinned", "st-key-presenter_console", "st-key-"}
+    assert set(re.findall(r"\.(st-[a-z_-]+)", code)) <= allowed
     assert code.count("window.__lab") <= 1 and "win.__lab" not in code.replace("win.__labPresenter", "")
 
 

@@ -6,8 +6,8 @@
 - ``ui.page`` and ``ui.cache``: the page kit (a model or a message, one error path, one way to show a
   figure; cached model calls, encodings and results files).
 - ``ui.budget_note``: the compared models' training budgets (``core.content.budgets``), wherever ELMo and BERT meet.
-- ``ui.sentence_inputs``, ``ui.downloads``, ``ui.training_gate``, ``ui.accessibility``: widgets and gates that
-  several pages share. What one page alone uses lives in its folder, ``app_pages/<page>/`` (see below).
+- ``ui.sentence_inputs``, ``ui.downloads``, ``ui.training_gate``, ``ui.accessibility``, ``ui.lecturer``: widgets
+  and gates that several pages share. What one page alone uses lives in its folder, ``app_pages/<page>/`` (see below).
 
 ``PAGES`` lists the app's pages once, for ``app.py``'s navigation and the home page's links.
 
@@ -25,8 +25,9 @@ from typing import Literal, NamedTuple
 # sections: several such experiments on one page, one core call each; results: state → a results file read once
 # per version → render; guide: text and links, one core call for the models' status; cards: predict-then-reveal
 # cards, each state → input → a core check → render; router: the URL picks one of the page's views, each view
-# state → inputs → one core call → render.
-Shape = Literal["experiment", "sections", "results", "guide", "cards", "router"]
+# state → inputs → one core call → render; console: the lecturer's own device, signed in, each control one core call
+# on the shared store.
+Shape = Literal["experiment", "sections", "results", "guide", "cards", "router", "console"]
 
 
 class PageSpec(NamedTuple):
@@ -54,6 +55,8 @@ PAGES: tuple[PageSpec, ...] = (
              "home.link.attention", "experiment"),
     PageSpec("app_pages/transfer/page.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
              "home.link.transfer", "results"),
+    PageSpec("app_pages/presenter/page.py", "presenter", "nav.presenter", ":material/co_present:",
+             "home.link.presenter", "console"),
     PageSpec("app_pages/exercise_cards/page.py", "exercises", "nav.exercises", ":material/quiz:",
              "home.link.exercises", "cards"),
     PageSpec("app_pages/evidence/page.py", "layer-evidence", "evidence.nav", ":material/biotech:",

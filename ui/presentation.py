@@ -34,7 +34,13 @@ from ui import lecture_scenes as pres
 from ui.i18n import t
 
 PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
-SESSION_PARAMS = ("present", "lang", "model")  # written by the sidebar on every run (ui/sidebar.py)
+# the session's own parameters, kept on every scene: present, lang and model (written by the sidebar on every run,
+# ui/sidebar.py) and follow (the presenter view's projector link)
+SESSION_PARAMS = ("present", "lang", "model", "follow")
+FOLLOW_KEY = "_present_follow"  # the presentation this window follows (the link's follow=), kept for the session
+FOLLOWED_KEY = "_present_followed"  # (presentation, move) this window last followed
+REPORTED_KEY = "_present_reported"  # (scene, move) this window last told the presenter view it shows
+FOLLOW_S = 0.5  # how often the projector window asks for the presenter's move (then one page run to show it)
 APPLIED_KEY = "_present_slide_applied"
 # scene id -> the page parameters it was left with (what its page wrote to the URL: the sentences committed there)
 LEFT_KEY = "_present_scenes_left"
@@ -126,14 +132,14 @@ def told_data(scene: pres.Scene | None, url_path: str | None, arrivals: int, cha
 
 
 def tell(url_path: str | None, changed: list[str], fragment_run: bool = False) -> None:
-    """Draw the presenter's end-of-run element (call last in the run, in presentation mode): everything the run
+    """Draw the presenter's end-of-run element (call last in every run): everything the run
     drew is in the page before it, so the presenter places results that exist. A fragment's element has a key of
     its own run (two fragments may tell in one run of the page)."""
     ss = st.session_state
     ss[RUN_KEY] = run = ss.get(RUN_KEY, 0) + 1
     key = f"present_told_{run}" if fragment_run else "present_told"
-    index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path)
-    scene = pres.SCENES[index] if index is not None else None
+    index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path) if ss.get("present") else None
+    scene = pres.SCENES[index] if index is not None else None  # a student's page: no scene arrives, edits are placed
     _presenter(key=key, data=told_data(scene, url_path, ss.get(state.ARRIVALS_KEY, 0), changed, run,
                                        ss.get(HANDLED_KEY), ss.get(SEEN_KEY), st.query_params.get(pres.SLIDE_PARAM)))
 
@@ -144,7 +150,7 @@ def fragment(func: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(func)
     def run(*args, **kwargs) -> None:
         with page_run():  # a fragment's own rerun takes its turn as a page run does (a full run's holds one)
-            changed = begin_run() if st.session_state.get("present") else []
+            changed = begin_run()
             func(*args, **kwargs)
             if changed:
                 tell(st.session_state.get(URL_PATH_KEY), changed, fragment_run=True)
@@ -176,7 +182,7 @@ div:has(> .st-key-present_pinned) { position: sticky; top: 3.4rem; z-index: 980;
   flex-wrap: nowrap !important; box-sizing: border-box; min-height: 0; margin: 0 !important; gap: 0.5rem !important; }
 .st-key-present_bar button { white-space: nowrap; }
 .st-key-present_bar [data-testid="stPopoverButton"] div[aria-hidden="true"] { display: none; }  /* the chevrons */
-.st-key-present_text { min-width: 0; }
+.st-key-present_text { min-width: 0; justify-content: center; }  /* a title alone (a following window) too */
 .st-key-present_text p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
   margin: 0 !important; line-height: 1.45 !important; }
 .st-key-present_text p + p { font-size: 0.8rem; }
@@ -262,6 +268,47 @@ def scene_link(scene_id: str, label: str, icon: str | None = None) -> None:
 
 def _exit() -> None:
     st.session_state["present"] = False
+    st.session_state.pop(FOLLOW_KEY, None)
+
+
+def following_id() -> str | None:
+    """The presentation this window follows: the link's ``follow=``, kept for the session (a page's own link that
+    drops the parameter does not end the following); None outside the presenter view's projector window."""
+    ss = st.session_state
+    given = st.query_params.get("follow")
+    if given:
+        ss[FOLLOW_KEY] = given
+    return ss.get(FOLLOW_KEY)
+
+
+def _follow(presentation_id: str, url_path: str | None) -> None:
+    """The projector window's refresh (a fragment, every ``FOLLOW_S``): go to the scene the presenter view moved to,
+    once per move (a scene changed here by the clicker stays until the presenter's next move), and tell the presenter
+    view which scene this window shows."""
+    # the board's database only for a window that follows (its libraries stay out of every other page's start)
+    from core.board import presenter
+    from core.board.store import store as board_store
+
+    with page_run():
+        ss = st.session_state
+        try:
+            store = board_store()
+            p = presenter.following(store, presentation_id)
+        except Exception:  # the database unreachable for a moment: the next refresh tries again
+            return
+        if p is None:
+            st.markdown(f":red[:material/link_off: {t('present.follow_ended_short')}]", help=t("present.follow_ended"))
+            return
+        st.markdown(":material/cast_connected:")  # the presenter view drives this window
+        here = st.query_params.get(pres.SLIDE_PARAM)
+        if ss.get(FOLLOWED_KEY) != (p.id, p.moves):
+            ss[FOLLOWED_KEY] = (p.id, p.moves)
+            target = pres.BY_ID.get(p.scene)
+            if target is not None and target.id != here:
+                _leave_for(target, url_path)
+        if here in pres.BY_ID and ss.get(REPORTED_KEY) != (here, p.moves):
+            ss[REPORTED_KEY] = (here, p.moves)
+            presenter.report_shown(store, p.id, here, p.moves)
 
 
 def _toggle_lang() -> None:
@@ -282,6 +329,7 @@ def render_stepper(url_path: str | None) -> None:
     scene = pres.SCENES[index] if index is not None else None
     previous, following = pres.neighbours(index)
     total = len(pres.SCENES)
+    follow = following_id()
     target = None
     # One flexible row: the buttons take their natural width, the scene text takes the rest and wraps.
     with st.container(key="present_bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
@@ -293,10 +341,14 @@ def render_stepper(url_path: str | None) -> None:
         with st.container(key="present_text", width="stretch", gap=None):
             if index is None or scene is None:
                 st.markdown(f"**{t('present.off_list')}**")
+            elif follow:  # the notes stay on the presenter view
+                st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**")
             else:
                 st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**\n\n"
                             f":gray[{t(scene.note_key)}]")
-        if scene is not None:
+        if follow:
+            st.fragment(run_every=FOLLOW_S)(_follow)(follow, url_path)
+        elif scene is not None:
             with st.popover(":material/notes:", help=t("present.note_help")):  # the whole note
                 st.markdown(t(scene.note_key))
         if _button(t("present.next"), "present_next", "PageDown", icon=":material/arrow_forward:",
@@ -322,13 +374,34 @@ def render_stepper(url_path: str | None) -> None:
         else:
             target = moved
     if target is not None:
-        left = st.session_state.setdefault(LEFT_KEY, {})
-        if scene is not None and st.query_params.get(pres.SLIDE_PARAM) == scene.id:
-            left[scene.id] = scene_state()
-        # the new page's URL carries the session's settings from the start, not after its first run; a scene
-        # left before comes back as the lecturer left it (a sentence typed there), not as it first opened
-        go_to(target, keep={**left.get(target.id, {}),
-                            **{k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params}})
+        _leave_for(target, url_path)
+
+
+def _leave_for(target: pres.Scene, url_path: str | None) -> None:
+    """Go to ``target``, keeping the scene left as the lecturer left it. Does not return."""
+    index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path)
+    scene = pres.SCENES[index] if index is not None else None
+    left = st.session_state.setdefault(LEFT_KEY, {})
+    if scene is not None and st.query_params.get(pres.SLIDE_PARAM) == scene.id:
+        left[scene.id] = scene_state()
+    # the new page's URL carries the session's settings from the start, not after its first run; a scene
+    # left before comes back as the lecturer left it (a sentence typed there), not as it first opened
+    go_to(target, keep={**left.get(target.id, {}),
+                        **{k: st.query_params[k] for k in SESSION_PARAMS if k in st.query_params}})
+
+
+def console_press() -> str | None:
+    """The presenter view's clicker (``app_pages/presenter``, its ``presenter_console`` container): the direction
+    ("next" / "prev") of a PageDown / PageUp not handled yet, else None. ``ui/presenter.js`` catches the keys there as
+    on the bar and sends each press again until the run's end (:func:`tell`) says it was handled: no press is lost to
+    a rerun, which a button's click or shortcut can be (a click merged into a fragment's timed rerun)."""
+    ss = st.session_state
+    press = _presenter(key="presenter_keys", data={"role": "bar"}, on_press_change=lambda: None).get("press")
+    ss[SEEN_KEY] = press.get("id") if isinstance(press, dict) else None
+    if not isinstance(press, dict) or press.get("id") == ss.get(HANDLED_KEY):
+        return None
+    ss[HANDLED_KEY] = press.get("id")
+    return "next" if press.get("direction") == "next" else "prev"
 
 
 def scene_state() -> dict[str, str]:

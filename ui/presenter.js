@@ -4,7 +4,8 @@
 //   change the scene, caught before any widget sees them; ← / → too, except where the focused widget uses them (a
 //   slider, a text box's caret, radios, tabs): a lecturer nudging γ must not jump scenes. Escape leaves a text box.
 //   Each press moves exactly one scene: a press while another is unanswered waits until Python tells it handled.
-// - The told instance, drawn last in every run (data.role "told": the run has ended), says which scene the run
+// - The told instance, drawn last in every run (data.role "told": the run has ended; in presentation mode and on a
+//   student's page alike), says which scene the run
 //   showed and which keys' values it changed. A scene just arrived at starts its result just below the sticky bar
 //   (or the page top); after an edit, the result the touched input drives comes wholly into view, moving the page
 //   as little as possible. The placement holds while the page finishes drawing (charts grow, stale elements go),
@@ -15,6 +16,8 @@ const ARROW_WIDGETS = 'input[type="range"], input[type="radio"], select, [role="
   '[role="tab"], [role="combobox"], [role="listbox"], [role="option"], [role="spinbutton"]';
 const BAR = ".st-key-present_bar";
 const PINNED = ".st-key-present_pinned"; // a page's switch pinned under the bar (ui.presentation.PINNED_KEY)
+// the presenter view's controls (app_pages/presenter): the clicker's presses are caught there as on the bar
+const CONSOLE = ".st-key-presenter_console";
 const MARGIN = 8; // px kept clear below the bar and above the screen's end
 
 // the Streamlit keys of an element and of the elements around it, innermost first (key= gives class st-key-<key>)
@@ -45,7 +48,7 @@ function scrollerOf(el) {
 function install(win, doc) {
   const lab = { queue: emptyQueue(), seen: { arrival: null, run: null }, touched: [], setPress: null,
                 observer: null, presses: 0 };
-  const presenting = () => !!doc.querySelector(BAR);
+  const presenting = () => !!doc.querySelector(BAR) || !!doc.querySelector(CONSOLE);
   const send = (press) => { if (press && lab.setPress) lab.setPress(press); };
   // unique across reloads of the page, so that Python never takes a new press for one it has handled
   const freshId = () => `${Date.now()}-${++lab.presses}`;
@@ -59,7 +62,9 @@ function install(win, doc) {
   lab.place = (key, how) => {
     stopHolding();
     const bar = doc.querySelector(BAR);
-    if (!bar) return;
+    // outside presentation mode (a student's page) an edit's result comes into view below Streamlit's header
+    const header = doc.querySelector("header");
+    if (!bar && !key) return;
     const apply = () => {
       const target = key && doc.querySelector(`.st-key-${key}`);
       if (!key) { // a scene without a result opens at the page top, however far down the last page was
@@ -73,15 +78,16 @@ function install(win, doc) {
         observer.observe(target);
       }
       const pinned = doc.querySelector(PINNED);
-      const band = { top: bar.getBoundingClientRect().height + MARGIN +
-                       (pinned ? pinned.getBoundingClientRect().height : 0),
+      const above = bar ? bar.getBoundingClientRect().height
+        : header ? Math.max(0, header.getBoundingClientRect().bottom) : 0;
+      const band = { top: above + MARGIN + (pinned ? pinned.getBoundingClientRect().height : 0),
                      bottom: win.innerHeight - MARGIN };
       const by = scrollDelta(how === "top" ? target.getBoundingClientRect() : seenBox(target), band, how);
       if (by) scrollerOf(target).scrollBy({ top: by, behavior: "instant" });
     };
     const watched = new Set();
     const observer = new ResizeObserver(apply);
-    const content = scrollerOf(bar);
+    const content = scrollerOf(bar || doc.querySelector(`.st-key-${key}`) || doc.body);
     observer.observe(content === doc.scrollingElement ? doc.body : content.firstElementChild || content);
     lab.observer = observer;
     apply();
@@ -103,7 +109,7 @@ function install(win, doc) {
   // the presenter touches an input (pointer or key): remember which keys it lies in, for the run's end
   const touch = (event) => {
     stopHolding();
-    if (!presenting() || !event.target || !event.target.closest) return;
+    if (!event.target || !event.target.closest) return;
     // a select's options open outside the widget: choosing one still belongs to the select touched to open them
     if (event.target.closest('[role="option"], [role="listbox"]')) return;
     lab.touched = event.target.closest(BAR) ? [] : keysAround(event.target);
@@ -112,7 +118,10 @@ function install(win, doc) {
   win.addEventListener("wheel", stopHolding, { capture: true, passive: true });
   win.addEventListener("touchstart", stopHolding, { capture: true, passive: true });
   win.addEventListener("keydown", (event) => {
-    if (!presenting()) return;
+    if (!presenting()) { // a student's page: Enter in a sentence box is an edit; no clicker keys
+      touch(event);
+      return;
+    }
     const el = doc.activeElement;
     const typing = !!el && (el.tagName === "TEXTAREA" || el.isContentEditable ||
       (el.tagName === "INPUT" && !["range", "checkbox", "radio", "button"].includes(el.type)));

@@ -30,6 +30,7 @@ from core.board.store import store as board_store
 from core.guard.errors import LabError
 from core.guard.safe_text import md_escape
 from ui.i18n import error_text, t
+from ui.lecturer import sign_in
 from ui.page import attempt, presenting, show_error
 from ui.presentation import page_link, page_path
 
@@ -131,7 +132,7 @@ def lecturer(store: Store) -> None:
     """The lecturer's own device: sign in once (the URL then carries a signed token), open a board, pick any
     board and moderate it. The projector shows none of this."""
     st.title(t("board.lecturer_title"))
-    if not sections.sign_in():
+    if not sign_in():
         st.markdown(t("board.lecturer_intro", hours=board.LECTURER_LINK_S // 3600))
         return
     boards = store.recent_boards()

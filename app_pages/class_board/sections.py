@@ -22,11 +22,10 @@ from core.models.catalogue import DEFAULT_STATIC
 from core.vectors.view import VectorsView
 from ui import cache
 from ui.i18n import error_text, layer_name, t
+from ui.lecturer import SECRET_KEY
 from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, show_error
 
 ss = st.session_state
-SECRET_KEY = "board_secret"  # the lecturer's credential in this session: the link's signed token (or the secret)
-LINK_PARAM = "key"  # the lecturer link's token in the URL: a reload keeps the lecturer signed in
 LAYER_KEPT = "board_layer_kept"  # {board id: layer choice}: the projector's layer, kept across pages
 FEEDBACK_KEY = "board_feedback"  # (kind, text) of the student's last send or withdrawal
 REFRESH_S = 1.0  # the projector picks up a send within this (plus one computation)
@@ -43,50 +42,6 @@ FORM_HINT_CSS = """<style>
 def clock(moment: float) -> str:
     """A time of today's lecture, as the server's clock reads it (``14:05``)."""
     return time.strftime("%H:%M", time.localtime(moment))
-
-
-def lecturer() -> bool:
-    return board.is_lecturer(ss.get(SECRET_KEY))
-
-
-def sign_in() -> bool:
-    """The lecturer's sign-in on their own device: the link's token if the URL holds a valid one, else the secret
-    box. True once signed in."""
-    token = st.query_params.get(LINK_PARAM, "")
-    # only a signed token in the URL, never the secret itself: guesses go through the box, which counts them
-    if token and board.is_lecturer_link(token) and not lecturer():
-        ss[SECRET_KEY] = token
-    if lecturer():
-        return True
-    st.text_input(t("board.secret"), key="board_secret_box", type="password", help=t("board.secret_help"),
-                  on_change=_signed_in)
-    refused = ss.pop(GUESS_KEY, None)
-    if refused is not None:  # too many wrong secrets from this address: core.board.rules.sign_in
-        show_error(refused)
-    elif ss.get(SECRET_KEY) or token:  # a wrong secret, or a link whose token is forged or expired
-        show_error(LabError("board_forbidden"))
-    return False
-
-
-GUESS_KEY = "board_sign_in_refused"
-
-
-def _signed_in() -> None:
-    """The secret box's callback (before the page runs): each typed secret is one guess (``core.board.rules.sign_in``
-    counts the wrong ones per address; refused while that address is locked out). A right secret becomes the
-    lecturer link's token, in the session and in the URL (a reload of the lecturer's page keeps it; the secret
-    itself never is)."""
-    typed = ss.get("board_secret_box", "")
-    address = board.client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
-    try:
-        right = board.sign_in(board_store(), typed, address)
-        token = board.lecturer_token(typed) if right else ""
-    except Exception as err:  # locked out, or the database unreachable: said where the box is
-        ss[SECRET_KEY], ss[GUESS_KEY] = "", err
-        return
-    ss[SECRET_KEY] = token if right else typed
-    if right:
-        st.query_params[LINK_PARAM] = token
 
 
 def open_form(store: Store) -> Board | None:

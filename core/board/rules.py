@@ -129,7 +129,7 @@ def lecturer_token(secret: str | None, now: float | None = None) -> str:
     """What the lecturer link carries instead of the secret (``key=``): the expiry and an HMAC of it under the
     secret, so a reload of the lecturer's page keeps the lecturer signed in for ``LECTURER_LINK_S`` and a token
     cannot be made without the secret (changing the secret voids every link). LabError for a wrong secret."""
-    _require_lecturer(secret)
+    require_lecturer(secret)
     expires = int((time.time() if now is None else now) + LECTURER_LINK_S)
     return f"{expires}.{_token_mac(expires)}"
 
@@ -161,7 +161,8 @@ def sign_in(store: Store, given: str | None, address: str | None, now: float | N
     return False
 
 
-def _require_lecturer(given: str | None) -> None:
+def require_lecturer(given: str | None) -> None:
+    """LabError ``board_forbidden`` unless ``given`` is the lecturer secret or a valid lecturer link token."""
     if not is_lecturer(given):
         raise LabError("board_forbidden")
 
@@ -193,7 +194,7 @@ def open_board(store: Store, secret: str | None, word: str, senses_text: str | N
     """A new board for ``word`` (LabError for a wrong secret, an empty or long word, bad senses, unknown model).
     ``approval``: new sentences wait hidden until the lecturer approves them. ``hours``: the board closes by
     itself that long after opening (default :func:`default_hours`, at most ``MAX_HOURS``)."""
-    _require_lecturer(secret)
+    require_lecturer(secret)
     clean, _ = strip_controls(normalise(word or ""))
     clean = " ".join(clean.split())
     if not clean:
@@ -209,7 +210,7 @@ def open_board(store: Store, secret: str | None, word: str, senses_text: str | N
 def moderate(store: Store, secret: str | None, board_id: str, action: str, contribution_id: int | None = None) -> None:
     """The lecturer's controls: hide / show (or approve) one contribution, lock / unlock / clear / close the
     board. ``secret``: the lecturer secret or a lecturer link's token."""
-    _require_lecturer(secret)
+    require_lecturer(secret)
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     if action in ("hide", "show", "approve"):

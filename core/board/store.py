@@ -265,6 +265,22 @@ class Store:
             self._key = bytes.fromhex(str(value))
         return self._key
 
+    @_reachable
+    def setting(self, name: str) -> str | None:
+        """A named value every process of the hall shares (e.g. the presenter's scene), or None."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(settings.c.value).where(settings.c.name == name)).scalar()
+
+    @_reachable
+    def set_setting(self, name: str, value: str) -> None:
+        try:
+            with self.engine.begin() as conn:
+                if conn.execute(update(settings).where(settings.c.name == name).values(value=value)).rowcount == 0:
+                    conn.execute(settings.insert().values(name=name, value=value))
+        except IntegrityError:  # another process inserted it first: this value is the newer one
+            with self.engine.begin() as conn:
+                conn.execute(update(settings).where(settings.c.name == name).values(value=value))
+
     # ---- boards ----
     @_reachable
     def create_board(self, board_id: str, word: str, senses: tuple[str, ...], model: str, *,

@@ -302,6 +302,19 @@ def check_board(page) -> None:
     open_page(page, page.url.split("?")[0])  # back to the page's healthy start
 
 
+def check_presenter(page) -> None:
+    """Without the lecturer secret: the sign-in only, nothing of the lecture's notes or controls; a wrong secret is
+    refused where it was typed (tests/e2e/test_presenter_view_browser.py drives a projector from a signed-in one)."""
+    assert h1(page) == zh("presenter.title")
+    assert not page.locator(".st-key-presenter_note, .st-key-presenter_next").count()
+    field = page.locator(".st-key-board_secret_box input")
+    field.fill("not-the-secret")
+    field.press("Enter")
+    wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
+    assert not page.locator(".st-key-presenter_note, .st-key-presenter_next").count()
+    open_page(page, page.url.split("?")[0])  # back to the page's healthy start
+
+
 def check_generic(page) -> None:
     assert h1(page)
 
@@ -317,6 +330,7 @@ CHECKERS = {
     "exercises": check_exercises,
     "layer-evidence": check_evidence,
     "class-board": check_board,
+    "presenter": check_presenter,
 }
 
 

@@ -203,3 +203,31 @@ def test_five_sentences_on_the_pages_that_take_sentences(page, warm_server):
     check_healthy(page)
     text = body_text(page)
     assert "本实验室的两个任务各自学到的 s" in text and "当前 s = " in text
+
+
+RESULT_TOP_JS = """(key) => {
+  const el = document.querySelector('.st-key-' + key);
+  if (!el) return null;
+  const box = el.getBoundingClientRect();
+  const header = document.querySelector('header');
+  return {top: box.top, bottom: box.bottom, below: header ? header.getBoundingClientRect().bottom : 0,
+          height: window.innerHeight};
+}"""
+
+
+@pytest.mark.parametrize("screen", ["laptop", "phone"])
+def test_a_students_result_comes_into_view_after_enter(browser, warm_server, screen):
+    """Outside presentation mode too (issue #54): after Enter in the fill-mask sentence box the predictions the box
+    drives stand in the window, starting below the header, on a 768 px laptop and an 844 px phone."""
+    size = {"laptop": {"viewport": {"width": 1366, "height": 768}},
+            "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}}[screen]
+    page = browser.new_context(**size).new_page()
+    open_page(page, page_url(warm_server, "fill-mask"))
+    _type(page, "fill_sentence", SENTENCES[1][0])
+    def in_view():  # wholly in the window, or (taller than it) starting just below the header
+        b = page.evaluate(RESULT_TOP_JS, "fill_topk")
+        return b if b and b["top"] >= b["below"] and (b["bottom"] <= b["height"] or b["top"] <= b["below"] + 20) \
+            else None
+    wait_for(page, in_view, "the predictions in view after Enter", timeout_s=60)
+    check_healthy(page)
+    page.context.close()
