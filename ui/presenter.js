@@ -117,6 +117,19 @@ function install(win, doc) {
   win.addEventListener("pointerdown", touch, true);
   win.addEventListener("wheel", stopHolding, { capture: true, passive: true });
   win.addEventListener("touchstart", stopHolding, { capture: true, passive: true });
+  // the presenter view's on-screen Previous / Next are presses too, sent and resent like the clicker's (a button's own
+  // click can be lost to a rerun): the click stops here, before Streamlit's button sees it
+  win.addEventListener("click", (event) => {
+    const button = event.target && event.target.closest && event.target.closest(`${CONSOLE} button`);
+    if (!button) return;
+    const direction = button.closest(`${CONSOLE}_next`) ? "next" : button.closest(`${CONSOLE}_prev`) ? "prev" : null;
+    if (!direction) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const reply = pressed(lab.queue, direction, freshId(), new URLSearchParams(win.location.search).get("slide"));
+    lab.queue = reply.queue;
+    send(reply.send);
+  }, true);
   win.addEventListener("keydown", (event) => {
     if (!presenting()) { // a student's page: Enter in a sentence box is an edit; no clicker keys
       touch(event);

@@ -64,7 +64,8 @@ def controls() -> None:
     p = attempt(presenter.start, board_store(), ss.get(SECRET_KEY), scenes.SCENES[0].id)
     if p is None:
         return
-    direction = console_press()  # the clicker, plugged into the lecturer's laptop, whose window this is
+    # the buttons below and the clicker, plugged into the lecturer's laptop whose window this is
+    direction = console_press()
     if direction is not None:
         previous, following = scenes.neighbours(scenes.scene_index(p.scene, None) or 0)
         target = following if direction == "next" else previous
@@ -84,14 +85,15 @@ def controls() -> None:
                          anchor=False)
         with st.container(key="presenter_note", border=True):
             st.markdown(t(scene.note_key))
+        # the buttons' clicks and the clicker's keys reach Python as presses (ui/presenter.js, console_press above)
         with st.container(horizontal=True, gap="small", key="presenter_console"):
-            st.button(t("presenter.prev"), key="presenter_prev", icon=":material/arrow_back:",
-                      disabled=previous is None, on_click=_move, args=(p.id, previous.id if previous else scene.id),
-                      help=t("present.prev_help"))
-            st.button(t("presenter.next"), key="presenter_next", icon=":material/arrow_forward:",
-                      icon_position="right", type="primary", disabled=following is None,
-                      on_click=_move, args=(p.id, following.id if following else scene.id),
-                      help=t("present.next_help"))
+            with st.container(key="presenter_console_prev", width="content"):
+                st.button(t("presenter.prev"), key="presenter_prev", icon=":material/arrow_back:",
+                          disabled=previous is None, help=t("present.prev_help"))
+            with st.container(key="presenter_console_next", width="content"):
+                st.button(t("presenter.next"), key="presenter_next", icon=":material/arrow_forward:",
+                          icon_position="right", type="primary", disabled=following is None,
+                          help=t("present.next_help"))
         jump = f"presenter_jump_{p.moves}"  # a fresh box per move: it shows the scene whichever device moved
         st.selectbox(t("presenter.jump"), [s.id for s in scenes.SCENES], index=index, key=jump,
                      format_func=lambda i: f"{scenes.SCENES.index(scenes.BY_ID[i]) + 1}. {scene_title(i)}",
