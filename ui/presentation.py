@@ -347,7 +347,8 @@ def render_stepper(url_path: str | None) -> None:
                 st.markdown(f"**{t('present.counter', k=index + 1, n=total)} · {t(scene.title_key)}**\n\n"
                             f":gray[{t(scene.note_key)}]")
         if follow:
-            st.fragment(run_every=FOLLOW_S)(_follow)(follow, url_path)
+            with st.container(key="present_follow", width="content"):  # an icon's width: the title keeps the room
+                st.fragment(run_every=FOLLOW_S)(_follow)(follow, url_path)
         elif scene is not None:
             with st.popover(":material/notes:", help=t("present.note_help")):  # the whole note
                 st.markdown(t(scene.note_key))
