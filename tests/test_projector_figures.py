@@ -142,3 +142,24 @@ def test_candidate_scores_are_never_cut_at_the_plot_edge():
     bar = candidate_bars(["苹果", "水果", "公司"], [1.14e-2, 1.55e-3, 3.95e-8]).data[0]
     assert bar.textposition == "auto" and bar.cliponaxis is False
     assert list(bar.text) == ["1.14e-02", "1.55e-03", "3.95e-08"]
+
+
+def test_points_on_one_spot_share_one_label_and_keep_their_own_hover():
+    """At layer 0 every occurrence of a character has the same vector: one label "1–4" on the spot, not four numbers
+    stacked into a blob (#51); each point's hover still names its own occurrence."""
+    from core.figures.vectors import shared_labels, static_vs_contextual_figure
+
+    same = np.zeros((4, 2))
+    assert shared_labels(same, ["1", "2", "3", "4"]) == ["1–4", "", "", ""]
+    assert shared_labels(np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]), ["1", "2", "3"]) == ["1, 3", "2", ""]
+    assert shared_labels(np.array([[0.0, 0.0], [1.0, 1.0]]), ["1", "2"]) == ["1", "2"]
+    assert shared_labels(np.zeros((0, 2)), []) == []
+    fig = static_vs_contextual_figure(
+        static_coords=None, static_words=[], static_explained=None, static_label="w2v", static_hover="",
+        static_note=None, coords=same, ids=["1", "2", "3", "4"], labels=["水果", "公司", "水果", "公司"],
+        hover=["a", "b", "c", "d"], explained=np.array([0.5, 0.2]), axis_range=None, static_title="w",
+        contextual_title="c")
+    occurrences = [trace for trace in fig.data if trace.name in ("水果", "公司")]
+    assert sorted(t for trace in occurrences for t in trace.text if t) == ["1–4"]
+    assert sorted(c for trace in occurrences for c in trace.customdata) == ["1: a", "2: b", "3: c", "4: d"]
+    assert all(trace.cliponaxis is False for trace in occurrences)

@@ -77,6 +77,29 @@ def label_positions(coords: np.ndarray) -> list[str]:
     return positions
 
 
+def shared_labels(coords: np.ndarray, ids: Sequence[str]) -> list[str]:
+    """One label per spot: points drawn on the same spot (at layer 0 every occurrence of a character has the same
+    vector) share one label, ``1–16`` (or ``1, 3, 5``), on the first of them, instead of numbers stacked into a blob;
+    the others' labels are empty."""
+    xy = np.asarray(coords, dtype=float)
+    if len(xy) == 0:
+        return []
+    tolerance = 1e-6 * max(1.0, float(np.ptp(xy)))
+    texts = [""] * len(xy)
+    taken = [False] * len(xy)
+    for i in range(len(xy)):
+        if taken[i]:
+            continue
+        here = [j for j in range(i, len(xy)) if not taken[j] and np.abs(xy[j] - xy[i]).max() <= tolerance]
+        for j in here:
+            taken[j] = True
+        names = [str(ids[j]) for j in here]
+        numbers = [int(n) for n in names if n.isdigit()]
+        consecutive = len(numbers) == len(names) > 2 and numbers == list(range(numbers[0], numbers[0] + len(names)))
+        texts[i] = f"{names[0]}–{names[-1]}" if consecutive else ", ".join(names)
+    return texts
+
+
 def _groups(labels: Sequence[str | None], first: Sequence[str] = ()) -> list[tuple[str | None, list[int]]]:
     order = [label for label in dict.fromkeys([*first, *labels]) if label in labels]
     return [(label, [i for i, l in enumerate(labels) if l == label]) for label in order]
@@ -168,16 +191,18 @@ def static_vs_contextual_figure(
             ), **there)
         markers = sense_markers(labels)
         spots = label_positions(xy)
+        texts = shared_labels(xy, ids)
         for label, members in _groups(labels):
             fig.add_trace(go.Scatter(
                 x=xy[members, 0], y=xy[members, 1], mode="markers+text",
                 name=html.escape(label) if label else unlabelled_name,
                 showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
-                text=[ids[i] for i in members], textposition=[spots[i] for i in members],
+                # a number over the top or beside the edge of the plot is drawn whole, not cut by the axes
+                text=[texts[i] for i in members], textposition=[spots[i] for i in members], cliponaxis=False,
                 marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
-                customdata=[hover[i] for i in members],
-                hovertemplate="%{text}: %{customdata}<extra></extra>",
+                customdata=[f"{ids[i]}: {hover[i]}" for i in members],  # each point's own number, shared label or not
+                hovertemplate="%{customdata}<extra></extra>",
             ), **there)
         if explained is not None:
             fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", **there)
