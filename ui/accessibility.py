@@ -11,6 +11,7 @@ from streamlit.components.v2 import component
 from ui.i18n import current_lang, t
 
 NARROW_KEY = "_narrow_window"  # the browser's window is at most 700 px wide (document.js reports it)
+TALL_KEY = "_tall_window"  # the browser's window is at least 960 px high: a 1080p projector (document.js reports it)
 # BCP 47 tags of the app's languages: the Chinese is Simplified (Mainland) Chinese
 DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 
@@ -40,6 +41,7 @@ def render() -> None:
     """The stylesheet and the document script; call once per run, in the main area (a collapsed sidebar, as on a
     phone, does not draw its elements). The script's element is hidden: it takes no room."""
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
-    result = _document(key="lab_document", on_narrow_change=lambda: None,
+    result = _document(key="lab_document", on_narrow_change=lambda: None, on_tall_change=lambda: None,
                        data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button")})
     st.session_state[NARROW_KEY] = bool(getattr(result, "narrow", False))
+    st.session_state[TALL_KEY] = bool(getattr(result, "tall", False))

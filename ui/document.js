@@ -9,12 +9,15 @@
 // 4. Whether the window is narrow (a phone, a tablet in portrait, a narrow desktop window): the server never
 //    learns the width, and ui.page.phone() stacks side-by-side subplots by it. Sent only when it changes (a
 //    wide window sends nothing): each send reruns the script.
+// 4b. Whether the window is tall (a 1920×1080 projector): the projector's heatmap then fills the room it has
+//    (ui.page.tall()). Sent only when it changes, as the narrow report.
 // 5. A chart's toolbar (its one button, the camera: ui.page.chart_config) leaves the Tab order: plotly makes
 //    each button a Tab stop, one per chart between a page's controls; it shows on hover, for a mouse.
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
 const NARROW = "(max-width: 700px)";  // as ui/phone_nav.js
+const TALL = "(min-height: 960px)";
 const CHART_TOOLBAR_BUTTONS = ".modebar-btn";
 
 function mark(doc, data) {
@@ -39,14 +42,21 @@ export default function (component) {
   win.__labDocumentData = data;
   win.__labDocumentComponent = component;
   const narrow = win.matchMedia(NARROW);
+  const tall = win.matchMedia(TALL);
   const report = () => {
-    if (narrow.matches === Boolean(win.__labNarrowSent)) return;
-    win.__labNarrowSent = narrow.matches;
-    win.__labDocumentComponent.setStateValue("narrow", narrow.matches);
+    if (narrow.matches !== Boolean(win.__labNarrowSent)) {
+      win.__labNarrowSent = narrow.matches;
+      win.__labDocumentComponent.setStateValue("narrow", narrow.matches);
+    }
+    if (tall.matches !== Boolean(win.__labTallSent)) {
+      win.__labTallSent = tall.matches;
+      win.__labDocumentComponent.setStateValue("tall", tall.matches);
+    }
   };
   if (!win.__labNarrowListener) {
     win.__labNarrowListener = true;
     narrow.addEventListener("change", report);
+    tall.addEventListener("change", report);
   }
   report();
   if (!win.__labDocumentObserver) {

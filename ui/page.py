@@ -12,7 +12,7 @@ import streamlit as st
 from core.figures.style import plot_config
 from core.guard.safe_text import md_escape
 from ui import presentation
-from ui.accessibility import DOCUMENT_LANGS, NARROW_KEY
+from ui.accessibility import DOCUMENT_LANGS, NARROW_KEY, TALL_KEY
 from ui.i18n import current_lang, error_text, t
 
 Result = TypeVar("Result")
@@ -100,6 +100,12 @@ def phone() -> bool:
     phone browsers' do (known from the first run on, before the report). It decides to stack side-by-side subplots
     and drop chart toolbars (on a phone they sit on the titles, and there is no hover to hide them)."""
     return bool(st.session_state.get(NARROW_KEY)) or "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
+def tall() -> bool:
+    """Whether the window is at least 960 px high (a 1920×1080 projector, as ``ui/document.js`` reports after the
+    first run): a projector's chart sized for 1280×720 may grow into the room it has."""
+    return bool(st.session_state.get(TALL_KEY))
 
 
 def unfolded(label: str, key: str) -> bool:

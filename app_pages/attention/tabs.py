@@ -17,11 +17,12 @@ from core.figures.style import export_html
 from core.guard.safe_text import md_escape
 from ui import downloads, presentation
 from ui.i18n import t
-from ui.page import chart, presenting, unfolded
+from ui.page import chart, presenting, tall, unfolded
 from ui.state import Field, in_range, seed, sync_to_url
 
 ROW_SOURCES = ("head_avg", "rollout", "head")
 PROJECTOR_HEATMAP_PX = 600  # what lies below the scene bar at 1280×720
+TALL_PROJECTOR_HEATMAP_PX = 900  # ... and at 1920×1080, where the 720p map took a third of the width
 ss = st.session_state
 
 
@@ -57,7 +58,8 @@ def single_head(view: AttentionView, token: int) -> None:
         matrix = view.att[layer - 1, head - 1]
         fig = figs.attention_heatmap(matrix, labels, title=t("att.heatmap_title", l=layer, h=head),
                                      x_title=t("att.axis_to"), y_title=t("att.axis_from"), highlight_row=token,
-                                     large=large, max_height=PROJECTOR_HEATMAP_PX if large else None)
+                                     large=large, max_height=(TALL_PROJECTOR_HEATMAP_PX if tall() else
+                                                              PROJECTOR_HEATMAP_PX) if large else None)
         with map_area:
             # a student alone reads the chosen token's row first, one labelled bar a token: a 17 × 17 map is hard
             # to read, and on a phone its cells and labels shrink to nothing (the map stays one switch away)
