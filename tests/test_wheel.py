@@ -108,3 +108,64 @@ def test_the_notebook_runs_from_the_installed_wheel(fresh_venv, tmp_path, monkey
     markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     assert "$" not in markdown and "γ · Σⱼ sⱼ hⱼ = [0.4, 0.6, 1.0]" in page
     assert page.count("Plotly.newPlot(") == 7
+
+
+RESEARCHER_SCRIPT = r'''
+import json, shutil, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import torch
+from transformers import BertForSequenceClassification, BertModel
+from elmo_bert_lab.interface import api
+
+tiny, work = Path(sys.argv[1]), Path(sys.argv[2])
+tokenizer_files = [p for p in tiny.iterdir() if p.name not in ("model.safetensors", "config.json")]
+folders = {}
+for name, build in (("encoder", lambda: BertModel.from_pretrained(str(tiny))),
+                    ("classifier", lambda: BertForSequenceClassification.from_pretrained(str(tiny), num_labels=3))):
+    build().save_pretrained(work / name, safe_serialization=True)
+    for file in tokenizer_files:
+        shutil.copy(file, work / name / file.name)
+    folders[name] = str(work / name)
+sentences = ["我吃了一个苹果。", "苹果昨天发布了新手机。"]
+shapes = {name: list(api.embed(folder, sentences, "苹果").stacked().shape) for name, folder in folders.items()}
+before = api.token_vectors(folders["encoder"], sentences[:1]).sentences[0].layers
+# the researcher trains on and saves into the same folder: the next call reads the new weights
+model = BertModel.from_pretrained(folders["encoder"])
+with torch.no_grad():
+    model.embeddings.word_embeddings.weight.mul_(2.0)
+model.save_pretrained(folders["encoder"], safe_serialization=True)
+after = api.token_vectors(folders["encoder"], sentences[:1]).sentences[0].layers
+# a corpus with a line longer than the model takes, embedded by the console command into Parquet
+filler = "今天天气很好他背着包袱去北京心里的放下说相声"
+corpus = work / "corpus.txt"
+corpus.write_text("苹果" + filler * 3 + "苹果" + filler * 3 + "苹果。\n我吃了一个苹果。\n", encoding="utf-8")
+done = subprocess.run(["elmo-bert-lab", "embed", "--model", folders["classifier"], "--word", "苹果", "--input",
+                       str(corpus), "--format", "parquet", "--out", str(work / "vectors.parquet")],
+                      capture_output=True, text=True)
+table = pd.read_parquet(work / "vectors.parquet") if done.returncode == 0 else None
+print(json.dumps({"shapes": shapes, "changed": bool(np.abs(after - before).max() > 1e-3), "cli": done.returncode,
+                  "stderr": done.stderr[-2000:], "rows": None if table is None else len(table),
+                  "sentences": None if table is None else sorted(set(table["sentence_index"].tolist()))}))
+'''
+
+
+def test_a_researchers_script_from_the_installed_wheel(fresh_venv, tmp_path, tiny_bert_dir):
+    """Issue #55's done-when, outside the clone in the wheel's fresh virtualenv (pyarrow installed: the [parquet]
+    extra): an encoder-only and a sequence-classification checkpoint built here give their vectors; the encoder saved
+    again into its folder gives the new weights' vectors; a corpus with a line longer than the model takes goes
+    through the console command into Parquet under the stated long-text policy, every occurrence kept."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PATH": f"{fresh_venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", RESEARCHER_SCRIPT, str(tiny_bert_dir), str(work)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["shapes"] == {"encoder": [3, 2, 32], "classifier": [3, 2, 32]}
+    assert result["changed"], "the folder saved again was read again"
+    assert result["cli"] == 0, result["stderr"]
+    assert "longer than" in result["stderr"] and "overlapping windows" in result["stderr"]
+    # three occurrences in the long line and one in the short, each with every layer (3 layers)
+    assert result["sentences"] == [0, 1] and result["rows"] == 4 * 3
