@@ -18,7 +18,8 @@ with page_run():
     # An emoji favicon is drawn by the browser itself; a ":material/…:" one is fetched from fonts.gstatic.com
     st.set_page_config(page_title=t("app.title"), page_icon="🔤", layout="wide")
 
-    pages = [st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=spec.url_path) for spec in PAGES]
+    pages = [st.Page(spec.path, title=t(spec.title_key), icon=spec.icon, url_path=spec.url_path,
+                     visibility="visible" if spec.listed else "hidden") for spec in PAGES]
     root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PATH, default=True,
                    visibility="hidden")
     pg = st.navigation([root, *pages])

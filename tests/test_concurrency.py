@@ -22,7 +22,7 @@ from core.models.catalogue import list_models
 from e2e.conftest import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    URL_PATHS,
+    LISTED_PATHS,
     VIEWPORT,
     alerts,
     body_text,
@@ -85,9 +85,9 @@ def test_ten_sessions_at_once(fresh_server):
 
             contexts = [browser.new_context(viewport=VIEWPORT, locale="zh-CN") for _ in range(SESSIONS)]
             pages = [c.new_page() for c in contexts]
-            first = [URL_PATHS[i % len(URL_PATHS)] for i in range(SESSIONS)]
-            second = [URL_PATHS[(i + 3) % len(URL_PATHS)] for i in range(SESSIONS)]
-            assert set(first) == set(URL_PATHS) and set(second) == set(URL_PATHS)
+            first = [LISTED_PATHS[i % len(LISTED_PATHS)] for i in range(SESSIONS)]
+            second = [LISTED_PATHS[(i + 3) % len(LISTED_PATHS)] for i in range(SESSIONS)]
+            assert set(first) == set(LISTED_PATHS) and set(second) == set(LISTED_PATHS)
 
             started = time.monotonic()
             for page, path in zip(pages, first):  # all sessions start before any is waited for

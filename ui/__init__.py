@@ -37,6 +37,7 @@ class PageSpec(NamedTuple):
     icon: str       # Streamlit material icon (bundled, no remote font)
     desc_key: str   # i18n key of a one-line description (home page links)
     shape: Shape    # what the page's script looks like (docs/code.md)
+    listed: bool = True  # in the sidebar's navigation (a student's Tab path); unlisted: linked from the home page
 
 
 PAGES: tuple[PageSpec, ...] = (
@@ -55,8 +56,9 @@ PAGES: tuple[PageSpec, ...] = (
              "home.link.attention", "experiment"),
     PageSpec("app_pages/transfer/page.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
              "home.link.transfer", "results"),
+    # the lecturer's own device: on the home page, not in every student's navigation
     PageSpec("app_pages/presenter/page.py", "presenter", "nav.presenter", ":material/co_present:",
-             "home.link.presenter", "console"),
+             "home.link.presenter", "console", listed=False),
     PageSpec("app_pages/exercise_cards/page.py", "exercises", "nav.exercises", ":material/quiz:",
              "home.link.exercises", "cards"),
     PageSpec("app_pages/evidence/page.py", "layer-evidence", "evidence.nav", ":material/biotech:",

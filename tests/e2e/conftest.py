@@ -70,6 +70,7 @@ def app_py_url_paths() -> list[str]:
 
 
 URL_PATHS = list(dict.fromkeys([spec.url_path for spec in PAGES] + app_py_url_paths()))
+LISTED_PATHS = [spec.url_path for spec in PAGES if spec.listed]  # what the sidebar's navigation offers
 DEFAULT_PAGE = PAGES[0].url_path  # also served at "/" (app.py's hidden root page)
 
 
