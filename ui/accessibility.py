@@ -33,6 +33,19 @@ a:focus-visible, summary:focus-visible,
 </style>
 """
 
+# Streamlit's own English names of its controls (aria-label, plotly's toolbar titles) and its input hints, as a screen
+# reader announces them on a Chinese page: ui/document.js gives each the page language's name (i18n keys a11y.*).
+STREAMLIT_NAMES = {
+    "Link to heading": "a11y.link_to_heading", "Open": "a11y.open", "Sidebar": "a11y.sidebar",
+    "Collapse sidebar": "a11y.collapse_sidebar", "Expand sidebar": "a11y.expand_sidebar", "App pages": "a11y.app_pages",
+    "Copy to clipboard": "a11y.copy", "Show/hide columns": "a11y.columns", "Download as CSV": "a11y.download_csv",
+    "Search": "a11y.search", "Fullscreen": "a11y.fullscreen", "Close fullscreen": "a11y.close_fullscreen",
+    "Decrement": "a11y.decrement", "Increment": "a11y.increment", "progress": "a11y.progress",
+    "Clear all": "a11y.clear_all", "Clear value": "a11y.clear_value", "Download plot as a png": "a11y.download_png",
+    "Press Enter to apply": "a11y.enter_apply", "Press Enter to submit form": "a11y.enter_submit",
+    "Press Ctrl+Enter to apply": "a11y.ctrl_enter_apply", "Press ⌘+Enter to apply": "a11y.ctrl_enter_apply",
+}
+
 # Trusted, constant JavaScript from this repository (its data are the app's own strings).
 _document = component("lab_document", js=(Path(__file__).with_name("document.js")).read_text(encoding="utf-8"))
 
@@ -42,6 +55,8 @@ def render() -> None:
     phone, does not draw its elements). The script's element is hidden: it takes no room."""
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
     result = _document(key="lab_document", on_narrow_change=lambda: None, on_tall_change=lambda: None,
-                       data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button")})
+                       data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button"),
+                             "names": {} if current_lang() == "en" else {
+                                 english: t(key) for english, key in STREAMLIT_NAMES.items()}})
     st.session_state[NARROW_KEY] = bool(getattr(result, "narrow", False))
     st.session_state[TALL_KEY] = bool(getattr(result, "tall", False))

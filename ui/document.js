@@ -13,6 +13,7 @@
 //    (ui.page.tall()). Sent only when it changes, as the narrow report.
 // 5. A chart's toolbar (its one button, the camera: ui.page.chart_config) leaves the Tab order: plotly makes
 //    each button a Tab stop, one per chart between a page's controls; it shows on hover, for a mouse.
+// 6. Streamlit's own English control names and input hints get the page language's (translate, below).
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
@@ -20,7 +21,26 @@ const NARROW = "(max-width: 700px)";  // as ui/phone_nav.js
 const TALL = "(min-height: 960px)";
 const CHART_TOOLBAR_BUTTONS = ".modebar-btn";
 
+// Streamlit's own English names and hints, in the page's language (data.names: English -> translated; empty on an
+// English page). A hint's text is changed in its own text node, which React keeps and may set again: marked again.
+function translate(doc, names) {
+  doc.querySelectorAll("[aria-label], [data-title]").forEach((el) => {
+    for (const attribute of ["aria-label", "data-title"]) {
+      const name = names[el.getAttribute(attribute)];
+      if (name) el.setAttribute(attribute, name);
+    }
+  });
+  doc.querySelectorAll('[data-testid="InputInstructions"]').forEach((el) => {
+    const walker = doc.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const name = names[node.nodeValue.trim()];
+      if (name) node.nodeValue = name;
+    }
+  });
+}
+
 function mark(doc, data) {
+  if (data.names) translate(doc, data.names);
   doc.querySelectorAll(SCROLLERS).forEach((el) => {
     if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
     else if (el.tabIndex === 0) el.removeAttribute("tabindex");
@@ -67,7 +87,7 @@ export default function (component) {
       pending = win.setTimeout(() => { pending = 0; mark(doc, win.__labDocumentData); }, 200);
     };
     win.__labDocumentObserver = new MutationObserver(later);
-    win.__labDocumentObserver.observe(doc.body, { childList: true, subtree: true });
+    win.__labDocumentObserver.observe(doc.body, { childList: true, subtree: true, characterData: true });
     win.addEventListener("resize", later);
   }
   mark(doc, data);

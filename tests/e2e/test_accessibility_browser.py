@@ -12,8 +12,8 @@ import pytest
 
 from e2e.axe import DESKTOP, DOCUMENT_READY, desktop_and_phone_problems
 from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url
-from ui.accessibility import DOCUMENT_LANGS
-from ui.i18n import LANGS
+from ui.accessibility import DOCUMENT_LANGS, STREAMLIT_NAMES
+from ui.i18n import LANGS, translate
 
 pytestmark = pytest.mark.browser  # the slow tier: a served app in real Chromium
 
@@ -165,3 +165,31 @@ def test_focused_radio_and_switch_show_a_ring_at_3_to_1(context_of, warm_server)
     for key, ring in rings.items():
         assert ring["style"] != "none" and ring["width"] >= 2, (key, ring)
         assert contrast(ring["colour"], behind(ring["layers"])) >= 3, (key, ring)
+
+
+ENGLISH_NAMES_JS = """(english) => [...document.querySelectorAll('[aria-label], [data-title]')]
+  .flatMap((el) => [el.getAttribute('aria-label'), el.getAttribute('data-title')])
+  .concat([...document.querySelectorAll('[data-testid="InputInstructions"]')].map((el) => el.innerText.trim()))
+  .filter((name) => name && english.includes(name))"""
+
+
+@pytest.mark.parametrize("url_path,box_key", [("fill-mask", "fill_sentence"), ("static-vs-contextual", "vec_text"),
+                                              ("attention-heatmap", "att_sentence")])
+def test_streamlits_own_control_names_speak_chinese_on_a_chinese_page(context_of, warm_server, url_path, box_key):
+    """Issue #54 item 2: on a Chinese page no control a screen reader announces keeps Streamlit's English name (the
+    heading links, the select's "Open", the sidebar's, a table's toolbar, a number box's steps, the input hints
+    "Press Enter to apply"); on the English page they stay English."""
+    english = list(STREAMLIT_NAMES)
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, url_path, lang="zh"))
+    box = page.locator(f".st-key-{box_key} input, .st-key-{box_key} textarea").first
+    box.click()
+    box.press("End")
+    box.type("了")  # an edited box shows its hint
+    page.wait_for_timeout(1_000)
+    assert page.evaluate(ENGLISH_NAMES_JS, english) == []
+    hints = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=\"InputInstructions\"]')].map((el) => el.innerText)")
+    assert {translate("zh", "a11y.enter_apply"), translate("zh", "a11y.ctrl_enter_apply")} & set(hints), hints
+    open_page(page, page_url(warm_server, url_path, lang="en"))
+    assert page.evaluate(ENGLISH_NAMES_JS, english)  # untouched in English
