@@ -33,3 +33,29 @@ def test_a_chart_without_error_bars_has_no_interval_columns():
     fig = layer_curve(["token", "layer 1"], {"CLS": [0.6, 0.7]}, selected=None)
     table, _ = figure_table(fig)
     assert "low" not in table.columns and "high" not in table.columns
+
+
+def test_a_charts_summary_names_each_blank_its_largest_items_and_a_strips_words():
+    """The spoken summary (issue #54): bars by their subplot's title (which blank) with their largest items as the
+    bars write them, a heatmap's largest cell, a token strip's words, legend-only entries by name."""
+    import numpy as np
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from core.figures.table import figure_summary
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("第 1 个 [MASK]", "第 2 个 [MASK]"))
+    fig.add_trace(go.Bar(y=["小", "苹", "半", "口"], x=[0.078, 0.07, 0.031, 0.2], orientation="h",
+                         text=["7.8%", "7.0%", "3.1%", "20.0%"]), row=1, col=1)
+    fig.add_trace(go.Bar(y=["果", "蛋"], x=[0.163, 0.114], orientation="h"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=[None], y=[None], name="图例项"))
+    summary = figure_summary(fig)
+    bars = [s for s in summary["series"] if s["kind"] == "bar"]
+    assert [b["name"] for b in bars] == ["第 1 个 [MASK]", "第 2 个 [MASK]"]
+    assert bars[0]["largest"] == [["口", "20.0%"], ["小", "7.8%"], ["苹", "7.0%"]]
+    assert bars[1]["largest"] == [["果", "0.163"], ["蛋", "0.114"]]
+    assert {"kind": "legend", "name": "图例项"} in summary["series"]
+    heat = figure_summary(go.Figure(go.Heatmap(z=np.array([[0.1, 0.9], [0.3, 0.2]]), x=["a", "b"], y=["c", "d"])))
+    assert heat["series"][0]["largest"] == ["c", "b", "0.9"]
+    strip = figure_summary(go.Figure(go.Heatmap(z=[[0, 1]], text=[["我", "[MASK]"]], y=["模型看到"])))
+    assert strip["series"][0]["rows"] == [["模型看到", ["我", "[MASK]"]]]

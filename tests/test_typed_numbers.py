@@ -234,6 +234,7 @@ ALLOWED: dict[str, tuple[str, str]] = {  # key: (its numbers and quantity words,
     "board.caption_space": ("2 all", NOTATION + " (a 2-D picture; one PCA over all layers, by construction)"),
     "board.approval_help": ("all 全部", PROSE + " (approve them all at once: a control)"),
     "board.approve_all": ("all 全部", PROSE + " (the button that approves every waiting sentence)"),
+    "a11y.clear_all": ("all 全部", PROSE + " (Streamlit's own button name, translated: a control)"),
     "board.lecturer_intro": ("never 从不", PROSE + " (the projector never shows the controls: by construction)"),
 }
 

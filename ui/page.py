@@ -155,8 +155,44 @@ def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "s
     config = chart_config(key)
     if not toolbar or phone():
         config["displayModeBar"] = False
+    if not presenting() and fig.data:  # the chart in words, read before it (ui.accessibility hides it from the eye)
+        with st.container(key=key + SPOKEN_KEY_SUFFIX):
+            st.markdown(md_escape(spoken_summary(fig)))
     st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
     chart_table(fig, key)
+
+
+SPOKEN_KEY_SUFFIX = "__spoken"  # the key of a chart's spoken summary: the chart's key and this
+
+
+def spoken_summary(fig: go.Figure) -> str:
+    """One breath of what a chart shows, for a screen reader (``core.figures.table.figure_summary``): its title, each
+    series' largest items as "word, value" pairs (a heatmap's largest cell), its axes."""
+    from core.figures.table import figure_summary
+
+    summary = figure_summary(fig)
+    parts = [t("page.spoken.title", title=summary["title"]) if summary["title"] else t("page.spoken.untitled")]
+    for series in summary["series"][:6]:
+        name = t("page.spoken.name", name=series["name"]) if series["name"] else ""
+        if series["kind"] == "bar":
+            top = t("page.spoken.item_sep").join(t("page.spoken.item", label=label, value=value)
+                                                 for label, value in series["largest"])
+            parts.append(t("page.spoken.bar", name=name, count=series["count"], top=top))
+        elif series["kind"] == "heatmap":
+            row, column, value = series["largest"]
+            parts.append(t("page.spoken.heatmap", name=name, rows=series["rows"], columns=series["columns"], row=row,
+                           column=column, value=value))
+        elif series["kind"] == "strip":
+            parts += [t("page.spoken.strip", name=name, row=row, words=" ".join(words))
+                      for row, words in series["rows"]]
+        elif series["kind"] == "points":
+            parts.append(t("page.spoken.points", name=name, count=series["count"]))
+    legend = [series["name"] for series in summary["series"] if series["kind"] == "legend"]
+    if legend:
+        parts.append(t("page.spoken.legend", names=t("page.spoken.item_sep").join(legend)))
+    if summary["x"] or summary["y"]:
+        parts.append(t("page.spoken.axes", x=summary["x"] or "—", y=summary["y"] or "—"))
+    return " ".join(parts)
 
 
 TABLE_KEY_SUFFIX = "__numbers"  # the key of a chart's table expander: the chart's key and this

@@ -128,3 +128,77 @@ def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame
     table = pd.DataFrame(cells, columns=list(COLUMNS))
     used = [c for c in COLUMNS if (table[c] != "").any()]
     return table[used], len(rows)
+
+
+SUMMARY_TOP = 3  # the items a spoken summary names, the largest first
+
+
+def _axis_title(fig: go.Figure, letter: str) -> str:
+    axis = fig.layout[f"{letter}axis"]
+    return plain(axis.title.text) if axis.title and axis.title.text else ""
+
+
+def _subplot_title(fig: go.Figure, trace) -> str:
+    """The title above a trace's subplot (``make_subplots``' subplot titles are annotations over its x domain)."""
+    ref = trace.xaxis or "x"
+    axis = fig.layout[f"xaxis{ref[1:]}"]
+    if axis.domain is None:
+        return ""
+    lo, hi = axis.domain
+    for note in fig.layout.annotations or ():
+        if note.xref == "paper" and note.yref == "paper" and note.x is not None and lo <= note.x <= hi \
+                and note.yanchor == "bottom" and note.text:
+            return plain(note.text)
+    return ""
+
+
+def figure_summary(fig: go.Figure, top: int = SUMMARY_TOP) -> dict:
+    """What a screen reader says of a chart in one breath: its title, its axes' titles, and per series (named by its
+    legend entry, else its subplot's title: which blank, which layer) its kind and size with its largest items (a bar's
+    label and value, as the bar writes it: ``[["奶", "7.8%"], …]``), a heatmap's shape and largest cell (row, column,
+    value), a token strip's rows of words, a legend entry's name. Plain text, no markup; cheap enough for every run."""
+    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else ""
+    series = []
+    for trace in fig.data:
+        if getattr(trace, "hoverinfo", None) == "skip" and not trace.name:
+            continue
+        name = plain(trace.name or "") or _subplot_title(fig, trace)
+        if trace.type == "heatmap" and trace.z is not None and trace.text is not None:  # a token strip: its words
+            texts = np.asarray(trace.text, dtype=object)
+            ys = list(trace.y) if trace.y is not None else list(range(len(texts)))
+            yt = _ticks(fig, trace.yaxis, "y")
+            series.append({"kind": "strip", "name": name, "rows": [
+                [plain(yt.get(ys[i], ys[i])) if i < len(ys) else "", [plain(c) for c in texts[i][:40] if c]]
+                for i in range(min(len(texts), 3))]})
+            continue
+        if trace.type == "heatmap" and trace.z is not None:
+            z = np.asarray(trace.z, dtype=float)
+            if not z.size or np.isnan(z).all():
+                continue
+            i, j = np.unravel_index(int(np.nanargmax(z)), z.shape)
+            xs = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+            ys = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
+            xt, yt = _ticks(fig, trace.xaxis, "x"), _ticks(fig, trace.yaxis, "y")
+            series.append({"kind": "heatmap", "name": name, "rows": z.shape[0], "columns": z.shape[1],
+                           "largest": [plain(yt.get(ys[i], ys[i])), plain(xt.get(xs[j], xs[j])), f"{z[i, j]:.3g}"]})
+            continue
+        xs = list(trace.x) if getattr(trace, "x", None) is not None else []
+        ys = list(trace.y) if getattr(trace, "y", None) is not None else []
+        n = max(len(xs), len(ys))
+        if not n or all(v is None for v in xs + ys):  # a legend entry with no points of its own
+            if trace.name:
+                series.append({"kind": "legend", "name": name})
+            continue
+        if trace.type == "bar":
+            horizontal = trace.orientation == "h"
+            values, labels = (xs, ys) if horizontal else (ys, xs)
+            ticks = _ticks(fig, trace.yaxis if horizontal else trace.xaxis, "y" if horizontal else "x")
+            texts = _seq(getattr(trace, "text", None), n)
+            numbers = [(float(v), k) for k, v in enumerate(_seq(values, n)) if isinstance(v, int | float | np.number)]
+            largest = [[plain(ticks.get(labels[k], labels[k])) if k < len(labels) else "",
+                        plain(texts[k]) if texts[k] not in (None, "") else f"{v:.3g}"]
+                       for v, k in sorted(numbers, key=lambda pair: -pair[0])[:top]]
+            series.append({"kind": "bar", "name": name, "count": n, "largest": largest})
+        else:
+            series.append({"kind": "points", "name": name, "count": n})
+    return {"title": title, "x": _axis_title(fig, "x"), "y": _axis_title(fig, "y"), "series": series}

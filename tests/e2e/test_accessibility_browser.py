@@ -8,10 +8,12 @@ One server for the session (tests/e2e/conftest.py) and one browser; each case is
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from e2e.axe import DESKTOP, DOCUMENT_READY, desktop_and_phone_problems
-from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url
+from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url, wait_for
 from ui.accessibility import DOCUMENT_LANGS, STREAMLIT_NAMES
 from ui.i18n import LANGS, translate
 
@@ -193,3 +195,33 @@ def test_streamlits_own_control_names_speak_chinese_on_a_chinese_page(context_of
     assert {translate("zh", "a11y.enter_apply"), translate("zh", "a11y.ctrl_enter_apply")} & set(hints), hints
     open_page(page, page_url(warm_server, url_path, lang="en"))
     assert page.evaluate(ENGLISH_NAMES_JS, english)  # untouched in English
+
+
+SPOKEN_JS = """() => [...document.querySelectorAll('[class*="__spoken"]')].map((el) => el.innerText.trim())"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("url_path", ["fill-mask", "static-vs-contextual", "attention-heatmap"])
+def test_every_chart_speaks_its_summary_and_hides_its_svg(context_of, warm_server, url_path, lang):
+    """Issue #54 items 1 and 6: each chart of the page has a one-line summary in the accessibility tree (not the
+    eye's: a 1 px box), before the chart, in the page's language; its SVG (ticks and labels read one by one) is hidden
+    from the screen reader; on the fill-mask page each blank's predictions are spoken as "word, probability" pairs
+    under the blank's name."""
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, url_path, lang=lang))
+    # (plotly draws a moment after the run): one summary per chart drawn
+    spoken = wait_for(page, lambda: (lambda lines: lines if lines and len(lines) ==
+                                     page.locator(".js-plotly-plot").count() else None)(page.evaluate(SPOKEN_JS)),
+                      "a summary for every chart", timeout_s=120)
+    chart_word = translate(lang, "page.spoken.untitled").rstrip("。.")
+    assert all(line.startswith(chart_word) for line in spoken), spoken
+    tree = page.locator("[data-testid='stMain']").aria_snapshot()
+    assert spoken[0][:30] in tree  # read by a screen reader, not display:none
+    assert page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]"
+                         ".every((svg) => svg.getAttribute('aria-hidden') === 'true')")
+    assert page.evaluate("() => [...document.querySelectorAll('[class*=\"__spoken\"]')]"
+                         ".every((el) => el.parentElement.getBoundingClientRect().width <= 1)")
+    if url_path == "fill-mask":
+        pair = r"[^\s，,；;]+，\d+\.\d%" if lang == "zh" else r"[^\s,;]+, \d+\.\d%"
+        # the two blanks' predictions in one summary, each blank named, three pairs each
+        assert any(line.count("[MASK]") >= 2 and len(re.findall(pair, line)) >= 6 for line in spoken), spoken
