@@ -146,7 +146,7 @@ def test_candidate_scores_are_never_cut_at_the_plot_edge():
 
 def test_points_on_one_spot_share_one_label_and_keep_their_own_hover():
     """At layer 0 every occurrence of a character has the same vector: one label "1–4" on the spot, not four numbers
-    stacked into a blob (#51); each point's hover still names its own occurrence."""
+    stacked into a blob (#51); each point keeps its own sentence as its hover."""
     from core.figures.vectors import shared_labels, static_vs_contextual_figure
 
     same = np.zeros((4, 2))
@@ -161,5 +161,5 @@ def test_points_on_one_spot_share_one_label_and_keep_their_own_hover():
         contextual_title="c")
     occurrences = [trace for trace in fig.data if trace.name in ("水果", "公司")]
     assert sorted(t for trace in occurrences for t in trace.text if t) == ["1–4"]
-    assert sorted(c for trace in occurrences for c in trace.customdata) == ["1: a", "2: b", "3: c", "4: d"]
+    assert sorted(c for trace in occurrences for c in trace.customdata) == ["a", "b", "c", "d"]
     assert all(trace.cliponaxis is False for trace in occurrences)

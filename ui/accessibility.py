@@ -62,5 +62,8 @@ def render() -> None:
                        data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button"),
                              "names": {} if current_lang() == "en" else {
                                  english: t(key) for english, key in STREAMLIT_NAMES.items()}})
-    st.session_state[NARROW_KEY] = bool(getattr(result, "narrow", False))
-    st.session_state[TALL_KEY] = bool(getattr(result, "tall", False))
+    # the script reports a change only, and a page switch can leave the component's state empty: the session keeps
+    # the last report
+    for key, reported in ((NARROW_KEY, getattr(result, "narrow", None)), (TALL_KEY, getattr(result, "tall", None))):
+        if reported is not None:
+            st.session_state[key] = bool(reported)

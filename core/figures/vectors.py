@@ -201,8 +201,8 @@ def static_vs_contextual_figure(
                 text=[texts[i] for i in members], textposition=[spots[i] for i in members], cliponaxis=False,
                 marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
                 textfont={"size": size - 1},
-                customdata=[f"{ids[i]}: {hover[i]}" for i in members],  # each point's own number, shared label or not
-                hovertemplate="%{customdata}<extra></extra>",
+                customdata=[hover[i] for i in members],
+                hovertemplate="%{customdata}<extra></extra>",  # (a shared label is on the first point of its spot)
             ), **there)
         if explained is not None:
             fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", **there)
