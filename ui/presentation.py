@@ -171,7 +171,8 @@ PRESENT_CHROME_CSS = """
 [data-testid="stHeader"],
 [data-testid="stToolbar"],
 [data-testid="stDecoration"] { display: none !important; }
-[data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 0 !important; }  /* the bar at the top, scrolled or not */
+/* the bar at the screen's top, scrolled or not */
+[data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 0 !important; }
 /* sticky on the bar's wrapper: the bar itself fills its wrapper, so it would have no room to stick.
    One row of one fixed height on every scene, in both languages: long titles and notes end in "…" */
 div:has(> .st-key-present_bar) { position: sticky; top: 0; z-index: 990; height: 3.4rem; flex: none; }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -158,18 +159,18 @@ def figure_summary(fig: go.Figure, top: int = SUMMARY_TOP) -> dict:
     label and value, as the bar writes it: ``[["奶", "7.8%"], …]``), a heatmap's shape and largest cell (row, column,
     value), a token strip's rows of words, a legend entry's name. Plain text, no markup; cheap enough for every run."""
     title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else ""
-    series = []
+    series: list[dict[str, Any]] = []
     for trace in fig.data:
         if getattr(trace, "hoverinfo", None) == "skip" and not trace.name:
             continue
         name = plain(trace.name or "") or _subplot_title(fig, trace)
         if trace.type == "heatmap" and trace.z is not None and trace.text is not None:  # a token strip: its words
-            texts = np.asarray(trace.text, dtype=object)
-            ys = list(trace.y) if trace.y is not None else list(range(len(texts)))
+            cells = np.asarray(trace.text, dtype=object)
+            ys = list(trace.y) if trace.y is not None else list(range(len(cells)))
             yt = _ticks(fig, trace.yaxis, "y")
             series.append({"kind": "strip", "name": name, "rows": [
-                [plain(yt.get(ys[i], ys[i])) if i < len(ys) else "", [plain(c) for c in texts[i][:40] if c]]
-                for i in range(min(len(texts), 3))]})
+                [plain(yt.get(ys[i], ys[i])) if i < len(ys) else "", [plain(c) for c in cells[i][:40] if c]]
+                for i in range(min(len(cells), 3))]})
             continue
         if trace.type == "heatmap" and trace.z is not None:
             z = np.asarray(trace.z, dtype=float)
