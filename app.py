@@ -45,5 +45,7 @@ with page_run():
         pg.run()
     except Exception as err:  # the pages' one outer boundary: what a page did not catch is a message, not a traceback
         show_error(err)
-    # last: the run has drawn everything the browser may place (the projector's scene and edits; a student's edits)
-    tell(current, changed)
+    # last: the run has drawn everything the browser may place (the projector's scene and edits; a student's edits,
+    # told only when there are any: a class's first page loads need no placement and skip the element)
+    if presenting() or changed:
+        tell(current, changed)

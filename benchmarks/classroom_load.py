@@ -46,6 +46,8 @@ import numpy as np
 from benchmarks.common import ROOT, free_port, make_result
 from ui import PAGES
 
+STUDENT_PAGES = [spec for spec in PAGES if spec.listed]  # a class opens what the sidebar offers, not the presenter view
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 BASELINE = ROOT / "benchmarks" / "baselines" / "classroom.json"
 GROWTH_LIMIT = 1.20  # --strict: a page's p95 may grow by 20 % over the box's baseline
@@ -161,7 +163,7 @@ async def classroom(url: str, sessions: int, rounds: int, timeout_s: float, dist
                     board_id: str | None = None) -> dict:
     """``rounds`` rounds of ``sessions`` sessions at once; with ``board_id`` the class board's sessions open its
     join link (a student's phone page) instead of the projector's page."""
-    pages = [spec.url_path for spec in PAGES]
+    pages = [spec.url_path for spec in STUDENT_PAGES]
     latencies: dict[str, list[float]] = {page: [] for page in pages}
     walls, problems = [], []
     for round_index in range(rounds):
@@ -262,7 +264,7 @@ async def measure(url: str, session_counts: list[int], rounds: int, timeout_s: f
     # each page once alone on every process (a lecture hall's, by its lab_backend cookie): models loaded, caches
     # filled; the class's sessions then go where nginx draws them, as students' browsers do
     for backend in backends or (None,):
-        for spec in PAGES:
+        for spec in STUDENT_PAGES:
             result = await run_page(url, spec.url_path, timeout_s,
                                     cookie=f"lab_backend={backend}" if backend else None)
             name = f"{spec.url_path}@{backend}" if backend else spec.url_path

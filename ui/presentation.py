@@ -114,9 +114,9 @@ def begin_run(url_path: str | None = None) -> list[str]:
     if url_path is not None:
         ss[URL_PATH_KEY] = url_path
     now = plain_values(ss.to_dict())
-    before = ss.get(VALUES_KEY, {})
+    before = ss.get(VALUES_KEY)
     ss[VALUES_KEY] = now
-    return changed_keys(before, now)
+    return [] if before is None else changed_keys(before, now)  # a session's first run: nothing was edited yet
 
 
 def told_data(scene: pres.Scene | None, url_path: str | None, arrivals: int, changed: list[str], run: int,
