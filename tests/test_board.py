@@ -8,6 +8,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from board_support import SECRET, sqlite_store
 
 from core.board import rules as board
 from core.board.store import HIDDEN, PENDING, SHOWN, WITHDRAWN, Store
@@ -15,14 +16,10 @@ from core.guard.errors import LabError
 from core.models.cache import load_encoder
 from core.vectors.view import occurrence_layers
 
-SECRET = "test-lecturer-secret"
-
 
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> Store:
-    monkeypatch.setenv(board.SECRET_ENV, SECRET)
-    monkeypatch.setenv("LAB_DATA_DIR", str(tmp_path))
-    return Store(f"sqlite:///{tmp_path / 'board.sqlite3'}")
+    return sqlite_store(tmp_path, monkeypatch)
 
 
 _IDENTITIES: dict[tuple[str, str], str] = {}

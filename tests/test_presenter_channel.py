@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from board_support import SECRET, sqlite_store
 
 from core.board import presenter
 from core.board import rules as board
@@ -13,14 +14,10 @@ from core.board.store import Store
 from core.guard.errors import LabError
 from ui import lecture_scenes
 
-SECRET = "test-lecturer-secret"
-
 
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> Store:
-    monkeypatch.setenv(board.SECRET_ENV, SECRET)
-    monkeypatch.setenv("LAB_DATA_DIR", str(tmp_path))
-    return Store(f"sqlite:///{tmp_path / 'board.sqlite3'}")
+    return sqlite_store(tmp_path, monkeypatch)
 
 
 def test_only_the_lecturer_starts_and_moves_the_presentation(store):
