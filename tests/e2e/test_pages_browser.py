@@ -286,6 +286,15 @@ def check_evidence(page) -> None:
     assert "section=" in page.url
 
 
+def refuses_a_wrong_secret(page) -> None:
+    """A wrong lecturer secret typed into the sign-in (``ui.lecturer``, one for the board and the presenter view) is
+    refused where it was typed."""
+    field = page.locator(".st-key-board_secret_box input")
+    field.fill("not-the-secret")
+    field.press("Enter")
+    wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
+
+
 def check_board(page) -> None:
     """Without a board the page says what the board is and asks for nothing: no secret box in front of the class
     (tests/e2e/test_class_board_browser.py runs a board). The secret is typed on the lecturer's own device
@@ -294,10 +303,7 @@ def check_board(page) -> None:
     assert not page.locator(".st-key-board_secret_box").count()
     assert page.locator('.st-key-board_result a[href*="static-vs-contextual"]').count()
     open_page(page, page.url.split("?")[0] + "?view=lecturer")
-    field = page.locator(".st-key-board_secret_box input")
-    field.fill("not-the-secret")
-    field.press("Enter")
-    wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
+    refuses_a_wrong_secret(page)
     assert not page.locator(".st-key-board_close, .st-key-board_hide").count()
     open_page(page, page.url.split("?")[0])  # back to the page's healthy start
 
@@ -307,10 +313,7 @@ def check_presenter(page) -> None:
     refused where it was typed (tests/e2e/test_presenter_view_browser.py drives a projector from a signed-in one)."""
     assert h1(page) == zh("presenter.title")
     assert not page.locator(".st-key-presenter_note, .st-key-presenter_next").count()
-    field = page.locator(".st-key-board_secret_box input")
-    field.fill("not-the-secret")
-    field.press("Enter")
-    wait_for(page, lambda: alerts(page, "Error"), "a wrong secret to be refused")
+    refuses_a_wrong_secret(page)
     assert not page.locator(".st-key-presenter_note, .st-key-presenter_next").count()
     open_page(page, page.url.split("?")[0])  # back to the page's healthy start
 
