@@ -3,12 +3,13 @@ the scripted fixes of ``ui/document.js``, visible keyboard focus, and captions d
 ``tests/e2e/test_accessibility_browser.py`` checks the result with axe-core."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import streamlit as st
 from streamlit.components.v2 import component
 
-from ui.i18n import current_lang, t
+from ui.i18n import current_lang, t, translate
 
 NARROW_KEY = "_narrow_window"  # the browser's window is at most 700 px wide (document.js reports it)
 TALL_KEY = "_tall_window"  # the browser's window is at least 960 px high: a 1080p projector (document.js reports it)
@@ -50,6 +51,13 @@ STREAMLIT_NAMES = {
     "Press Ctrl+Enter to apply": "a11y.ctrl_enter_apply", "Press ⌘+Enter to apply": "a11y.ctrl_enter_apply",
 }
 
+@functools.lru_cache(maxsize=4)
+def streamlit_names(lang: str) -> dict[str, str]:
+    """:data:`STREAMLIT_NAMES` in ``lang`` (none for English: Streamlit's own are English), built once per language
+    rather than on every run of every session."""
+    return {} if lang == "en" else {english: translate(lang, key) for english, key in STREAMLIT_NAMES.items()}
+
+
 # Trusted, constant JavaScript from this repository (its data are the app's own strings).
 _document = component("lab_document", js=(Path(__file__).with_name("document.js")).read_text(encoding="utf-8"))
 
@@ -60,8 +68,7 @@ def render() -> None:
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
     result = _document(key="lab_document", on_narrow_change=lambda: None, on_tall_change=lambda: None,
                        data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button"),
-                             "names": {} if current_lang() == "en" else {
-                                 english: t(key) for english, key in STREAMLIT_NAMES.items()}})
+                             "names": streamlit_names(current_lang())})
     # the script reports a change only, and a page switch can leave the component's state empty: the session keeps
     # the last report
     for key, reported in ((NARROW_KEY, getattr(result, "narrow", None)), (TALL_KEY, getattr(result, "tall", None))):

@@ -6,6 +6,8 @@ here, follows within a second and shows no note (``ui.presentation``). Protected
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from core.board import presenter
@@ -38,23 +40,17 @@ def scene_title(scene_id: str) -> str:
     return t(scene.title_key) if scene else scene_id
 
 
-def _move(presentation_id: str, scene_id: str) -> None:
-    """A button's callback: the projector is to show ``scene_id``; a refusal is said on the next run."""
+def _as_lecturer(action: Callable[..., object], *args: object) -> None:
+    """A control's callback: ``action(store, credential, *args)`` (``core.board.presenter``); a refusal (the
+    presentation ended, the database unreachable) is said on the next run."""
     try:
-        presenter.move(board_store(), ss.get(SECRET_KEY), presentation_id, scene_id)
-    except Exception as err:  # the presentation ended, or the database is unreachable
+        action(board_store(), ss.get(SECRET_KEY), *args)
+    except Exception as err:
         ss["presenter_refused"] = err
 
 
 def _jump(presentation_id: str, key: str) -> None:
-    _move(presentation_id, ss[key])
-
-
-def _restart(presentation_id: str) -> None:
-    try:
-        presenter.restart_clock(board_store(), ss.get(SECRET_KEY), presentation_id)
-    except Exception as err:
-        ss["presenter_refused"] = err
+    _as_lecturer(presenter.move, presentation_id, ss[key])
 
 
 def controls() -> None:
@@ -103,7 +99,7 @@ def controls() -> None:
                     else t("presenter.last"))
         st.fragment(run_every=REFRESH_S)(status)(p.id)
         st.button(t("presenter.restart"), key="presenter_restart", icon=":material/restart_alt:",
-                  on_click=_restart, args=(p.id,))
+                  on_click=_as_lecturer, args=(presenter.restart_clock, p.id))
     url = presenter.follow_url(st.context.url, p.id, ss.get("lang"))
     with st.expander(t("presenter.projector"), expanded=p.moves == 0, icon=":material/present_to_all:"):
         st.markdown(t("presenter.projector_help"))
