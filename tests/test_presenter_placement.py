@@ -63,3 +63,6 @@ def test_what_the_end_of_a_run_tells():
     assert data["drives"]["obj_gpt_sentence"] == "obj_gpt_result" and "obj_gpt_result" in data["results"]
     # off the scene list: the page top, no result
     assert ui_pres.told_data(None, "overview", 0, [], 1, None, None, None)["arrival"] == {"key": None, "token": ":0"}
+    # a student's page: no arrival (only edits are placed: the first edit's result, not the page top)
+    student = ui_pres.told_data(None, "fill-mask", 0, ["fill_sentence"], 1, None, None, None, presenting=False)
+    assert student["arrival"] is None and student["drives"]["fill_sentence"] == "fill_topk"

@@ -26,10 +26,6 @@ DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 ACCESSIBILITY_CSS = """
 <style>
 .st-key-lab_document { display: none !important; }
-/* a chart's spoken summary (ui.page.chart): read by a screen reader, out of the eye's way and of the page's flow */
-div:has(> [class*="__spoken"]) { position: absolute !important; width: 1px !important; height: 1px !important;
-  min-width: 0 !important; max-width: 1px !important; overflow: hidden !important; clip-path: inset(50%);
-  white-space: nowrap; }
 [data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
 a:focus-visible, summary:focus-visible,
 [data-testid="stRadioOption"]:has(input:focus-visible), [data-testid="stCheckbox"] label:has(input:focus-visible) {

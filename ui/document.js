@@ -14,7 +14,7 @@
 // 5. A chart's toolbar (its one button, the camera: ui.page.chart_config) leaves the Tab order: plotly makes
 //    each button a Tab stop, one per chart between a page's controls; it shows on hover, for a mouse.
 // 6. Streamlit's own English control names and input hints get the page language's (translate, below).
-// 7. A chart's SVG is hidden from a screen reader: the spoken summary before it says what it shows (ui.page.chart).
+// 7. A chart's SVG is hidden from a screen reader: the chart's name (its summary, ui.page.chart) says what it shows.
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
@@ -52,7 +52,7 @@ function mark(doc, data) {
   doc.querySelectorAll(CHART_TOOLBAR_BUTTONS).forEach((el) => {
     if (el.tabIndex !== -1) el.tabIndex = -1;
   });
-  // a chart's SVG read aloud is its ticks and labels one by one: its spoken summary stands before it instead
+  // a chart's SVG read aloud is its ticks and labels one by one: the chart's name (its summary) says it instead
   doc.querySelectorAll(".js-plotly-plot .main-svg").forEach((el) => {
     if (el.getAttribute("aria-hidden") !== "true") el.setAttribute("aria-hidden", "true");
   });

@@ -3,6 +3,7 @@ one way to show a figure, one place for how a result is computed (kept off the p
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
@@ -149,28 +150,21 @@ def chart_config(key: str) -> dict:
 def chart(fig: go.Figure, key: str, *, width: Literal["stretch", "content"] = "stretch", toolbar: bool = True) -> None:
     """Show a ``core.figures`` figure as it was built (its own plotly_white look, the same as its HTML
     download; Streamlit's theme would restyle it), with a toolbar of one button, the camera saving ``<key>.svg``
-    (:func:`chart_config`). ``width="content"`` keeps a figure's own width (square heatmap cells). Below it,
-    collapsed, its numbers as a table: the chart's text alternative for a screen reader (:func:`chart_table`),
-    off the projector."""
+    (:func:`chart_config`). ``width="content"`` keeps a figure's own width (square heatmap cells). The chart's
+    accessible name is its summary in words (:func:`spoken_summary`); below it, collapsed, its numbers as a table
+    (:func:`chart_table`), off the projector."""
     config = chart_config(key)
     if not toolbar or phone():
         config["displayModeBar"] = False
-    if not presenting() and fig.data:  # the chart in words, read before it (ui.accessibility hides it from the eye)
-        with st.container(key=key + SPOKEN_KEY_SUFFIX):
-            st.markdown(md_escape(spoken_summary(fig)))
-    st.plotly_chart(fig, key=key, config=config, theme=None, width=width)
+    alt = spoken_summary(fig) if not presenting() and fig.data else None
+    st.plotly_chart(fig, key=key, config=config, theme=None, width=width, alt=alt)
     chart_table(fig, key)
-
-
-SPOKEN_KEY_SUFFIX = "__spoken"  # the key of a chart's spoken summary: the chart's key and this
 
 
 def spoken_summary(fig: go.Figure) -> str:
     """One breath of what a chart shows, for a screen reader (``core.figures.table.figure_summary``): its title, each
     series' largest items as "word, value" pairs (a heatmap's largest cell), its axes."""
-    from core.figures.table import figure_summary
-
-    summary = figure_summary(fig)
+    summary = _summary_of(fig)
     parts = [t("page.spoken.title", title=summary["title"]) if summary["title"] else t("page.spoken.untitled")]
     for series in summary["series"][:6]:
         name = t("page.spoken.name", name=series["name"]) if series["name"] else ""
@@ -193,6 +187,22 @@ def spoken_summary(fig: go.Figure) -> str:
     if summary["x"] or summary["y"]:
         parts.append(t("page.spoken.axes", x=summary["x"] or "—", y=summary["y"] or "—"))
     return " ".join(parts)
+
+
+_SUMMARIES: dict[int, tuple[weakref.ref, dict]] = {}  # id(figure) -> (the figure, its summary)
+
+
+def _summary_of(fig: go.Figure) -> dict:
+    """``figure_summary(fig)``, once per figure object: a figure every session shares (:func:`shared_figure`) is
+    read once per process, not on every run of every session (issue #50)."""
+    from core.figures.table import figure_summary
+
+    known = _SUMMARIES.get(id(fig))
+    if known is not None and known[0]() is fig:
+        return known[1]
+    summary, key = figure_summary(fig), id(fig)
+    _SUMMARIES[key] = (weakref.ref(fig, lambda _: _SUMMARIES.pop(key, None)), summary)
+    return summary
 
 
 TABLE_KEY_SUFFIX = "__numbers"  # the key of a chart's table expander: the chart's key and this

@@ -63,14 +63,17 @@ export function editTarget(touched, changed, drives, results) {
   return null;
 }
 
-// What a run's end brings into view, from what Python told (``told``: {arrival: {key, token}, changed, run}) and
+// What a run's end brings into view, from what Python told (``told``: {arrival: {key, token} | null, changed, run}) and
 // what was seen before (``seen``: {arrival: the last arrival token placed, run: the last run handled}): a scene
 // just arrived at starts its result (or the page top: key null) below the bar; otherwise an edit's result comes
 // wholly into view. Returns {seen, place: {key, how} | null}.
 export function placement(seen, told, touched, drives, results) {
   if (told.run === seen.run) return { seen, place: null }; // the same run's data drawn again
-  const next = { arrival: told.arrival.token, run: told.run };
-  if (told.arrival.token !== seen.arrival) return { seen: next, place: { key: told.arrival.key, how: "top" } };
+  // (a student's page: no scene arrives, arrival null; only edits are placed)
+  const next = { arrival: told.arrival ? told.arrival.token : seen.arrival, run: told.run };
+  if (told.arrival && told.arrival.token !== seen.arrival) {
+    return { seen: next, place: { key: told.arrival.key, how: "top" } };
+  }
   const key = editTarget(touched, told.changed, drives, results);
   return { seen: next, place: key ? { key, how: "nearest" } : null };
 }

@@ -28,7 +28,7 @@ import streamlit as st
 from streamlit.components.v2 import component
 from streamlit.errors import StreamlitPageNotFoundError
 
-from core.runtime.concurrency import page_run
+from core.runtime.concurrency import PAGE_RUNS, page_run
 from ui import PAGES, state
 from ui import lecture_scenes as pres
 from ui.i18n import t
@@ -120,28 +120,30 @@ def begin_run(url_path: str | None = None) -> list[str]:
 
 
 def told_data(scene: pres.Scene | None, url_path: str | None, arrivals: int, changed: list[str], run: int,
-              handled: str | None, seen: str | None, slide: str | None) -> dict:
+              handled: str | None, seen: str | None, slide: str | None, presenting: bool = True) -> dict:
     """What ``ui/presenter.js`` is told at the end of a run: the scene's arrival (its result to place below the bar,
-    once per arrival: ``token``), the keys the run changed, the run's token, the last press handled and the press
-    the run saw, the URL's ``slide`` (the scene a press leaves), and which
-    result each input drives (the decisions: ``ui/placement.mjs``)."""
+    once per arrival: ``token``; None outside presentation mode, where only edits are placed), the keys the run
+    changed, the run's token, the last press handled and the press the run saw, the URL's ``slide`` (the scene a
+    press leaves), and which result each input drives (the decisions: ``ui/placement.mjs``)."""
     drives = INPUT_RESULTS.get(url_path or "", {})
-    return {"role": "told", "arrival": {"key": result_key(scene), "token": f"{scene.id if scene else ''}:{arrivals}"},
+    arrival = {"key": result_key(scene), "token": f"{scene.id if scene else ''}:{arrivals}"} if presenting else None
+    return {"role": "told", "arrival": arrival,
             "changed": changed, "run": run, "handled": handled, "seen": seen, "slide": slide, "drives": drives,
             "results": sorted(set(SCENE_RESULTS.values()) | set(drives.values()))}
 
 
 def tell(url_path: str | None, changed: list[str], fragment_run: bool = False) -> None:
     """Draw the presenter's end-of-run element (call last in every run): everything the run
-    drew is in the page before it, so the presenter places results that exist. A fragment's element has a key of
-    its own run (two fragments may tell in one run of the page)."""
+    drew is in the page before it, so the presenter places results that exist. A fragment's own rerun draws an
+    element with a key of its own run (a fragment drawn inside a full run leaves the telling to the app's end)."""
     ss = st.session_state
     ss[RUN_KEY] = run = ss.get(RUN_KEY, 0) + 1
     key = f"present_told_{run}" if fragment_run else "present_told"
     index = pres.scene_index(st.query_params.get(pres.SLIDE_PARAM), url_path) if ss.get("present") else None
     scene = pres.SCENES[index] if index is not None else None  # a student's page: no scene arrives, edits are placed
     _presenter(key=key, data=told_data(scene, url_path, ss.get(state.ARRIVALS_KEY, 0), changed, run,
-                                       ss.get(HANDLED_KEY), ss.get(SEEN_KEY), st.query_params.get(pres.SLIDE_PARAM)))
+                                       ss.get(HANDLED_KEY), ss.get(SEEN_KEY), st.query_params.get(pres.SLIDE_PARAM),
+                                       presenting=bool(ss.get("present"))))
 
 
 def fragment(func: Callable[..., None]) -> Callable[..., None]:
@@ -149,8 +151,11 @@ def fragment(func: Callable[..., None]) -> Callable[..., None]:
     app's :func:`tell`): an edit inside it brings its result into view as a full run's does."""
     @functools.wraps(func)
     def run(*args, **kwargs) -> None:
+        # drawn inside a full run, whose start found the edits already (app.py): reading the session's values again
+        # costs the run its components' states once per fragment, a tenth of the fill-mask page's time (issue #50)
+        own_rerun = not PAGE_RUNS.held()
         with page_run():  # a fragment's own rerun takes its turn as a page run does (a full run's holds one)
-            changed = begin_run()
+            changed = begin_run() if own_rerun else []
             func(*args, **kwargs)
             if changed:
                 tell(st.session_state.get(URL_PATH_KEY), changed, fragment_run=True)

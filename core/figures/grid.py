@@ -9,6 +9,7 @@ its cell.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +39,10 @@ class Grid:
 
 
 def subplot_grid(rows: int, cols: int, *, count: int | None = None, titles: list[str] | None = None,
-                 h_spacing: float | None = None, v_spacing: float | None = None, title_size: int = 16) -> Grid:
-    """The first ``count`` cells (default all) of a ``rows`` × ``cols`` grid, with their axes laid out."""
+                 h_spacing: float | None = None, v_spacing: float | None = None, title_size: int = 16,
+                 widths: Sequence[float] | None = None) -> Grid:
+    """The first ``count`` cells (default all) of a ``rows`` × ``cols`` grid, with their axes laid out;
+    ``widths``: the columns' relative widths (``make_subplots``' ``column_widths``; default equal)."""
     if rows < 1 or cols < 1:
         raise ValueError(f"a grid needs at least one row and one column, got {rows} × {cols}")
     count = rows * cols if count is None else count
@@ -47,7 +50,10 @@ def subplot_grid(rows: int, cols: int, *, count: int | None = None, titles: list
         raise ValueError(f"{count} cells do not fit a {rows} × {cols} grid")
     h_spacing = 0.2 / cols if h_spacing is None else h_spacing  # make_subplots' defaults
     v_spacing = 0.3 / rows if v_spacing is None else v_spacing
-    width = (1 - h_spacing * (cols - 1)) / cols
+    if widths is not None and (len(widths) != cols or min(widths) <= 0):
+        raise ValueError(f"widths needs {cols} positive numbers, got {list(widths)}")
+    shares = [w / sum(widths) for w in widths] if widths is not None else [1 / cols] * cols
+    starts = [sum(shares[:col]) * (1 - h_spacing * (cols - 1)) + col * h_spacing for col in range(cols)]
     height = (1 - v_spacing * (rows - 1)) / rows
     cells: list[Cell] = []
     layout: dict[str, Any] = {}
@@ -56,7 +62,7 @@ def subplot_grid(rows: int, cols: int, *, count: int | None = None, titles: list
         row, col = divmod(index, cols)
         suffix = "" if index == 0 else str(index + 1)
         cell = Cell(row + 1, col + 1, f"x{suffix}", f"y{suffix}", f"xaxis{suffix}", f"yaxis{suffix}")
-        x0 = col * (width + h_spacing)
+        x0, width = starts[col], shares[col] * (1 - h_spacing * (cols - 1))
         top = 1 - row * (height + v_spacing)
         # clamped: rounding may leave -1e-17, which plotly rejects as a domain bound
         x_domain = [max(0.0, x0), min(1.0, x0 + width)]

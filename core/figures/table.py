@@ -37,12 +37,27 @@ def _cell(value: object) -> str:
     return plain(value)
 
 
-def _ticks(fig: go.Figure, axis_ref: str | None, letter: str) -> dict:
-    """Position → tick label of the axis ``axis_ref`` ("x", "x2", …), where the axis names its positions."""
-    axis = fig.layout[f"{letter}axis{(axis_ref or letter)[1:]}"]
-    if axis.tickvals is None or axis.ticktext is None:
+Trace = dict[str, Any]  # a trace as plain data (``BaseTraceType.to_plotly_json``)
+Layout = dict[str, Any]  # the layout as plain data
+
+
+def _plain_figure(fig: go.Figure) -> tuple[list[Trace], Layout]:
+    """The figure's traces and layout as plain dicts, read once: plotly's own property objects cost a lookup and a
+    validator per attribute, four times what the whole summary costs on plain data (issue #50)."""
+    return [trace.to_plotly_json() for trace in fig.data], fig.layout.to_plotly_json()
+
+
+def _axis(layout: Layout, letter: str, ref: str | None) -> dict:
+    """The layout's axis that a trace names (``ref``: "x", "x2", …; None: the first)."""
+    return layout.get(f"{letter}axis{(ref or letter)[1:]}") or {}
+
+
+def _ticks(layout: Layout, ref: str | None, letter: str) -> dict:
+    """Position → tick label of the axis ``ref`` ("x", "x2", …), where the axis names its positions."""
+    axis = _axis(layout, letter, ref)
+    if axis.get("tickvals") is None or axis.get("ticktext") is None:
         return {}
-    return {v: plain(text) for v, text in zip(axis.tickvals, axis.ticktext)}
+    return {v: plain(text) for v, text in zip(axis["tickvals"], axis["ticktext"])}
 
 
 def _seq(values: object, n: int) -> list:
@@ -53,25 +68,31 @@ def _seq(values: object, n: int) -> list:
     return (values + [None] * n)[:n]
 
 
-def _detail(trace) -> object:
+def _positions(trace: Trace, key: str) -> list:
+    values = trace.get(key)
+    return list(values) if values is not None else []
+
+
+def _detail(trace: Trace) -> object:
     """A trace's per-point hover text (``hovertext``, else ``customdata`` when it is text)."""
-    if getattr(trace, "hovertext", None) is not None:
-        return trace.hovertext
-    custom = getattr(trace, "customdata", None)
+    if trace.get("hovertext") is not None:
+        return trace["hovertext"]
+    custom = trace.get("customdata")
     if custom is not None and len(custom) and isinstance(custom[0], str):
         return custom
     return None
 
 
-def _heatmap_rows(fig: go.Figure, trace) -> list[tuple]:
+def _heatmap_rows(layout: Layout, trace: Trace) -> list[tuple]:
     """A cell per row. A heatmap that writes a text in its cells (a token strip) uses its colour for a kind,
     named in the legend rows: its cells are their texts and hover, not the colour's code."""
-    z = np.asarray(trace.z, dtype=float)
-    xs = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
-    ys = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
-    xt, yt = _ticks(fig, trace.xaxis, "x"), _ticks(fig, trace.yaxis, "y")
-    texts = np.asarray(trace.text, dtype=object) if trace.text is not None else None
-    custom = np.asarray(trace.customdata, dtype=object) if trace.customdata is not None else None
+    z = np.asarray(trace["z"], dtype=float)
+    xs = _positions(trace, "x") or list(range(z.shape[1]))
+    ys = _positions(trace, "y") or list(range(z.shape[0]))
+    xt, yt = _ticks(layout, trace.get("xaxis"), "x"), _ticks(layout, trace.get("yaxis"), "y")
+    texts = np.asarray(trace["text"], dtype=object) if trace.get("text") is not None else None
+    custom = np.asarray(trace["customdata"], dtype=object) if trace.get("customdata") is not None else None
+    name = trace.get("name")
     rows = []
     for i in range(z.shape[0]):
         for j in range(z.shape[1]):
@@ -79,49 +100,54 @@ def _heatmap_rows(fig: go.Figure, trace) -> list[tuple]:
                 continue
             x, y = xt.get(xs[j], xs[j]), yt.get(ys[i], ys[i])
             if texts is None:
-                rows.append((trace.name, "", x, y, "", "", z[i, j], ""))
+                rows.append((name, "", x, y, "", "", z[i, j], ""))
             else:
                 detail = custom[i, j] if custom is not None and isinstance(custom[i, j], str) else ""
-                rows.append((trace.name, texts[i, j], x, y, "", "", "", "" if detail == texts[i, j] else detail))
+                rows.append((name, texts[i, j], x, y, "", "", "", "" if detail == texts[i, j] else detail))
     return rows
 
 
-def _interval(trace, xs: list, ys: list, n: int) -> tuple[list, list]:
+def _interval(trace: Trace, xs: list, ys: list, n: int) -> tuple[list, list]:
     """Each point's error-bar ends (``error_y`` around y, else ``error_x`` around x); empty without bars."""
-    for error, values in ((getattr(trace, "error_y", None), ys), (getattr(trace, "error_x", None), xs)):
-        if error is None or error.array is None or error.visible is False:
+    for error, values in ((trace.get("error_y"), ys), (trace.get("error_x"), xs)):
+        if not error or error.get("array") is None or error.get("visible") is False:
             continue
-        up = _seq(error.array, n)
-        down = up if error.symmetric is not False or error.arrayminus is None else _seq(error.arrayminus, n)
+        up = _seq(error["array"], n)
+        down = up if error.get("symmetric") is not False or error.get("arrayminus") is None \
+            else _seq(error["arrayminus"], n)
         ok = [isinstance(v, int | float) and u is not None and d is not None for v, u, d in zip(values, up, down)]
         return ([v - d if good else None for v, d, good in zip(values, down, ok)],
                 [v + u if good else None for v, u, good in zip(values, up, ok)])
     return [None] * n, [None] * n
 
 
-def _point_rows(fig: go.Figure, trace) -> list[tuple]:
-    xs = list(trace.x) if trace.x is not None else []
-    ys = list(trace.y) if trace.y is not None else []
+def _point_rows(layout: Layout, trace: Trace) -> list[tuple]:
+    xs, ys, name = _positions(trace, "x"), _positions(trace, "y"), trace.get("name")
     n = max(len(xs), len(ys))
     if n == 0 or all(v is None for v in xs + ys):
-        return [(trace.name, "", "", "", "", "", "", "")] if trace.name else []
+        return [(name, "", "", "", "", "", "", "")] if name else []
     xs, ys = _seq(xs, n), _seq(ys, n)
-    xt, yt = _ticks(fig, trace.xaxis, "x"), _ticks(fig, trace.yaxis, "y")
-    labels, details = _seq(getattr(trace, "text", None), n), _seq(_detail(trace), n)
+    xt, yt = _ticks(layout, trace.get("xaxis"), "x"), _ticks(layout, trace.get("yaxis"), "y")
+    labels, details = _seq(trace.get("text"), n), _seq(_detail(trace), n)
     low, high = _interval(trace, xs, ys, n)
-    return [(trace.name, labels[i], xt.get(xs[i], xs[i]), yt.get(ys[i], ys[i]), low[i], high[i], "", details[i])
+    return [(name, labels[i], xt.get(xs[i], xs[i]), yt.get(ys[i], ys[i]), low[i], high[i], "", details[i])
             for i in range(n)]
+
+
+def _decorative(trace: Trace) -> bool:
+    """A trace that only decorates (no name, no hover): not read out."""
+    return trace.get("hoverinfo") == "skip" and not trace.get("name")
 
 
 def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame, int]:
     """``(table, rows in all)``: the figure's numbers (at most ``max_rows`` rows; columns :data:`COLUMNS`, the
     ones that are empty in every row left out) and how many rows the whole table has. Traces that only
     decorate (no name and no hover) are left out."""
+    traces, layout = _plain_figure(fig)
     rows: list[tuple] = []
-    for trace in fig.data:
-        if getattr(trace, "hoverinfo", None) == "skip" and not trace.name:
-            continue
-        rows += _heatmap_rows(fig, trace) if trace.type == "heatmap" else _point_rows(fig, trace)
+    for trace in traces:
+        if not _decorative(trace):
+            rows += _heatmap_rows(layout, trace) if trace["type"] == "heatmap" else _point_rows(layout, trace)
     cells = [[_cell(v) for v in row] for row in rows[:max_rows]]
     for row in cells:  # a hover that repeats the point's label or position says nothing more
         if row[-1] in row[:-1]:
@@ -134,22 +160,21 @@ def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame
 SUMMARY_TOP = 3  # the items a spoken summary names, the largest first
 
 
-def _axis_title(fig: go.Figure, letter: str) -> str:
-    axis = fig.layout[f"{letter}axis"]
-    return plain(axis.title.text) if axis.title and axis.title.text else ""
+def _title_text(part: dict | None) -> str:
+    title = (part or {}).get("title") or {}
+    return plain(title["text"]) if title.get("text") else ""
 
 
-def _subplot_title(fig: go.Figure, trace) -> str:
+def _subplot_title(layout: Layout, trace: Trace) -> str:
     """The title above a trace's subplot (``make_subplots``' subplot titles are annotations over its x domain)."""
-    ref = trace.xaxis or "x"
-    axis = fig.layout[f"xaxis{ref[1:]}"]
-    if axis.domain is None:
+    domain = _axis(layout, "x", trace.get("xaxis")).get("domain")
+    if domain is None:
         return ""
-    lo, hi = axis.domain
-    for note in fig.layout.annotations or ():
-        if note.xref == "paper" and note.yref == "paper" and note.x is not None and lo <= note.x <= hi \
-                and note.yanchor == "bottom" and note.text:
-            return plain(note.text)
+    lo, hi = domain
+    for note in layout.get("annotations") or ():
+        if note.get("xref") == "paper" and note.get("yref") == "paper" and note.get("x") is not None \
+                and lo <= note["x"] <= hi and note.get("yanchor") == "bottom" and note.get("text"):
+            return plain(note["text"])
     return ""
 
 
@@ -158,43 +183,41 @@ def figure_summary(fig: go.Figure, top: int = SUMMARY_TOP) -> dict:
     legend entry, else its subplot's title: which blank, which layer) its kind and size with its largest items (a bar's
     label and value, as the bar writes it: ``[["奶", "7.8%"], …]``), a heatmap's shape and largest cell (row, column,
     value), a token strip's rows of words, a legend entry's name. Plain text, no markup; cheap enough for every run."""
-    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else ""
+    traces, layout = _plain_figure(fig)
     series: list[dict[str, Any]] = []
-    for trace in fig.data:
-        if getattr(trace, "hoverinfo", None) == "skip" and not trace.name:
+    for trace in traces:
+        if _decorative(trace):
             continue
-        name = plain(trace.name or "") or _subplot_title(fig, trace)
-        if trace.type == "heatmap" and trace.z is not None and trace.text is not None:  # a token strip: its words
-            cells = np.asarray(trace.text, dtype=object)
-            ys = list(trace.y) if trace.y is not None else list(range(len(cells)))
-            yt = _ticks(fig, trace.yaxis, "y")
+        name = plain(trace.get("name") or "") or _subplot_title(layout, trace)
+        xt, yt = _ticks(layout, trace.get("xaxis"), "x"), _ticks(layout, trace.get("yaxis"), "y")
+        if trace["type"] == "heatmap" and trace.get("z") is not None and trace.get("text") is not None:
+            cells = np.asarray(trace["text"], dtype=object)  # a token strip: its words
+            ys = _positions(trace, "y") or list(range(len(cells)))
             series.append({"kind": "strip", "name": name, "rows": [
                 [plain(yt.get(ys[i], ys[i])) if i < len(ys) else "", [plain(c) for c in cells[i][:40] if c]]
                 for i in range(min(len(cells), 3))]})
             continue
-        if trace.type == "heatmap" and trace.z is not None:
-            z = np.asarray(trace.z, dtype=float)
+        if trace["type"] == "heatmap" and trace.get("z") is not None:
+            z = np.asarray(trace["z"], dtype=float)
             if not z.size or np.isnan(z).all():
                 continue
             i, j = np.unravel_index(int(np.nanargmax(z)), z.shape)
-            xs = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
-            ys = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
-            xt, yt = _ticks(fig, trace.xaxis, "x"), _ticks(fig, trace.yaxis, "y")
+            xs = _positions(trace, "x") or list(range(z.shape[1]))
+            ys = _positions(trace, "y") or list(range(z.shape[0]))
             series.append({"kind": "heatmap", "name": name, "rows": z.shape[0], "columns": z.shape[1],
                            "largest": [plain(yt.get(ys[i], ys[i])), plain(xt.get(xs[j], xs[j])), f"{z[i, j]:.3g}"]})
             continue
-        xs = list(trace.x) if getattr(trace, "x", None) is not None else []
-        ys = list(trace.y) if getattr(trace, "y", None) is not None else []
+        xs, ys = _positions(trace, "x"), _positions(trace, "y")
         n = max(len(xs), len(ys))
         if not n or all(v is None for v in xs + ys):  # a legend entry with no points of its own
-            if trace.name:
+            if trace.get("name"):
                 series.append({"kind": "legend", "name": name})
             continue
-        if trace.type == "bar":
-            horizontal = trace.orientation == "h"
+        if trace["type"] == "bar":
+            horizontal = trace.get("orientation") == "h"
             values, labels = (xs, ys) if horizontal else (ys, xs)
-            ticks = _ticks(fig, trace.yaxis if horizontal else trace.xaxis, "y" if horizontal else "x")
-            texts = _seq(getattr(trace, "text", None), n)
+            ticks = yt if horizontal else xt
+            texts = _seq(trace.get("text"), n)
             numbers = [(float(v), k) for k, v in enumerate(_seq(values, n)) if isinstance(v, int | float | np.number)]
             largest = [[plain(ticks.get(labels[k], labels[k])) if k < len(labels) else "",
                         plain(texts[k]) if texts[k] not in (None, "") else f"{v:.3g}"]
@@ -202,4 +225,5 @@ def figure_summary(fig: go.Figure, top: int = SUMMARY_TOP) -> dict:
             series.append({"kind": "bar", "name": name, "count": n, "largest": largest})
         else:
             series.append({"kind": "points", "name": name, "count": n})
-    return {"title": title, "x": _axis_title(fig, "x"), "y": _axis_title(fig, "y"), "series": series}
+    return {"title": _title_text({"title": layout.get("title")}), "x": _title_text(layout.get("xaxis")),
+            "y": _title_text(layout.get("yaxis")), "series": series}

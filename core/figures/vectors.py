@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..compute.stats import wilson_interval
-from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout, wrap_note
+from .grid import subplot_grid
+from .style import PALETTE, STATIC_COLOUR, SYMBOLS, base_layout, style_layout, wrap_note
 
 TEXT_COLOUR = "#111827"
 # A note drawn in the middle of the left subplot: about its width on a 1280-px screen with the sidebar open
@@ -136,7 +136,6 @@ def static_vs_contextual_figure(
     point per occurrence in the contextual model's layer, over the sentences' other tokens (grey) when
     ``background_coords`` is given. Two separate spaces, two subplots
     (``stacked``: one above the other, for a phone's narrow screen)."""
-    here, there = {"row": 1, "col": 1}, ({"row": 2, "col": 1} if stacked else {"row": 1, "col": 2})
     if stacked:  # a phone's width: the long title in two lines
         contextual_title = contextual_title.replace(" · ", "<br>", 1)
     size = 20 if large else 15
@@ -144,56 +143,64 @@ def static_vs_contextual_figure(
     # With points the note goes under the left title: at the bottom it ran into the right plot's axis title
     static_heading = (f"{static_title}<br><span style='color:#8a1c1c'>{static_note}</span>"
                       if static_note and has_static_points else static_title)
-    fig = (make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(static_heading, contextual_title))
-           if stacked else make_subplots(rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.08,
-                                         subplot_titles=(static_heading, contextual_title)))
+    grid = (subplot_grid(2, 1, v_spacing=0.2, titles=[static_heading, contextual_title], title_size=size + 1)
+            if stacked else subplot_grid(1, 2, widths=[0.38, 0.62], h_spacing=0.08,
+                                         titles=[static_heading, contextual_title], title_size=size + 1))
+    here, there = grid.cells
+    layout = grid.layout
+    traces: list[go.Scatter] = []
+    notes: list[dict] = []
+
+    def note(cell, text: str) -> None:  # a note in the middle of a subplot
+        (x0, x1), (y0, y1) = layout[cell.xaxis]["domain"], layout[cell.yaxis]["domain"]
+        notes.append({"x": (x0 + x1) / 2, "y": (y0 + y1) / 2, "xref": "paper", "yref": "paper", "text": text,
+                      "xanchor": "center", "showarrow": False, "font": {"size": size, "color": "#8a1c1c"},
+                      "align": "center"})
+
     # ---- left: static space
     if has_static_points and static_words is not None:
         xy = np.asarray(static_coords, dtype=float)
         if len(static_words) > 1:
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=xy[1:, 0], y=xy[1:, 1], mode="markers+text", name=neighbour_name,
                 text=[html.escape(w) for w in static_words[1:]], textposition="top center",
                 marker={"size": 9, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 2},
-                hovertemplate="%{text}<extra></extra>", legendgroup="static",
-            ), **here)
-        fig.add_trace(go.Scatter(
+                hovertemplate="%{text}<extra></extra>", legendgroup="static", xaxis=here.x, yaxis=here.y,
+            ))
+        traces.append(go.Scatter(
             x=[xy[0, 0]], y=[xy[0, 1]], mode="markers+text", name=static_label,
             text=[f"<b>{html.escape(static_words[0])}</b>"], textposition="bottom center",
             marker={"size": 26, "color": STATIC_COLOUR, "symbol": "star", "line": {"width": 2, "color": "white"}},
             textfont={"size": size + 3, "color": STATIC_COLOUR},
-            hovertext=[static_hover], hoverinfo="text", legendgroup="static",
-        ), **here)
+            hovertext=[static_hover], hoverinfo="text", legendgroup="static", xaxis=here.x, yaxis=here.y,
+        ))
+        layout[here.xaxis].update(range=padded_range(xy[:, 0], 0.2), zeroline=False)
+        layout[here.yaxis].update(range=padded_range(xy[:, 1], 0.2), zeroline=False)
         if static_explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(static_explained[0])})", **here)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(static_explained[1])})", **here)
-        fig.update_xaxes(range=padded_range(xy[:, 0], 0.2), zeroline=False, **here)
-        fig.update_yaxes(range=padded_range(xy[:, 1], 0.2), zeroline=False, **here)
+            layout[here.xaxis]["title"] = {"text": f"PC1 ({_pct(static_explained[0])})"}
+            layout[here.yaxis]["title"] = {"text": f"PC2 ({_pct(static_explained[1])})"}
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], **here)
-        fig.update_yaxes(visible=False, range=[0, 1], **here)
+        layout[here.xaxis].update(visible=False, range=[0, 1])
+        layout[here.yaxis].update(visible=False, range=[0, 1])
     if static_note and not has_static_points:
-        (x0, x1), (y0, y1) = fig.layout.xaxis.domain, fig.layout.yaxis.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper",
-                           text=wrap_note(static_note, size, NOTE_WIDTH_PX), xanchor="center", showarrow=False,
-                           font={"size": size, "color": "#8a1c1c"}, align="center")
+        note(here, wrap_note(static_note, size, NOTE_WIDTH_PX))
 
     # ---- right: contextual space, one point per occurrence
     if coords is not None and len(ids):
         xy = np.asarray(coords, dtype=float)
         if background_coords is not None and len(background_tokens):
             bg = np.asarray(background_coords, dtype=float)
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=bg[:, 0], y=bg[:, 1], mode="markers+text", name=background_name,
                 text=[html.escape(token) for token in background_tokens], textposition="top center",
                 marker={"size": 8, "color": "#b0b0b0"}, textfont={"color": "#6b6b6b", "size": size - 3},
-                hovertemplate="%{text}<extra></extra>", legendgroup="background",
-            ), **there)
+                hovertemplate="%{text}<extra></extra>", legendgroup="background", xaxis=there.x, yaxis=there.y,
+            ))
         markers = sense_markers(labels)
         spots = label_positions(xy)
         texts = shared_labels(xy, ids)
         for label, members in _groups(labels):
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=xy[members, 0], y=xy[members, 1], mode="markers+text",
                 name=html.escape(label) if label else unlabelled_name,
                 showlegend=any(labels),  # a legend of one "unlabelled" entry says nothing
@@ -203,30 +210,28 @@ def static_vs_contextual_figure(
                 textfont={"size": size - 1},
                 customdata=[hover[i] for i in members],
                 hovertemplate="%{customdata}<extra></extra>",  # (a shared label is on the first point of its spot)
-            ), **there)
+                xaxis=there.x, yaxis=there.y,
+            ))
         if explained is not None:
-            fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})", **there)
-            fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})", **there)
+            layout[there.xaxis]["title"] = {"text": f"PC1 ({_pct(explained[0])})"}
+            layout[there.yaxis]["title"] = {"text": f"PC2 ({_pct(explained[1])})"}
         if axis_range is not None:
-            fig.update_xaxes(range=axis_range[0], **there)
-            fig.update_yaxes(range=axis_range[1], **there)
+            layout[there.xaxis]["range"] = axis_range[0]
+            layout[there.yaxis]["range"] = axis_range[1]
     else:
-        fig.update_xaxes(visible=False, range=[0, 1], **there)
-        fig.update_yaxes(visible=False, range=[0, 1], **there)
+        layout[there.xaxis].update(visible=False, range=[0, 1])
+        layout[there.yaxis].update(visible=False, range=[0, 1])
     if contextual_note:
-        (x0, x1), (y0, y1) = fig.layout.xaxis2.domain, fig.layout.yaxis2.domain
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="paper", yref="paper", text=contextual_note,
-                           xanchor="center", showarrow=False, font={"size": size, "color": "#8a1c1c"}, align="center")
-
-    base_layout(fig, title, large=large, height=height)
+        note(there, contextual_note)
+    layout["annotations"] = layout.get("annotations", []) + notes
     # the legend starts a fixed distance below the plots, clear of the axis titles however short the figure
     top, bottom = 95 if static_heading != static_title else 70, 130
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top",
-                              "y": -((4.6 if stacked else 3.6) * size) / (height - top - bottom),
-                              "x": 0}, margin={"b": bottom, "t": top})
-    fig.update_annotations(font_size=size + 1, selector={"text": static_heading})
-    fig.update_annotations(font_size=size + 1, selector={"text": contextual_title})
-    return fig
+    style = style_layout(title, large=large, height=height)
+    return go.Figure(data=traces, layout={
+        **style, **layout,
+        "legend": {**style["legend"], "orientation": "h", "yanchor": "top",
+                   "y": -((4.6 if stacked else 3.6) * size) / (height - top - bottom), "x": 0},
+        "margin": {**style["margin"], "b": bottom, "t": top}})
 
 
 def cosine_range(matrix: np.ndarray) -> tuple[float, float]:
@@ -248,16 +253,14 @@ def cosine_heatmap(matrix: np.ndarray, ids: Sequence[str], title: str, *, large:
     labels = [f"#{i}" for i in ids]
     show_values = len(ids) <= 14
     low, high = cosine_range(m)
-    fig = go.Figure(go.Heatmap(
+    return go.Figure(go.Heatmap(
         z=m, x=labels, y=labels, zmin=low, zmax=high, colorscale="Blues",
         colorbar={"title": {"text": colorbar_title}},
         texttemplate="%{z:.2f}" if show_values else None,
         hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
-    ))
-    base_layout(fig, title, large=large, height=height)
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", tickangle=0 if len(ids) <= 14 else -90)
-    return fig
+    ), layout={**style_layout(title, large=large, height=height),
+               "yaxis": {"autorange": "reversed", "type": "category"},
+               "xaxis": {"type": "category", "tickangle": 0 if len(ids) <= 14 else -90}})
 
 
 def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None], static_accuracy: float | None,
@@ -267,7 +270,7 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
     95 % Wilson interval over the ``n`` labelled occurrences (one of twelve is 8 points: the bars show it)."""
     y = [None if a is None else float(a) for a in accuracies]
     bounds = [None if a is None else wilson_interval(a, n) for a in y]
-    fig = go.Figure(go.Scatter(
+    traces = [go.Scatter(
         x=list(layer_names), y=y, mode="lines+markers+text", name=contextual_name,
         text=[("" if a is None else _pct(a)) for a in y], textposition="top center", cliponaxis=False,
         marker={"size": 11, "color": PALETTE[0]}, line={"width": 3},
@@ -277,24 +280,24 @@ def accuracy_chart(layer_names: Sequence[str], accuracies: Sequence[float | None
         customdata=[[b[0], b[1]] if b else [None, None] for b in bounds],
         hovertemplate=(f"%{{x}}: %{{y:.0%}} (95%: %{{customdata[0]:.0%}}–%{{customdata[1]:.0%}}, n = {n})"
                        "<extra></extra>"),
-    ))
+    )]
     if current is not None and 0 <= current < len(y) and y[current] is not None:
         ring = {"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 3, "color": PALETTE[1]}}
-        fig.add_trace(go.Scatter(x=[layer_names[current]], y=[y[current]], mode="markers", showlegend=False,
+        traces.append(go.Scatter(x=[layer_names[current]], y=[y[current]], mode="markers", showlegend=False,
                                  marker=ring, hoverinfo="skip"))
     if static_accuracy is not None:
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=list(layer_names), y=[float(static_accuracy)] * len(layer_names), mode="lines",
             name=f"{static_name}: {_pct(static_accuracy)}", line={"dash": "dash", "width": 3, "color": STATIC_COLOUR},
             hovertemplate=f"{static_name}: %{{y:.0%}}<extra></extra>",
         ))
-    base_layout(fig, f"{title} · n = {n}", large=large, height=height)
+    style = style_layout(f"{title} · n = {n}", large=large, height=height)
     # "100%" over a top point is drawn whole (cliponaxis above), and the axis starts a little below 0 so that
     # the "0%" tick stands clear of the first layer's name under it
-    fig.update_yaxes(range=[-0.08, 1.16], tickvals=[0, 0.5, 1], tickformat=".0%")
-    fig.update_xaxes(type="category")
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0})
-    return fig
+    return go.Figure(data=traces, layout={
+        **style, "yaxis": {"range": [-0.08, 1.16], "tickvals": [0, 0.5, 1], "tickformat": ".0%"},
+        "xaxis": {"type": "category"},
+        "legend": {**style["legend"], "orientation": "h", "yanchor": "top", "y": -0.18, "x": 0}})
 
 
 def weights_bar(layer_names: Sequence[str], s: Sequence[float] | np.ndarray, title: str | None, *, large: bool = False,
@@ -305,15 +308,12 @@ def weights_bar(layer_names: Sequence[str], s: Sequence[float] | np.ndarray, tit
     values = [float(v) for v in s]
     names = [f"s<sub>{j}</sub><br>" + (re.sub(r" (?=[A-Za-z])", "<br>", nm) if len(nm) > 6 else nm)
              for j, nm in enumerate(layer_names)]
-    fig = go.Figure(go.Bar(
+    return go.Figure(go.Bar(
         x=names, y=values, text=[f"{v:.2f}" for v in values], textposition="outside",
         marker={"color": [PALETTE[j % len(PALETTE)] for j in range(len(values))]},
         hovertemplate="%{x}: s = %{y:.3f}<extra></extra>",
-    ))
-    base_layout(fig, title, large=large, height=height)
-    fig.update_yaxes(range=[0, 1.15], title_text="s")
-    fig.update_xaxes(type="category", tickangle=0)
-    return fig
+    ), layout={**style_layout(title, large=large, height=height),
+               "yaxis": {"range": [0, 1.15], "title": {"text": "s"}}, "xaxis": {"type": "category", "tickangle": 0}})
 
 
 def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | None], hover: Sequence[str],
@@ -323,13 +323,13 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     """The mixed vector of each occurrence (coloured by sense, in ``sense_order`` then as they come), with faint
     per-layer points behind."""
     size = 20 if large else 15
-    fig = go.Figure()
+    traces: list[go.Scatter] = []
     # line marks, none of the sense groups' shapes (style.SYMBOLS): a layer's point is never read as a sense's
     symbols = ["cross-thin-open", "x-thin-open", "asterisk-open", "hash-open", "y-up-open", "y-down-open"]
     if layer_coords is not None:
         for j, name in enumerate(layer_names):
             xy = np.asarray(layer_coords[j], dtype=float)
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=xy[:, 0], y=xy[:, 1], mode="markers", name=name,
                 marker={"size": 12, "color": "#5f5f5f", "symbol": symbols[j % len(symbols)], "opacity": 0.85,
                         "line": {"width": 2}},
@@ -341,19 +341,19 @@ def mix_scatter(coords: np.ndarray, ids: Sequence[str], labels: Sequence[str | N
     spots = label_positions(xy)
     for label, members in _groups(labels, sense_order):
         name = f"{mixed_name} · {html.escape(label)}" if label else mixed_name
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=xy[members, 0], y=xy[members, 1], mode="markers+text", name=name,
             text=[ids[i] for i in members], textposition=[spots[i] for i in members], textfont={"size": size - 1},
             marker={"size": 15, **markers[label], "line": {"width": 1, "color": "white"}},
             customdata=[hover[i] for i in members],
             hovertemplate="%{text}: %{customdata}<extra></extra>",
         ))
-    base_layout(fig, title, large=large, height=height)
-    if explained is not None:
-        fig.update_xaxes(title_text=f"PC1 ({_pct(explained[0])})")
-        fig.update_yaxes(title_text=f"PC2 ({_pct(explained[1])})")
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0}, margin={"b": 110})
-    return fig
+    style = style_layout(title, large=large, height=height)
+    axes = ({"xaxis": {"title": {"text": f"PC1 ({_pct(explained[0])})"}},
+             "yaxis": {"title": {"text": f"PC2 ({_pct(explained[1])})"}}} if explained is not None else {})
+    return go.Figure(data=traces, layout={
+        **style, **axes, "legend": {**style["legend"], "orientation": "h", "yanchor": "top", "y": -0.14, "x": 0},
+        "margin": {**style["margin"], "b": 110}})
 
 
 def pair_cosine_bars(layer_names: Sequence[str], layer_cosines: Sequence[float] | np.ndarray, mixed_cosine: float, *,
@@ -365,15 +365,13 @@ def pair_cosine_bars(layer_names: Sequence[str], layer_cosines: Sequence[float] 
     size = 20 if large else 15
     values = [float(c) for c in layer_cosines] + [float(mixed_cosine)]
     names = [f"{j}<br>{re.sub(r' (?=[A-Za-z])', '<br>', html.escape(nm))}" for j, nm in enumerate(layer_names)]
-    fig = go.Figure(go.Bar(
+    return go.Figure(go.Bar(
         x=names + [f"<b>{html.escape(mixed_name)}</b>"], y=values, text=[f"{v:.2f}" for v in values],
         textposition="outside", cliponaxis=False, marker={"color": ["#b0b0b0"] * len(layer_names) + [PALETTE[1]]},
         hovertemplate="%{x}: cos = %{y:.3f}<extra></extra>",
-    ))
-    base_layout(fig, title and wrap_note(title, size + 2, 380), large=large, height=height)
-    fig.update_yaxes(range=[min(0.0, min(values) - 0.1), 1.1], title_text=axis_title)
-    fig.update_xaxes(type="category", tickangle=0)
-    return fig
+    ), layout={**style_layout(title and wrap_note(title, size + 2, 380), large=large, height=height),
+               "yaxis": {"range": [min(0.0, min(values) - 0.1), 1.1], "title": {"text": axis_title}},
+               "xaxis": {"type": "category", "tickangle": 0}})
 
 
 def elmo_diagram(top: Sequence[str], middle: Sequence[str], bottom: str, weights: Sequence[str],

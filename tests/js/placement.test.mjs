@@ -95,3 +95,9 @@ test("a scene without a result opens at the page top", () => {
                                                           run: 1 }, [], DRIVES, RESULTS);
   assert.deepEqual(step.place, { key: null, how: "top" });
 });
+
+test("a student's page (no scene: arrival null) places its first edit, not the page top", () => {
+  const step = placement({ arrival: null, run: null }, { arrival: null, changed: ["vec_text"], run: 1 }, ["vec_text"],
+                         DRIVES, RESULTS);
+  assert.deepEqual(step.place, { key: "static_result", how: "nearest" });
+});
