@@ -15,7 +15,7 @@
 const ARROW_WIDGETS = 'input[type="range"], input[type="radio"], select, [role="slider"], [role="radio"], ' +
   '[role="tab"], [role="combobox"], [role="listbox"], [role="option"], [role="spinbutton"]';
 const BAR = ".st-key-present_bar";
-const PINNED = ".st-key-present_pinned"; // a page's switch pinned under the bar (ui.presentation.PINNED_KEY)
+const PINNED = ".st-key-present_pinned"; // a page's row pinned under the bar (ui.presentation.PINNED_KEY)
 // the presenter view's controls (app_pages/presenter): the clicker's presses are caught there as on the bar
 const CONSOLE = ".st-key-presenter_console";
 const MARGIN = 8; // px kept clear below the bar and above the screen's end
@@ -77,7 +77,9 @@ function install(win, doc) {
         watched.add(target);
         observer.observe(target);
       }
-      const pinned = doc.querySelector(PINNED);
+      // a pinned row sticks under the bar above what follows it; a result before it has the bar alone above it
+      const pinned = [...doc.querySelectorAll(PINNED)].find(
+        (el) => el.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING);
       const above = bar ? bar.getBoundingClientRect().height
         : header ? Math.max(0, header.getBoundingClientRect().bottom) : 0;
       const band = { top: above + MARGIN + (pinned ? pinned.getBoundingClientRect().height : 0),

@@ -8,6 +8,8 @@ one page is still there on the other, and both read and write the same URL param
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 
 from core.content import sentence_sets as scenes
@@ -87,18 +89,45 @@ def _load_upload(upload_key: str) -> None:
         ss[f"{upload_key}_error"] = err
 
 
-def render(upload_key: str, *, height: int):
+COMPACT_HEIGHT = 68  # px: two lines, Streamlit's smallest text area
+
+
+def _word_box(label: Literal["visible", "collapsed"] = "visible") -> None:
+    st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session",
+                  label_visibility=label)
+
+
+def _sentences_box(height: int, label: Literal["visible", "collapsed"] = "visible") -> None:
+    st.text_area(t("static.sentences"), key="vec_text", height=height, help=t("static.sentences_help"),
+                 persist_state="session", label_visibility=label)
+
+
+def render_row() -> None:
+    """The sentences and the word in one low row, for the projector (pinned under the scene bar by the page), so
+    that the next student's sentence is typed with the result in view (issue #51); :func:`render` with
+    ``row_drawn`` then draws the rest (scene picker, upload)."""
+    # the labels are the boxes' accessible names only: the row must stay low (the result's room below it)
+    col_text, col_word = st.columns([4, 1], vertical_alignment="bottom")
+    with col_text:
+        _sentences_box(COMPACT_HEIGHT, "collapsed")
+    with col_word:
+        _word_box("collapsed")
+
+
+def render(upload_key: str, *, height: int, row_drawn: bool = False):
     """Scene picker across the page (its labels are long), then sentences + upload on the left and
-    the target word on the right. Returns the right-hand column for the page's own controls."""
+    the target word on the right (``row_drawn``: the two boxes are in :func:`render_row` already). Returns the
+    right-hand column for the page's own controls."""
     st.selectbox(t("static.scene"), list(scenes.SCENES),
                  format_func=lambda s: t(f"scenes.{s}", n=len(scenes.SCENES[s].lines)), key="vec_scene",
                  on_change=_load_scene, help=t("static.scene_help"), persist_state="session")
     col_text, col_controls = st.columns([3, 2], gap="large")
     with col_controls:
-        st.text_input(t("static.word"), key="vec_word", help=t("static.word_help"), persist_state="session")
+        if not row_drawn:
+            _word_box()
     with col_text:
-        st.text_area(t("static.sentences"), key="vec_text", height=height, help=t("static.sentences_help"),
-                     persist_state="session")
+        if not row_drawn:
+            _sentences_box(height)
         st.file_uploader(t("static.upload"), type=["txt"], key=upload_key, on_change=_load_upload,
                          args=(upload_key,), help=t("static.upload_help"))
         if current_lang() == "zh":

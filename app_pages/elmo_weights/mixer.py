@@ -133,7 +133,9 @@ def _weights(kind: str, mode: str, layer_names: list[str]) -> tuple[np.ndarray, 
         note.caption(t("elmo.slider_gives", j=j, s=f"{s[j]:.2f}"))
     with st.container(key="elmo_s_result"):  # the scenes "syntax" and "semantics": s and what it gives
         st.markdown(f"**{t('elmo.bar_title' if pre_softmax else 'elmo.bar_title_direct')}**")
-        chart(figs.weights_bar(layer_names, s, None, large=large, height=320), "elmo_bars", toolbar=False)
+        # (projector: lower, with the pinned sentence row above it on the screen)
+        chart(figs.weights_bar(layer_names, s, None, large=large, height=215 if large else 320), "elmo_bars",
+              toolbar=False)
         st.markdown(t("elmo.s_now", s=format_vector(s, 2), gamma=f"{gamma:.1f}"))
         n = len(layer_names)
         toy = scalar_mix(np.identity(n), s, gamma)

@@ -20,6 +20,7 @@ from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
 from ui.i18n import layer_name, t
 from ui.page import attempt, chart, how_computed, load_model, presenting, shared_figure, unfolded
+from ui.presentation import PINNED_KEY
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed
 
@@ -89,7 +90,10 @@ st.subheader(t("elmo.live.title"))
 bert_name = bert_model_name()
 use_bert = st.toggle(t("elmo.use_bert", name=bert_name or "—"), key="elmo_use_bert", persist_state="session",
                      help=t("elmo.use_bert_help"))
-sentence_inputs.render("elmo_upload", height=200)
+if large:  # the sentences and the word pinned under the scene bar from here down: typed beside the result (#51)
+    with st.container(key=PINNED_KEY):
+        sentence_inputs.render_row()
+sentence_inputs.render("elmo_upload", height=200, row_drawn=large)
 text, word_raw, scene = sentence_inputs.current(bert=True if use_bert else None)
 
 kind = "bert" if use_bert else "elmo"

@@ -122,7 +122,7 @@ def explorer(view: VectorsView, parsed: ParsedInput, ctx_name: str | None, conte
             contextual_note=contextual_note, unlabelled_name=t("static.fig.unlabelled"),
             neighbour_name=t("static.fig.neighbours"), background_tokens=view.background_tokens,
             background_coords=background, background_name=t("static.fig.background"),
-            large=large, height=430 if large else (900 if narrow else 560), stacked=narrow,
+            large=large, height=(325 if pair else 370) if large else (900 if narrow else 560), stacked=narrow,
         )
         chart(fig, "static_scatter")
     if pair and large:

@@ -17,6 +17,7 @@ from core.vectors.parsing import parse_input
 from ui import cache, sentence_inputs
 from ui.i18n import t
 from ui.page import attempt, load_model, plain_answer, presenting
+from ui.presentation import PINNED_KEY
 from ui.sidebar import bert_model_name
 from ui.state import Field, one_of, seed
 
@@ -34,6 +35,10 @@ seed(*sentence_inputs.fields(), Field("static_ctx", "ctx", "elmo", one_of(*CTX_O
 st.title(t("static.title"))
 if presenting():
     st.markdown(t("static.intro"))
+    # the sentences and the word pinned under the scene bar (ui.presentation.PINNED_KEY), above the result they
+    # drive, wherever the page stands: the next student's sentence is typed with the result in view (issue #51)
+    with st.container(key=PINNED_KEY):
+        sentence_inputs.render_row()
     result_area = st.container()
     st.divider()
     input_area = st.container()
@@ -43,7 +48,7 @@ else:
     result_area = st.container()
 
 # ---- inputs -------------------------------------------------------------------------------------
-with input_area, sentence_inputs.render("static_upload", height=250 if presenting() else 150):
+with input_area, sentence_inputs.render("static_upload", height=150, row_drawn=presenting()):
     bert_name = bert_model_name()
     st.radio(t("static.ctx_model"), CTX_OPTIONS, key="static_ctx", horizontal=True, persist_state="session",
              format_func=lambda c: (t("static.ctx_elmo", name=DEFAULT_ELMO) if c == "elmo"

@@ -225,7 +225,8 @@ def static_vs_contextual_figure(
         note(there, contextual_note)
     layout["annotations"] = layout.get("annotations", []) + notes
     # the legend starts a fixed distance below the plots, clear of the axis titles however short the figure
-    top, bottom = 95 if static_heading != static_title else 70, 130
+    # (projector: 20 px less above the titles and below the legend, room for the pinned sentence row above)
+    top, bottom = (95 if static_heading != static_title else 70) - (20 if large else 0), 110 if large else 130
     style = style_layout(title, large=large, height=height)
     return go.Figure(data=traces, layout={
         **style, **layout,

@@ -54,10 +54,15 @@ RESULT_BOX_JS = """([bar, key]) => {
     .map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
   // (KaTeX's italic corrections overhang a block by a pixel or two: no glyph is cut by that)
   const cut = [...el.querySelectorAll('.katex-display')].filter((k) => k.scrollWidth > k.clientWidth + 4).length;
+  // a row pinned under the bar above the result (ui.presentation.PINNED_KEY) is part of the screen's top
+  const pinned = document.querySelector('.st-key-present_pinned');
+  const above = pinned && (pinned.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
   return {
     top: Math.min(...parts.map((r) => r.top)), bottom: Math.max(...parts.map((r) => r.bottom)),
     left: Math.min(...parts.map((r) => r.left)), right: Math.max(...parts.map((r) => r.right)),
-    bar: document.querySelector(bar).getBoundingClientRect().bottom,
+    bar: Math.max(document.querySelector(bar).getBoundingClientRect().bottom,
+                  above ? pinned.getBoundingClientRect().bottom : 0),
+    scene_bar: document.querySelector(bar).getBoundingClientRect().bottom,
     width: window.innerWidth, height: window.innerHeight, cut_formulas: cut,
   };
 }"""
@@ -86,8 +91,10 @@ def in_view_soon(page, key: str) -> dict | None:
 # Where the result ``key`` starts, the scene bar and a switch pinned under it stand, and the screen's height.
 RESULT_TOP_JS = """([bar, key]) => {
   const b = document.querySelector(bar).getBoundingClientRect();
-  const pinned = document.querySelector('.st-key-present_pinned');
   const el = document.querySelector('.st-key-' + key);
+  const before = document.querySelector('.st-key-present_pinned');  // counted where it stands above the result
+  const follows = before && el && (before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+  const pinned = follows ? before : null;
   return {top: el ? el.getBoundingClientRect().top : -1e9, bar_top: b.top, bar_bottom: b.bottom,
           pinned_bottom: pinned ? pinned.getBoundingClientRect().bottom : b.bottom, height: window.innerHeight};
 }"""
@@ -109,9 +116,11 @@ def starts_below_the_bar(page, key: str) -> bool:
 # Everything the chart ``key`` writes (title, bar labels, axes): its texts' extent, and where the screen below the bar
 # starts (a page's switch pinned under the bar, ui.presentation.PINNED_KEY, is part of the screen's top).
 CHART_TEXT_JS = """([bar, key]) => {
-  const pinned = document.querySelector('.st-key-present_pinned');
   const b = document.querySelector(bar).getBoundingClientRect();
   const el = document.querySelector('.st-key-' + key);
+  const before = document.querySelector('.st-key-present_pinned');  // counted where it stands above the chart
+  const follows = before && el && (before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+  const pinned = follows ? before : null;
   const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
   if (!texts.length) return null;
   return {top: Math.min(...texts.map(r => r.top)), bottom: Math.max(...texts.map(r => r.bottom)),

@@ -18,6 +18,7 @@ from e2e.test_presenter_bar_browser import (
     in_view_soon,
     placed_below_the_bar,
     result_box,
+    starts_below_the_bar,
     wholly_in_view,
 )
 from ui.i18n import translate
@@ -88,8 +89,9 @@ def box_beside(page, key: str, result: dict) -> tuple[bool, bool]:
     :func:`result_box` gives it) fit on the screen below the bar together, and whether the box is in view."""
     edited = page.evaluate(FIELD_JS, key)
     both = max(edited["bottom"], result["bottom"]) - min(edited["top"], result["top"])
-    fits = both <= result["height"] - result["bar"] - 16  # the presenter's script keeps 8 px clear at each end
-    return fits, edited["top"] >= result["bar"] - 1 and edited["bottom"] <= result["height"] + 1
+    # the screen below the scene bar itself (a pinned box is the top of the screen a result is placed in)
+    fits = both <= result["height"] - result["scene_bar"] - 16  # the presenter keeps 8 px clear at each end
+    return fits, edited["top"] >= result["scene_bar"] - 1 and edited["bottom"] <= result["height"] + 1
 
 
 def edit_sentence_boxes(page, server, lang: str, size: str, boxes=SENTENCE_BOXES) -> tuple[dict, dict, list]:
@@ -203,13 +205,36 @@ def test_a_fill_step_brings_its_candidates_into_view(page, warm_server, lang):
 
 def test_the_elmo_pages_sentences_bring_their_chart_into_view(page, warm_server):
     """The syntax scene (#51): the ELMo page's sentences, edited, bring the live chart they drive into view (it
-    stayed 1,712 px below), wholly or, taller than the screen, starting just below the bar."""
+    stayed 1,712 px below), wholly or, taller than the screen, starting just below the sentences pinned under the bar,
+    which stay in view for the next sentence."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_scene(page, warm_server, "syntax", "zh")
     edit_one_character(page, "vec_text")
     settled(page)
     check_healthy(page)
     wait_for(page, lambda: wholly_in_view(result_box(page, "elmo_live_result"))
-             or placed_below_the_bar(page, "elmo_live_result"), "syntax: the live chart in view", timeout_s=20)
+             or starts_below_the_bar(page, "elmo_live_result"), "syntax: the live chart in view", timeout_s=20)
+    field, screen = page.evaluate(FIELD_JS, "vec_text"), result_box(page, "elmo_live_result")
+    assert field["top"] >= 0 and field["bottom"] <= screen["bar"] + 1, f"syntax: the pinned box left the screen {field}"
     assert current_slide(page) == "syntax"
     snap(page, "live-zh-syntax-vec_text")
+
+
+# (scene, sentence box, the result it drives): the scenes whose sentence box is pinned under the scene bar
+PINNED_BOXES = (
+    ("pair", "vec_text", "static_result"),
+    ("senses", "vec_text", "static_result"),
+    ("oov", "vec_text", "static_result"),
+)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_pinned_sentence_box_shares_the_screen_with_its_result(page, warm_server, lang):
+    """Issue #51 item 1 at 1280×720: on the static page's three scenes the sentences and the word are pinned under
+    the scene bar, so after the edit the box and the result it drives are on one screen (before: the box stood
+    1,960–2,620 px below its result)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    out_of_view, box_out, fitted = edit_sentence_boxes(page, warm_server, lang, "720p-pinned", PINNED_BOXES)
+    assert not out_of_view, f"edited, the result is not wholly in view: {out_of_view}"
+    assert fitted == [scene for scene, _, _ in PINNED_BOXES], f"box and result do not fit one screen: {fitted}"
+    assert not box_out, f"edited, the box is out of view: {box_out}"
