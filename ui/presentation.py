@@ -33,7 +33,9 @@ from ui import PAGES, state
 from ui import lecture_scenes as pres
 from ui.i18n import t
 
-PINNED_KEY = "present_pinned"  # a page's own switch, pinned under the scene bar (the placement counts it in)
+# a page's row pinned under the scene bar (a switch, a sentence box), which the placement counts in for what follows
+# it in the container around it (ui/presenter.js: pinnedAbove)
+PINNED_KEY = "present_pinned"
 # the session's own parameters, kept on every scene: present, lang and model (written by the sidebar on every run,
 # ui/sidebar.py) and follow (the presenter view's projector link)
 SESSION_PARAMS = ("present", "lang", "model", "follow")

@@ -21,6 +21,14 @@ const CONSOLE = ".st-key-presenter_console";
 const MARGIN = 8; // px kept clear below the bar and above the screen's end
 
 // the Streamlit keys of an element and of the elements around it, innermost first (key= gives class st-key-<key>)
+// Whether the pinned row ``pinned`` stands above ``target`` on the screen once scrolled: the row's wrapper sticks
+// within its own parent (the page, a section), over what follows the row there.
+function pinnedAbove(pinned, target) {
+  const within = pinned.parentElement && pinned.parentElement.parentElement;
+  return !!within && within.contains(target)
+    && !!(pinned.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING);
+}
+
 function keysAround(el) {
   const keys = [];
   for (let node = el; node && node.classList; node = node.parentElement) {
@@ -77,9 +85,9 @@ function install(win, doc) {
         watched.add(target);
         observer.observe(target);
       }
-      // a pinned row sticks under the bar above what follows it; a result before it has the bar alone above it
-      const pinned = [...doc.querySelectorAll(PINNED)].find(
-        (el) => el.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING);
+      // a pinned row sticks under the bar above what follows it in the container around it; a result before it, or
+      // outside that container, has the bar alone above it
+      const pinned = [...doc.querySelectorAll(PINNED)].filter((el) => pinnedAbove(el, target)).pop();
       const above = bar ? bar.getBoundingClientRect().height
         : header ? Math.max(0, header.getBoundingClientRect().bottom) : 0;
       const band = { top: above + MARGIN + (pinned ? pinned.getBoundingClientRect().height : 0),

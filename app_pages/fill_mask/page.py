@@ -19,7 +19,8 @@ from core.fillmask.masks import INPUT_MODES, MAX_CHARS, MAX_MASKS
 from core.fillmask.view import FillView, corruption_source, fill_view
 from ui.cache import model_call
 from ui.i18n import t
-from ui.page import attempt, model_or_message, plain_answer
+from ui.page import attempt, model_or_message, plain_answer, presenting
+from ui.presentation import PINNED_KEY
 from ui.sidebar import bert_model_name
 from ui.state import Field, in_range, one_of, seed, sync_to_url
 
@@ -62,19 +63,8 @@ def _example_help() -> str:
                                      else {"top": "—", "hit": "—", "total": "—"}))
 
 
-# ---- inputs -------------------------------------------------------------------------------------
-st.title(t("nav.fill_mask"))
-plain_answer("fill_qa", t("fill.qa"))
-st.markdown(t("fill.intro"))
-sections.model_limits(model_name)
-
-with st.container(border=True):
-    st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
-                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=_example_help(),
-                 format_func=lambda i: EXAMPLES[i].masked)
-    st.radio(t("fill.mode"), INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
-             format_func=lambda m: t(f"fill.mode.{m}"))
-    mode = ss["fill_mode"]
+def _sentence_inputs(mode: str) -> None:
+    """The sentence the mode asks for (with [MASK], or plain with its word or characters)."""
     if mode == "masked":
         st.text_input(t("fill.sentence"), key="fill_sentence", persist_state="session", help=t("fill.sentence_help"))
     else:
@@ -88,6 +78,26 @@ with st.container(border=True):
             st.multiselect(t("fill.chars"), options, key="fill_chars", persist_state="session",
                            format_func=_char_option(plain_text), max_selections=MAX_MASKS, help=t("fill.chars_help"),
                            placeholder=t("fill.chars_placeholder"))
+
+
+# ---- inputs -------------------------------------------------------------------------------------
+st.title(t("nav.fill_mask"))
+plain_answer("fill_qa", t("fill.qa"))
+st.markdown(t("fill.intro"))
+sections.model_limits(model_name)
+
+mode = ss["fill_mode"]
+if presenting():  # the sentence pinned under the scene bar, above every result it drives (issue #51)
+    with st.container(key=PINNED_KEY):
+        _sentence_inputs(mode)
+with st.container(border=True):
+    st.selectbox(t("fill.example"), list(range(len(EXAMPLES))), index=None, key="fill_example",
+                 placeholder=t("fill.example_placeholder"), on_change=_use_example, help=_example_help(),
+                 format_func=lambda i: EXAMPLES[i].masked)
+    st.radio(t("fill.mode"), INPUT_MODES, key="fill_mode", persist_state="session", horizontal=True,
+             format_func=lambda m: t(f"fill.mode.{m}"))
+    if not presenting():
+        _sentence_inputs(mode)
     st.toggle(t("fill.show_all"), key="fill_show_all", persist_state="session", help=t("fill.show_all_help"))
 
 # ---- the sentence BERT sees and its result (one cached core call); what can go wrong is said right here ---
@@ -126,9 +136,13 @@ if view is not None:
 else:
     st.info(t("fill.predict_waiting"))
 
+# the scene "iterative" (fill_replay_result): on the projector the heading and introduction stand above the result,
+# which must fit below the sentence pinned under the bar; a student's page keeps them in it
+heading = st.container()  # (drawn into on the projector: above the result)
 with st.container(key="fill_replay_result"):
-    st.header(t("fill.sec.replay"))
-    st.markdown(t("fill.replay_intro"))
+    with heading if presenting() else st.container():
+        st.header(t("fill.sec.replay"))
+        st.markdown(t("fill.replay_intro"))
     if view is None:
         st.info(t("fill.predict_waiting"))
     else:

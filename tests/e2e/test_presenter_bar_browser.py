@@ -44,10 +44,19 @@ def gamma(page) -> str:
     return thumb.get_attribute("aria-valuetext") or thumb.input_value()
 
 
+# The row pinned under the bar that stands above ``el`` (ui/presenter.js's pinnedAbove: it sticks within its wrapper's
+# parent, over what follows it there), or null; defined inside each script below.
+PINNED_ABOVE_JS = """
+  const pinnedAbove = (el) => [...document.querySelectorAll('.st-key-present_pinned')].filter((row) => {
+    const within = row.parentElement && row.parentElement.parentElement;
+    return within && within.contains(el) && (row.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+  }).pop() || null;"""
+
+
 # The result's box: the container, every plotly figure in it and every SVG text of those figures (tick
 # labels, legend, axis titles may reach past their figure's box), and what each formula would need to be
 # shown whole (a KaTeX block wider than its column scrolls, so the eye sees it cut).
-RESULT_BOX_JS = """([bar, key]) => {
+RESULT_BOX_JS = """([bar, key]) => {""" + PINNED_ABOVE_JS + """
   const el = document.querySelector('.st-key-' + key);
   if (!el) return null;
   const parts = [el, ...el.querySelectorAll('.js-plotly-plot .main-svg, .js-plotly-plot svg text')]
@@ -55,8 +64,8 @@ RESULT_BOX_JS = """([bar, key]) => {
   // (KaTeX's italic corrections overhang a block by a pixel or two: no glyph is cut by that)
   const cut = [...el.querySelectorAll('.katex-display')].filter((k) => k.scrollWidth > k.clientWidth + 4).length;
   // a row pinned under the bar above the result (ui.presentation.PINNED_KEY) is part of the screen's top
-  const pinned = document.querySelector('.st-key-present_pinned');
-  const above = pinned && (pinned.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+  const pinned = pinnedAbove(el);
+  const above = !!pinned;
   return {
     top: Math.min(...parts.map((r) => r.top)), bottom: Math.max(...parts.map((r) => r.bottom)),
     left: Math.min(...parts.map((r) => r.left)), right: Math.max(...parts.map((r) => r.right)),
@@ -89,12 +98,10 @@ def in_view_soon(page, key: str) -> dict | None:
 
 
 # Where the result ``key`` starts, the scene bar and a switch pinned under it stand, and the screen's height.
-RESULT_TOP_JS = """([bar, key]) => {
+RESULT_TOP_JS = """([bar, key]) => {""" + PINNED_ABOVE_JS + """
   const b = document.querySelector(bar).getBoundingClientRect();
   const el = document.querySelector('.st-key-' + key);
-  const before = document.querySelector('.st-key-present_pinned');  // counted where it stands above the result
-  const follows = before && el && (before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
-  const pinned = follows ? before : null;
+  const pinned = el ? pinnedAbove(el) : null;
   return {top: el ? el.getBoundingClientRect().top : -1e9, bar_top: b.top, bar_bottom: b.bottom,
           pinned_bottom: pinned ? pinned.getBoundingClientRect().bottom : b.bottom, height: window.innerHeight};
 }"""
@@ -115,12 +122,10 @@ def starts_below_the_bar(page, key: str) -> bool:
 
 # Everything the chart ``key`` writes (title, bar labels, axes): its texts' extent, and where the screen below the bar
 # starts (a page's switch pinned under the bar, ui.presentation.PINNED_KEY, is part of the screen's top).
-CHART_TEXT_JS = """([bar, key]) => {
+CHART_TEXT_JS = """([bar, key]) => {""" + PINNED_ABOVE_JS + """
   const b = document.querySelector(bar).getBoundingClientRect();
   const el = document.querySelector('.st-key-' + key);
-  const before = document.querySelector('.st-key-present_pinned');  // counted where it stands above the chart
-  const follows = before && el && (before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
-  const pinned = follows ? before : null;
+  const pinned = el ? pinnedAbove(el) : null;
   const texts = el ? [...el.querySelectorAll('svg text')].map(e => e.getBoundingClientRect()) : [];
   if (!texts.length) return null;
   return {top: Math.min(...texts.map(r => r.top)), bottom: Math.max(...texts.map(r => r.bottom)),
@@ -201,7 +206,7 @@ def arrival_out_of_view(page, scene) -> dict:
     if not result:
         return {}
     if scene.id == "iterative":  # arrived by a fast click: its own result, not the previous scene's chart
-        wait_for(page, lambda: placed_below_the_bar(page, result), "iterative: its result in view", timeout_s=60)
+        wait_for(page, lambda: starts_below_the_bar(page, result), "iterative: its result in view", timeout_s=60)
     box = in_view_soon(page, result)
     if box is not None:
         return {scene.id: box}

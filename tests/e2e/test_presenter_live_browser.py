@@ -225,14 +225,15 @@ PINNED_BOXES = (
     ("pair", "vec_text", "static_result"),
     ("senses", "vec_text", "static_result"),
     ("oov", "vec_text", "static_result"),
+    ("fill", "fill_sentence", "fill_topk"),
 )
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_pinned_sentence_box_shares_the_screen_with_its_result(page, warm_server, lang):
-    """Issue #51 item 1 at 1280×720: on the static page's three scenes the sentences and the word are pinned under
-    the scene bar, so after the edit the box and the result it drives are on one screen (before: the box stood
-    1,960–2,620 px below its result)."""
+    """Issue #51 item 1 at 1280×720: on the static page's three scenes the sentences and the word, on the fill scene
+    the sentence with [MASK], are pinned under the scene bar, so after the edit the box and the result it drives are
+    on one screen (before: the static page's box stood 1,960–2,620 px below its result, fill-mask's 750 px above)."""
     page.set_viewport_size({"width": 1280, "height": 720})
     out_of_view, box_out, fitted = edit_sentence_boxes(page, warm_server, lang, "720p-pinned", PINNED_BOXES)
     assert not out_of_view, f"edited, the result is not wholly in view: {out_of_view}"
