@@ -1,10 +1,10 @@
 """静态 vs 上下文: one word2vec point for every sentence vs one contextual point per occurrence.
 
-A student reads the question and its answer, the inputs, then the result; on the projector the result comes
-first, the inputs below it. Thin page: widgets → core.vectors.view.occurrence_layers
-(through ui.cache.occurrence_view: once per models, sentences and word) → ``explorer.py`` beside it
-(core.figures.vectors → render), whose layer scrubber and centring toggle live in an st.fragment and only slice
-the cached arrays.
+A student reads the question and its answer, the inputs, then the result; on the projector the sentences and the
+word are pinned under the scene bar above the result, the rest of the inputs below it. Thin page: widgets →
+core.vectors.view.occurrence_layers (through ui.cache.occurrence_view: once per models, sentences and word) →
+``explorer.py`` beside it (core.figures.vectors → render), whose layer scrubber and centring toggle live in an
+st.fragment and only slice the cached arrays.
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ seed(*sentence_inputs.fields(), Field("static_ctx", "ctx", "elmo", one_of(*CTX_O
      Field("static_centre", "centre", False, bool))
 
 
-# ---- on the projector the result first (its charts start on the first screen at 1280×720), the inputs below;
-# a student at home reads the question and its answer, then the inputs, then the result -------------------
+# ---- on the projector the sentences pinned above the result, the other inputs below it; a student at home reads the
+# question and its answer, then the inputs, then the result ----------------------------------------------------
 st.title(t("static.title"))
 if presenting():
     st.markdown(t("static.intro"))
