@@ -80,6 +80,11 @@ def _sentence_inputs(mode: str) -> None:
                            placeholder=t("fill.chars_placeholder"))
 
 
+def _replay_heading() -> None:
+    st.header(t("fill.sec.replay"))
+    st.markdown(t("fill.replay_intro"))
+
+
 # ---- inputs -------------------------------------------------------------------------------------
 st.title(t("nav.fill_mask"))
 plain_answer("fill_qa", t("fill.qa"))
@@ -138,11 +143,11 @@ else:
 
 # the scene "iterative" (fill_replay_result): on the projector the heading and introduction stand above the result,
 # which must fit below the sentence pinned under the bar; a student's page keeps them in it
-heading = st.container()  # (drawn into on the projector: above the result)
+if presenting():
+    _replay_heading()
 with st.container(key="fill_replay_result"):
-    with heading if presenting() else st.container():
-        st.header(t("fill.sec.replay"))
-        st.markdown(t("fill.replay_intro"))
+    if not presenting():
+        _replay_heading()
     if view is None:
         st.info(t("fill.predict_waiting"))
     else:

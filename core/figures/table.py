@@ -161,6 +161,7 @@ SUMMARY_TOP = 3  # the items a spoken summary names, the largest first
 
 
 def _title_text(part: dict | None) -> str:
+    """The plain title of the layout or of one of its axes ("" without one)."""
     title = (part or {}).get("title") or {}
     return plain(title["text"]) if title.get("text") else ""
 
@@ -225,5 +226,5 @@ def figure_summary(fig: go.Figure, top: int = SUMMARY_TOP) -> dict:
             series.append({"kind": "bar", "name": name, "count": n, "largest": largest})
         else:
             series.append({"kind": "points", "name": name, "count": n})
-    return {"title": _title_text({"title": layout.get("title")}), "x": _title_text(layout.get("xaxis")),
-            "y": _title_text(layout.get("yaxis")), "series": series}
+    return {"title": _title_text(layout), "x": _title_text(layout.get("xaxis")), "y": _title_text(layout.get("yaxis")),
+            "series": series}

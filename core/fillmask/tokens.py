@@ -39,16 +39,13 @@ def ranked(distribution: np.ndarray, excluded: list[int]) -> Iterator[int]:
     was a tenth of the fill-mask page's time (issue #50); the rest is sorted only if a caller goes past the head."""
     ranking = distribution.astype(np.float64).copy()
     ranking[excluded] = -1.0
-    size = ranking.size
-    if size > RANKED_HEAD:
-        threshold = np.partition(ranking, size - RANKED_HEAD)[size - RANKED_HEAD]
-        head = np.flatnonzero(ranking >= threshold)  # every id tied with the threshold too: the stable order's prefix
-        yield from head[np.lexsort((head, -ranking[head]))].tolist()
-        if head.size == size:
-            return
-        yield from np.argsort(-ranking, kind="stable")[head.size:].tolist()
+    if not ranking.size:
         return
-    yield from np.argsort(-ranking, kind="stable").tolist()
+    cut = ranking.size - min(RANKED_HEAD, ranking.size)
+    threshold = np.partition(ranking, cut)[cut]
+    head = np.flatnonzero(ranking >= threshold)  # every id tied with the threshold too: the stable order's prefix
+    yield from head[np.lexsort((head, -ranking[head]))].tolist()
+    yield from np.argsort(-ranking, kind="stable")[head.size:].tolist()  # (sorted only when a caller gets here)
 
 
 def special_ids(encoder: BertEncoder, size: int) -> list[int]:
