@@ -58,12 +58,14 @@ with input_area, sentence_inputs.render("static_upload", height=150, row_drawn=p
 ctx = ss["static_ctx"]
 text, word_raw, scene = sentence_inputs.current(ctx=ctx)
 
-parsed = attempt(parse_input, text, word_raw)
-if parsed is None:
-    st.stop()
+with result_area:  # what is wrong with the sentences stands where their result would (on the projector: below the
+    # pinned row, not under the inputs at the page's end)
+    parsed = attempt(parse_input, text, word_raw)
+    if parsed is None:
+        st.stop()
+    if parsed.removed_controls:
+        st.info(t("static.controls_removed", n=parsed.removed_controls))
 word = parsed.word
-if parsed.removed_controls:
-    st.info(t("static.controls_removed", n=parsed.removed_controls))
 
 # ---- models ---------------------------------------------------------------------------------------
 ctx_name = DEFAULT_ELMO if ctx == "elmo" else bert_name
