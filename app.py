@@ -9,7 +9,7 @@ from core.runtime.concurrency import configure_thread, page_run
 from ui import PAGES, ROOT_URL_PATH, accessibility
 from ui.i18n import t
 from ui.page import presenting, show_error
-from ui.presentation import INPUT_RESULTS, arrive, begin_run, render_stepper, tell
+from ui.presentation import arrive, begin_run, render_stepper, tell, wants_telling
 from ui.sidebar import init_state, render_sidebar
 
 # The whole run takes its turn among the process's page runs (core/runtime/concurrency.py: page_run says why).
@@ -45,8 +45,6 @@ with page_run():
         pg.run()
     except Exception as err:  # the pages' one outer boundary: what a page did not catch is a message, not a traceback
         show_error(err)
-    # last: the run has drawn everything the browser may place (the projector's scene and edits; a student's edits).
-    # A page with inputs that drive results is told on every run: its element installs the browser's listener that
-    # notes which input the student touches, before the first edit; pages without any skip it
-    if presenting() or changed or INPUT_RESULTS.get(current):
+    # last: the run has drawn everything the browser may place (the projector's scene and edits; a student's edits)
+    if wants_telling(current, changed, presenting()):
         tell(current, changed)

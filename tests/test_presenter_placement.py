@@ -66,3 +66,13 @@ def test_what_the_end_of_a_run_tells():
     # a student's page: no arrival (only edits are placed: the first edit's result, not the page top)
     student = ui_pres.told_data(None, "fill-mask", 0, ["fill_sentence"], 1, None, None, None, presenting=False)
     assert student["arrival"] is None and student["drives"]["fill_sentence"] == "fill_topk"
+
+
+def test_which_runs_end_by_telling():
+    # the presenter view catches the clicker outside presentation mode: a press is sent again until a run's end
+    # says it was handled, so a run there that changed nothing still tells (a press waited forever without it)
+    assert ui_pres.wants_telling("presenter", [], presenting=False)
+    assert ui_pres.wants_telling("overview", [], presenting=True)
+    assert ui_pres.wants_telling("fill-mask", [], presenting=False)  # its inputs' listener comes with the element
+    assert ui_pres.wants_telling("overview", ["lang"], presenting=False)
+    assert not ui_pres.wants_telling("overview", [], presenting=False)

@@ -108,6 +108,18 @@ def changed_keys(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]
     return sorted(key for key, value in now.items() if before.get(key) != value)
 
 
+# Pages that catch the clicker's presses outside presentation mode: the presenter view (app_pages/presenter). The
+# browser sends a press again until a run's end says it was handled, so each of their runs must end by telling.
+CONSOLE_PAGES = frozenset({"presenter"})
+
+
+def wants_telling(url_path: str, changed: list[str], presenting: bool) -> bool:
+    """Whether a full run ends with :func:`tell`: in presentation mode, on the presenter view, after an edit, and on
+    a page with inputs that drive results (its element installs the browser's listener that notes which input the
+    student touches, before the first edit). Pages with none of these skip it."""
+    return presenting or url_path in CONSOLE_PAGES or bool(changed) or bool(INPUT_RESULTS.get(url_path))
+
+
 def begin_run(url_path: str | None = None) -> list[str]:
     """At the start of a run (the app's, with its page's ``url_path``, or a fragment's): the keys whose values changed
     since the last run started, which is what the presenter changed (a widget's new value is in the session before
