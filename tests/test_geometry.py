@@ -29,6 +29,22 @@ def test_project_shapes_and_variance():
     assert np.allclose(p.coords.mean(axis=0), 0.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(12, 5), (3, 40), (40, 3), (200, 64)])
+def test_project_agrees_with_scikit_learns_pca(shape):
+    """numpy's SVD gives scikit-learn's PCA (svd_solver="full"): the same components up to the sign rule, the same
+    explained variance ratios and coordinates."""
+    from sklearn.decomposition import PCA
+
+    x = np.random.default_rng(sum(shape)).normal(size=shape) * np.linspace(3.0, 0.2, shape[1])
+    k = min(2, *shape)
+    ours = project(x, n_components=k)
+    pca = PCA(n_components=k, svd_solver="full").fit(x)
+    signs = np.sign(pca.components_[np.arange(k), np.argmax(np.abs(pca.components_), axis=1)])
+    assert np.allclose(ours.components, pca.components_ * signs[:, None], atol=1e-10)
+    assert np.allclose(ours.explained_variance_ratio, pca.explained_variance_ratio_, atol=1e-12)
+    assert np.allclose(ours.coords, pca.transform(x) * signs, atol=1e-9)
+
+
 def test_project_exact_on_a_line():
     x = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
     p = project(x, n_components=1)

@@ -54,6 +54,18 @@ def streamlit_names(lang: str) -> dict[str, str]:
     return {} if lang == "en" else {english: translate(lang, key) for english, key in STREAMLIT_NAMES.items()}
 
 
+# Streamlit's code for charts and tables (its built frontend's chunks, named with a content hash): ui/document.js loads
+# them at a page's first run, while the server computes, not when the first chart arrives (a second later, cold).
+LIBRARY_CHUNKS = ("PlotlyChart", "DataFrame")
+
+
+@functools.cache
+def library_chunks() -> tuple[str, ...]:
+    """The file names of :data:`LIBRARY_CHUNKS` in the installed Streamlit (none found: nothing preloaded)."""
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    return tuple(sorted(path.name for chunk in LIBRARY_CHUNKS for path in folder.glob(f"{chunk}.*.js")))
+
+
 # Trusted, constant JavaScript from this repository (its data are the app's own strings).
 _document = component("lab_document", js=(Path(__file__).with_name("document.js")).read_text(encoding="utf-8"))
 
@@ -64,7 +76,7 @@ def render() -> None:
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
     result = _document(key="lab_document", on_narrow_change=lambda: None, on_tall_change=lambda: None,
                        data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button"),
-                             "names": streamlit_names(current_lang())})
+                             "names": streamlit_names(current_lang()), "preload": library_chunks()})
     # the script reports a change only, and a page switch can leave the component's state empty: the session keeps
     # the last report
     for key, reported in ((NARROW_KEY, getattr(result, "narrow", None)), (TALL_KEY, getattr(result, "tall", None))):

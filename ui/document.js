@@ -15,6 +15,9 @@
 //    each button a Tab stop, one per chart between a page's controls; it shows on hover, for a mouse.
 // 6. Streamlit's own English control names and input hints get the page language's (translate, below).
 // 7. A chart's SVG is hidden from a screen reader: the chart's name (its summary, ui.page.chart) says what it shows.
+// 8. Streamlit's chart and table code (data.preload: its PlotlyChart and DataFrame chunks, 6 MB) is loaded while the
+//    server still computes the page's first result: Streamlit loads it only when the first chart arrives, and
+//    compiling it then kept a first visitor's chart away another second (ui/accessibility.py, LIBRARY_CHUNKS).
 
 const SCROLLERS = '.katex-display, [data-testid="stTable"] > div';
 const UPLOAD_BUTTONS = '[data-testid="stFileUploaderDropzone"] button';
@@ -64,6 +67,12 @@ export default function (component) {
   const doc = document;
   if (!data) return;
   doc.documentElement.lang = data.lang;
+  if (!win.__labPreloaded) {
+    win.__labPreloaded = true;
+    // the chunks' URLs as Streamlit's own code resolves them: beside its entry module (any server path prefix kept)
+    const entry = doc.querySelector('script[type="module"][src*="/static/js/index."]');
+    for (const name of entry ? data.preload || [] : []) import(new URL(name, entry.src).href).catch(() => {});
+  }
   win.__labDocumentData = data;
   win.__labDocumentComponent = component;
   const narrow = win.matchMedia(NARROW);

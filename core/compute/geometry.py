@@ -4,8 +4,10 @@
     centred:    cos(u − μ, v − μ),  μ = mean of the vectors (corrects anisotropy: contextual
                 vectors share a large common direction that makes every raw cosine high)
 
-PCA: coords = (X − mean) · componentsᵀ, with each component's sign fixed so that its
-largest-|loading| entry is positive, so pictures do not flip between runs.
+PCA: X − mean = U S Vᵀ (a full SVD, as scikit-learn's ``PCA(svd_solver="full")``); the components are the first
+rows of Vᵀ, explained variance ratio_i = S_i² / Σ S², coords = (X − mean) · componentsᵀ, with each component's sign
+fixed so that its largest-|loading| entry is positive, so pictures do not flip between runs. numpy's SVD, not
+scikit-learn's PCA around it: importing scikit-learn took a second of a projecting page's first visit.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ def _as_matrix(vectors: ArrayLike, name: str) -> np.ndarray:
     return x
 
 
-def project(points: ArrayLike, n_components: int = 2, seed: int = 0) -> Projection:
+def project(points: ArrayLike, n_components: int = 2) -> Projection:
     """Fit PCA on points (n, dim) and return their k = n_components coordinates.
 
     When fewer components exist than asked for (n ≤ k, dim < k, or all points equal) the missing
@@ -60,14 +62,13 @@ def project(points: ArrayLike, n_components: int = 2, seed: int = 0) -> Projecti
     fitted = min(n_components, n, dim)
     # With zero total variance (n == 1 or identical points) PCA's ratios are 0/0; keep zeros.
     if np.any(x != x[0]):
-        from sklearn.decomposition import PCA  # a second of start-up, for the pages and commands that project
-
-        pca = PCA(n_components=fitted, svd_solver="full", random_state=seed).fit(x)
-        loadings = pca.components_
+        _, singular, rows = np.linalg.svd(x - mean, full_matrices=False)
+        loadings = rows[:fitted]
         largest = np.argmax(np.abs(loadings), axis=1)
         signs = np.sign(loadings[np.arange(fitted), largest])
         components[:fitted] = loadings * signs[:, None]
-        ratio[:fitted] = pca.explained_variance_ratio_
+        variance = singular ** 2
+        ratio[:fitted] = variance[:fitted] / variance.sum()
     return Projection((x - mean) @ components.T, ratio, components, mean)
 
 
