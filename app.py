@@ -27,7 +27,8 @@ with page_run():
     # what the presenter (or a student) changed: the values at this run's start, before any widget draws
     changed = begin_run(current)
     render_sidebar()
-    accessibility.render()  # the document's language, visible focus, readable captions
+    # the document's language, visible focus, readable captions, the skip link into the page's main input
+    accessibility.render(next(spec.main_input for spec in PAGES if spec.url_path == current))
     arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
     if presenting():
         render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome

@@ -11,6 +11,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import chart, page_tables, plotly_array
+
+# page_tables(at)[0] is the task's example reviews (in the "task and data" expander), then the page's results tables
 from core import transfer
 from core.guard.errors import LabError
 from core.transfer.__main__ import main as transfer_main
@@ -285,7 +287,7 @@ def test_page_shows_cached_results(page, results):
     assert _metrics(at) == expected
     assert any("预先计算" in c.value for c in at.caption)
     assert not at.warning  # fingerprints match
-    params = page_tables(at)[1].value  # trained / frozen parameters and time per approach
+    params = page_tables(at)[2].value  # trained / frozen parameters and time per approach
     assert list(params.iloc[:, 0]) == ["特征式 · ELMo", "特征式 · BERT", "微调 · BERT", "LoRA · BERT"]
     assert list(params.iloc[:, 1]) == [f"{n:,}" for n in (results["feature_elmo"]["trained_params"],
                                                           bert["trained_params"],
@@ -304,7 +306,7 @@ def test_page_shows_cached_results(page, results):
     chosen = [c.value for c in at.caption if c.value.endswith("，在验证集上选定")]  # each metric's hyper-parameter
     assert chosen == [f"{c['name']} = {c['chosen']:g}，在验证集上选定" for c in (
         results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
-    tuning = page_tables(at)[0].value  # how each hyper-parameter was chosen
+    tuning = page_tables(at)[1].value  # how each hyper-parameter was chosen
     assert list(tuning.iloc[:, 2]) == [f"{c['name']} = {c['chosen']:g}" for c in (
         results["feature_elmo"]["choice"], bert["choice"]["cls"][last], results["fine_tune"]["choice"], lora["choice"])]
     layers = chart(at, "transfer_layers")["data"]
@@ -356,7 +358,7 @@ def test_results_from_before_lora(page, monkeypatch, results, tmp_path):
     assert _metrics(at)[2:] == [f"{100 * results['fine_tune']['accuracy']:.1f}%", "—"]
     assert any("LoRA 实验加入之前" in c.value for c in at.caption)
     assert any("python -m core.transfer" in i.value and "LoRA" in i.value for i in at.info)
-    params = page_tables(at)[1].value
+    params = page_tables(at)[2].value
     assert len(params) == 3 and list(params.iloc[:2, 3]) == ["—", "—"]
     assert len(at.get("plotly_chart")) == 4  # no LoRA summary
 
@@ -451,7 +453,7 @@ def test_results_from_before_tuning(page, monkeypatch, results, tmp_path):
     assert not [m.value for m in at.markdown if m.value.startswith("微调减在验证集上选出的")]
     picked = next(m.value for m in at.markdown if m.value.startswith("**你选的这组特征"))
     assert "超出" not in picked
-    assert list(page_tables(at)[0].value.iloc[:2, 2]) == ["—", "—"]
+    assert list(page_tables(at)[1].value.iloc[:2, 2]) == ["—", "—"]
 
 
 def test_shown_results_are_the_session_s_then_the_file_s(results_file, tiny_bert_dir, tmp_path):
@@ -500,7 +502,7 @@ def test_recompute_and_discard(page, monkeypatch):
     assert fresh["config"]["steps"] == 100 and fresh["config"]["lr"] == 3e-5 and fresh["data"]["n_train"] == 16
     assert fresh["fine_tune"]["choice"] is None and fresh["lora"]["choice"] is None  # no learning-rate choice here
     assert fresh["feature_bert"]["choice"]["cls"][0]["n_val"] == 4  # the probes' C still is chosen
-    tuning = page_tables(at)[0].value  # no ELMo row: frozen BERT, fine-tuning, LoRA
+    tuning = page_tables(at)[1].value  # no ELMo row: frozen BERT, fine-tuning, LoRA
     assert all("没有在验证集上挑选" in cell for cell in tuning.iloc[1:, 1])
     assert list(tuning.iloc[1:, 2]) == ["lr = 3e-05", f"lr = {fresh['lora']['settings']['lr']:g}"]
     assert fresh["feature_elmo"] is None

@@ -38,31 +38,35 @@ class PageSpec(NamedTuple):
     desc_key: str   # i18n key of a one-line description (home page links)
     shape: Shape    # what the page's script looks like (docs/code.md)
     listed: bool = True  # in the sidebar's navigation (a student's Tab path); unlisted: linked from the home page
+    # the keys of the containers around the page's main input, the first on the page taken: where the skip link puts
+    # the focus (ui/document.js); none: the page region itself
+    main_input: tuple[str, ...] = ()
 
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/home/page.py", "overview", "nav.home", ":material/home:", "home.link.home", "guide"),
     PageSpec("app_pages/static_vs_contextual/page.py", "static-vs-contextual", "nav.static",
-             ":material/compare_arrows:", "home.link.static", "experiment"),
+             ":material/compare_arrows:", "home.link.static", "experiment", main_input=("vec_text",)),
     PageSpec("app_pages/class_board/page.py", "class-board", "nav.board", ":material/groups:", "home.link.board",
-             "router"),
+             "router", main_input=("board_sentence", "board_secret_box", "board_new_word")),
     PageSpec("app_pages/objectives/page.py", "pretraining-objectives", "nav.objectives", ":material/swap_horiz:",
-             "home.link.objectives", "sections"),
+             "home.link.objectives", "sections", main_input=("obj_sentence",)),
     PageSpec("app_pages/elmo_weights/page.py", "elmo-weights", "nav.elmo", ":material/tune:", "home.link.elmo",
-             "experiment"),
+             "experiment", main_input=("elmo_result",)),
     PageSpec("app_pages/fill_mask/page.py", "fill-mask", "nav.fill_mask", ":material/edit_note:",
-             "home.link.fill_mask", "experiment"),
+             "home.link.fill_mask", "experiment", main_input=("fill_sentence", "fill_plain")),
     PageSpec("app_pages/attention/page.py", "attention-heatmap", "nav.attention", ":material/grid_on:",
-             "home.link.attention", "experiment"),
+             "home.link.attention", "experiment", main_input=("att_sentence",)),
     PageSpec("app_pages/transfer/page.py", "feature-vs-finetune", "nav.transfer", ":material/science:",
-             "home.link.transfer", "results"),
+             "home.link.transfer", "results", main_input=("transfer_compare",)),
     # the lecturer's own device: on the home page, not in every student's navigation
     PageSpec("app_pages/presenter/page.py", "presenter", "nav.presenter", ":material/co_present:",
-             "home.link.presenter", "console", listed=False),
+             "home.link.presenter", "console", listed=False,
+             main_input=("board_secret_box", "presenter_console")),
     PageSpec("app_pages/exercise_cards/page.py", "exercises", "nav.exercises", ":material/quiz:",
-             "home.link.exercises", "cards"),
+             "home.link.exercises", "cards", main_input=("ex_concept_text",)),
     PageSpec("app_pages/evidence/page.py", "layer-evidence", "evidence.nav", ":material/biotech:",
-             "home.link.evidence", "results"),
+             "home.link.evidence", "results", main_input=("_ev_section",)),
 )
 # Streamlit serves the default page at "/" and reserves (but does not serve) its url_path, so "/" gets a
 # hidden page of its own and every url_path in PAGES, "/overview" included, opens directly.

@@ -47,11 +47,22 @@ STREAMLIT_NAMES = {
     "Press Ctrl+Enter to apply": "a11y.ctrl_enter_apply", "Press ⌘+Enter to apply": "a11y.ctrl_enter_apply",
 }
 
+# names Streamlit builds from a widget's label: the English start, and the i18n key of the whole name ({label})
+STREAMLIT_PREFIXES = {"Help for ": "a11y.help_for"}
+
+
 @functools.lru_cache(maxsize=4)
 def streamlit_names(lang: str) -> dict[str, str]:
     """:data:`STREAMLIT_NAMES` in ``lang`` (none for English: Streamlit's own are English), built once per language
     rather than on every run of every session."""
     return {} if lang == "en" else {english: translate(lang, key) for english, key in STREAMLIT_NAMES.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def streamlit_prefixes(lang: str) -> dict[str, str]:
+    """:data:`STREAMLIT_PREFIXES` in ``lang``: the English start → the translated name with ``{label}`` in it."""
+    return {} if lang == "en" else {english: translate(lang, key, label="{label}")
+                                    for english, key in STREAMLIT_PREFIXES.items()}
 
 
 # Streamlit's code for charts and tables (its built frontend's chunks, named with a content hash): ui/document.js loads
@@ -70,13 +81,16 @@ def library_chunks() -> tuple[str, ...]:
 _document = component("lab_document", js=(Path(__file__).with_name("document.js")).read_text(encoding="utf-8"))
 
 
-def render() -> None:
+def render(main_input: tuple[str, ...] = ()) -> None:
     """The stylesheet and the document script; call once per run, in the main area (a collapsed sidebar, as on a
-    phone, does not draw its elements). The script's element is hidden: it takes no room."""
+    phone, does not draw its elements). The script's element is hidden: it takes no room. ``main_input``: the page's
+    (``ui.PageSpec.main_input``), where the skip link puts the focus."""
     st.markdown(ACCESSIBILITY_CSS, unsafe_allow_html=True)  # constant stylesheet only
     result = _document(key="lab_document", on_narrow_change=lambda: None, on_tall_change=lambda: None,
                        data={"lang": DOCUMENT_LANGS[current_lang()], "upload": t("static.upload_button"),
-                             "names": streamlit_names(current_lang()), "preload": library_chunks()})
+                             "names": streamlit_names(current_lang()), "prefixes": streamlit_prefixes(current_lang()),
+                             "preload": library_chunks(),
+                             "main": list(main_input), "skip": t("a11y.skip"), "navHint": t("a11y.nav_hint")})
     # the script reports a change only, and a page switch can leave the component's state empty: the session keeps
     # the last report
     for key, reported in ((NARROW_KEY, getattr(result, "narrow", None)), (TALL_KEY, getattr(result, "tall", None))):

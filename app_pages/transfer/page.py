@@ -54,11 +54,11 @@ with st.expander(t("transfer.data.title"), expanded=not large):
                   chars=cfg.get("max_chars", 64), seed=cfg.get("seed", 0),
                   package=f"{transfer.DATA_PACKAGE}=={transfer.DATA_PACKAGE_VERSION}"))
     examples = view.examples if view else []
-    if examples:
-        st.dataframe(
+    if examples:  # six short reviews: a plain table reads whole on a phone, with no toolbar's Tab stops
+        st.table(
             pd.DataFrame({t("transfer.data.col.label"): [t(f"transfer.label.{e['label']}") for e in examples],
                           t("transfer.data.col.text"): [e["text"] for e in examples]}),
-            hide_index=True, width="stretch", key="transfer_examples")
+            hide_index=True, border="horizontal")
 
 # ---- results ----------------------------------------------------------------------------------------
 st.header(t("transfer.results.title"))

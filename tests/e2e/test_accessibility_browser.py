@@ -14,6 +14,7 @@ import pytest
 
 from e2e.axe import DESKTOP, DOCUMENT_READY, desktop_and_phone_problems
 from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url, wait_for
+from ui import PAGES
 from ui.accessibility import DOCUMENT_LANGS, STREAMLIT_NAMES
 from ui.i18n import LANGS, translate
 
@@ -131,7 +132,7 @@ def tab_cycle(page, limit: int = 200) -> list[dict]:
 
 
 def test_fill_mask_tab_path_has_no_chart_toolbar(context_of, warm_server):
-    """From the top of the fill-mask page: the sentence box within the Tabs it took (23, issue #54), and no stop in
+    """From the top of the fill-mask page: the sentence box within 12 Tabs (issue #54), and no stop in
     the whole cycle is a chart toolbar's button (plotly made 8 per chart, 40 of the page's 104); the toolbar's one
     button, for a mouse, is named in Chinese."""
     page = context_of(DESKTOP)
@@ -141,10 +142,70 @@ def test_fill_mask_tab_path_has_no_chart_toolbar(context_of, warm_server):
     page.wait_for_timeout(1000)  # the script marks new elements 200 ms after the page settles
     stops = tab_cycle(page)
     boxes = [n for n, stop in enumerate(stops, 1) if stop["key"] == "fill_sentence" and stop["role"] == "text"]
-    assert boxes and boxes[0] <= 23, stops  # Tab presses to the sentence box
+    assert boxes and boxes[0] <= 12, stops  # Tab presses to the sentence box (23 before the page links were one stop)
     assert [s for s in stops if s["toolbar"]] == []
     names = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map((b) => b.ariaLabel)")
     assert names and set(names) == {"下载图表（SVG）"}, names
+
+
+# the Streamlit keys around the focused element, innermost first
+FOCUS_KEYS = """() => { const keys = [];
+  for (let n = document.activeElement; n && n.classList; n = n.parentElement)
+    for (const c of n.classList) if (c.startsWith('st-key-')) keys.push(c.slice(7));
+  return keys; }"""
+# the ELMo page's sliders stand after the lecture's formula, diagram, exercise and the sentences they mix (30 Tabs);
+# the class board's inputs come with a board (a student's sentence) or a sign-in link (the lecturer's secret)
+SHORT_TAB_PATH = [spec for spec in PAGES if spec.main_input and spec.listed
+                  and spec.url_path not in ("elmo-weights", "class-board")]
+
+
+@pytest.mark.parametrize("spec", SHORT_TAB_PATH, ids=lambda spec: spec.url_path)
+def test_the_main_input_is_12_tabs_or_2_keys_away(context_of, warm_server, spec):
+    """Issue #54 item 3: from the top of the page, plain Tab reaches the page's main input within 12 presses (the
+    sidebar's page links are one stop, the page region and the headings' link icons none); the skip link, first
+    stop, puts the focus into it with Enter: 2 key presses."""
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, spec.url_path))
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    page.wait_for_timeout(1000)  # the script marks new elements 200 ms after the page settles
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if set(page.evaluate(FOCUS_KEYS)) & set(spec.main_input):
+            break
+    else:
+        pytest.fail(f"{spec.url_path}: the main input {spec.main_input} not reached in 12 Tabs")
+    open_page(page, page_url(warm_server, spec.url_path))  # from the top again
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    page.wait_for_timeout(1000)
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.dataset.testid") == "stSkipToContent"
+    assert page.evaluate("() => document.activeElement.textContent") == translate("zh", "a11y.skip")
+    page.keyboard.press("Enter")
+    assert set(page.evaluate(FOCUS_KEYS)) & set(spec.main_input), page.evaluate(FOCUS_KEYS)
+
+
+def test_the_page_links_are_one_tab_stop_moved_through_by_arrows(context_of, warm_server):
+    """The sidebar's page links: the current page's is the one Tab stop of the list (after the skip link); ↓ and
+    End move to the others, and the list says how in the page's language."""
+    page = context_of(DESKTOP)
+    open_page(page, page_url(warm_server, "attention-heatmap"))
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    page.wait_for_timeout(1000)
+    links = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+      .map((a) => [a.getAttribute('href'), a.tabIndex])""")
+    hrefs = [href for href, _ in links]
+    here = next(i for i, href in enumerate(hrefs) if href.endswith("/attention-heatmap"))
+    assert [i for i, (_, tab) in enumerate(links) if tab == 0] == [here], links
+    assert page.evaluate("""() => document.querySelector('[data-testid="stSidebarNav"] ul')
+      .getAttribute('aria-description')""") == translate("zh", "a11y.nav_hint")
+    focused = "() => document.activeElement.getAttribute('href')"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused) == hrefs[here]
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == hrefs[(here + 1) % len(hrefs)]
+    page.keyboard.press("End")
+    assert page.evaluate(focused) == hrefs[-1]
 
 
 def test_focused_radio_and_switch_show_a_ring_at_3_to_1(context_of, warm_server):
