@@ -132,3 +132,15 @@ def test_sense_groups_differ_in_colour_and_shape():
     named = [markers[label] for label in ("fruit", "company", "phone")]
     assert len({m["color"] for m in named}) == 3 and len({m["symbol"] for m in named}) == 3
     assert markers[None]["symbol"] == "circle" and markers[None]["color"] not in {m["color"] for m in named}
+
+
+def test_the_spoken_summary_reads_only_the_axes_that_have_a_title():
+    """An axis without a title is not read out as "vertical axis: —" (issue #54)."""
+    import plotly.graph_objects as go
+
+    from ui.page import spoken_summary
+
+    fig = go.Figure(go.Bar(x=["我", "你"], y=[0.5, 0.25]), layout={"xaxis": {"title": {"text": "词"}}})
+    said = spoken_summary(fig)
+    assert translate("zh", "page.spoken.x_axis", x="词") in said
+    assert translate("zh", "page.spoken.y_axis", y="X").split("X")[0] not in said  # "纵轴：" not said

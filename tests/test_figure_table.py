@@ -59,3 +59,23 @@ def test_a_charts_summary_names_each_blank_its_largest_items_and_a_strips_words(
     assert heat["series"][0]["largest"] == ["c", "b", "0.9"]
     strip = figure_summary(go.Figure(go.Heatmap(z=[[0, 1]], text=[["我", "[MASK]"]], y=["模型看到"])))
     assert strip["series"][0]["rows"] == [["模型看到", ["我", "[MASK]"]]]
+
+
+def test_each_blanks_rows_say_which_blank_and_one_axis_pair_names_the_columns():
+    """Issue #54 item 1: two [MASK]s' bars in one table, each row named by its subplot's title (which blank); a chart
+    with one pair of axes names the table's x and y columns by its axis titles, a chart of subplots keeps the
+    generic names (one title cannot name every subplot's column)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from core.figures.table import axis_titles
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("第 1 个 [MASK]", "第 2 个 [MASK]"))
+    fig.add_trace(go.Bar(y=["小", "苹"], x=[0.078, 0.07], orientation="h"), row=1, col=1)
+    fig.add_trace(go.Bar(y=["果"], x=[0.163], orientation="h"), row=1, col=2)
+    fig.update_xaxes(title_text="概率")
+    table, _ = figure_table(fig)
+    assert list(table["series"]) == ["第 1 个 [MASK]", "第 1 个 [MASK]", "第 2 个 [MASK]"]
+    assert axis_titles(fig) == {}
+    single = go.Figure(go.Bar(x=["我", "你"], y=[0.5, 0.25]), layout={"xaxis": {"title": {"text": "词"}}})
+    assert axis_titles(single) == {"x": "词"}  # no y title: that column keeps its generic name

@@ -184,8 +184,10 @@ def spoken_summary(fig: go.Figure) -> str:
     legend = [series["name"] for series in summary["series"] if series["kind"] == "legend"]
     if legend:
         parts.append(t("page.spoken.legend", names=t("page.spoken.item_sep").join(legend)))
-    if summary["x"] or summary["y"]:
-        parts.append(t("page.spoken.axes", x=summary["x"] or "—", y=summary["y"] or "—"))
+    if summary["x"]:  # an axis without a title is not read out ("vertical axis: —" said nothing)
+        parts.append(t("page.spoken.x_axis", x=summary["x"]))
+    if summary["y"]:
+        parts.append(t("page.spoken.y_axis", y=summary["y"]))
     return " ".join(parts)
 
 
@@ -223,13 +225,14 @@ def chart_table(fig: go.Figure, key: str) -> None:
                            on_change="rerun")
     if not expander.open:
         return
-    from core.figures.table import figure_table  # pandas: imported with the first table, not at the app's start
+    from core.figures.table import axis_titles, figure_table  # pandas: with the first table, not at the app's start
 
     table, total = figure_table(fig)
     with expander:
         if total > len(table):
             st.caption(t("page.chart_data_more", n=len(table), total=total))
-        headers = {c: t(f"page.chart_col.{c}") for c in table.columns}
+        # the x and y columns named by the chart's axes where it has one pair (概率, 层), else generic
+        headers = {c: t(f"page.chart_col.{c}") for c in table.columns} | axis_titles(fig)
         st.table(table.map(md_escape).rename(columns=headers), hide_index=True)
 
 

@@ -146,8 +146,9 @@ def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame
     traces, layout = _plain_figure(fig)
     rows: list[tuple] = []
     for trace in traces:
-        if not _decorative(trace):
-            rows += _heatmap_rows(layout, trace) if trace["type"] == "heatmap" else _point_rows(layout, trace)
+        if not _decorative(trace):  # a series is named by its legend entry, else by its subplot's title
+            named = {**trace, "name": plain(trace.get("name") or "") or _subplot_title(layout, trace) or None}
+            rows += _heatmap_rows(layout, named) if trace["type"] == "heatmap" else _point_rows(layout, named)
     cells = [[_cell(v) for v in row] for row in rows[:max_rows]]
     for row in cells:  # a hover that repeats the point's label or position says nothing more
         if row[-1] in row[:-1]:
@@ -155,6 +156,16 @@ def figure_table(fig: go.Figure, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame
     table = pd.DataFrame(cells, columns=list(COLUMNS))
     used = [c for c in COLUMNS if (table[c] != "").any()]
     return table[used], len(rows)
+
+
+def axis_titles(fig: go.Figure) -> dict[str, str]:
+    """The titles of the x and y axes ({"x": …, "y": …}, those that have one) of a figure with one pair of axes: the
+    table's x and y columns are named by them. Subplots each have their own: their columns keep generic names."""
+    layout = fig.layout.to_plotly_json()
+    if any(name[1:5] == "axis" and name[5:].isdigit() for name in layout):
+        return {}
+    titles = {letter: _title_text(layout.get(f"{letter}axis")) for letter in ("x", "y")}
+    return {letter: title for letter, title in titles.items() if title}
 
 
 SUMMARY_TOP = 3  # the items a spoken summary names, the largest first
