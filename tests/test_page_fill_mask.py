@@ -33,6 +33,7 @@ from core.fillmask.tokens import is_punctuation
 from core.fillmask.words import proposals, word_candidates
 from core.models.cache import load_encoder
 from core.models.catalogue import list_models
+from ui.i18n import translate
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "fill_mask" / "page.py")
 
@@ -225,22 +226,35 @@ def test_chars_mode(tiny):
 
 
 # ---- candidates ---------------------------------------------------------------------------------------
+def shown_number(cell: str) -> float:
+    """A score as the table shows it ("1.14%", "3.95×10⁻⁸") back as a number."""
+    if cell.endswith("%"):
+        return float(cell.rstrip("%")) / 100
+    mantissa, power = cell.split("×10")
+    return float(mantissa) * 10 ** int(power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+
+
+def candidate_table(at):
+    """The candidates' table (the one headed by the word column)."""
+    return next(table.value for table in at.table if translate("zh", "fill.col.word") in table.value.columns)
+
+
 def test_candidate_comparison(tiny, tiny_bert):
     at = _app(tiny).run()
     at.text_input(key="fill_cands").set_value("苹果，水果、公司,好吃的").run()
     assert_no_exception(at)
     expected = candidate_scores(tiny_bert, "我吃了一个[MASK][MASK]。", ["苹果", "水果", "公司", "好吃的"])
-    table = at.dataframe[0].value
+    table = candidate_table(at)
     assert list(table.iloc[:, 0]) == ["苹果", "水果", "公司", "好吃的"]
-    assert list(table.iloc[:, 3]) == [True, True, True, False]
-    assert table.iloc[3, 1] is None or np.isnan(table.iloc[3, 1])  # no score for a word that does not fit ...
-    assert at.dataframe[0].proto.placeholder == "填不进"  # ... and the cell says why instead of "None"
-    np.testing.assert_allclose(table.iloc[:3, 1].astype(float), [e.score for e in expected[:3]], rtol=1e-6)
+    assert list(table.iloc[:, 3]) == ["能", "能", "能", "不能"]
+    assert table.iloc[3, 1] == "填不进"  # no score for a word that does not fit: the cell says why
+    for cell, e in zip(table.iloc[:3, 1], expected[:3]):  # as read aloud: a percentage or a power of ten, rounded
+        assert shown_number(cell) == pytest.approx(e.score, rel=1e-2)
     spec = chart(at, "fill_cand_chart")
     np.testing.assert_allclose(plotly_array(spec["data"][0]["x"]), [e.score for e in expected[:3]], rtol=1e-6)
     at.selectbox(key="fill_first").set_value(1).run()
-    table = at.dataframe[0].value
-    assert list(table.iloc[:, 3]) == [False, False, False, False]  # two-character words do not fit one mask
+    table = candidate_table(at)
+    assert list(table.iloc[:, 3]) == ["不能"] * 4  # two-character words do not fit one mask
     at.text_input(key="fill_cands").set_value(" , ,").run()
     assert any("至少一个候选词" in i for i in texts(at, "info"))
 

@@ -141,7 +141,8 @@ def test_candidate_scores_are_never_cut_at_the_plot_edge():
     a score goes inside a bar long enough for it, and a score outside is not clipped by the axes."""
     bar = candidate_bars(["苹果", "水果", "公司"], [1.14e-2, 1.55e-3, 3.95e-8]).data[0]
     assert bar.textposition == "auto" and bar.cliponaxis is False
-    assert list(bar.text) == ["1.14e-02", "1.55e-03", "3.95e-08"]
+    # written as read aloud (#54): a percentage, below 0.01 % a power of ten; not "1.14e-02"
+    assert list(bar.text) == ["1.14%", "0.155%", "3.95×10⁻⁸"]
 
 
 def test_points_on_one_spot_share_one_label_and_keep_their_own_hover():

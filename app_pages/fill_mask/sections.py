@@ -183,6 +183,8 @@ def _percent(p: float) -> str:
     return f"{p:.2%}" if p >= 1e-4 else "< 0.01%"
 
 
+
+
 def _split_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.strip() for w in re.split(r"[,，、;；\s]+", text or "") if w.strip()))[:12]
 
@@ -213,14 +215,14 @@ def compare_candidates(model: ModelRef, masked: str, mask_count: int) -> None:
     if fitting:
         chart(figs.candidate_bars([word for word, _ in fitting], [score for _, score in fitting],
                                   xaxis_title=t("fill.cand_axis"), large=presenting()), "fill_cand_chart")
+    # a plain table of words: a screen reader reads each cell as shown (a data grid read the raw floats and "true")
     table = pd.DataFrame({
-        t("fill.col.word"): [s.word for s in scored],
-        t("fill.col.score"): [s.score for s in scored],
+        t("fill.col.word"): [md_escape(s.word) for s in scored],
+        t("fill.col.score"): [figs.score_text(s.score) if s.score is not None else t("fill.col.unfit") for s in scored],
         t("fill.col.per_token"): [" × ".join(_percent(p) for p in s.per_token) for s in scored],
-        t("fill.col.fits"): [s.fits for s in scored],
+        t("fill.col.fits"): [t("fill.col.fits_yes") if s.fits else t("fill.col.fits_no") for s in scored],
     })
-    st.dataframe(table, hide_index=True, key="fill_cand_table", placeholder=t("fill.col.unfit"),  # as on the chart:
-                 column_config={t("fill.col.score"): st.column_config.NumberColumn(format="scientific")})  # no "0%"
+    st.table(table, hide_index=True, border="horizontal")
     if any(not s.fits for s in scored):
         st.caption(t("fill.cands_unfit", n=mask_count - first))
     st.caption(t("fill.cands_note"))

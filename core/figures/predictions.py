@@ -96,6 +96,18 @@ def topk_bars(slots: Sequence[tuple[str, Sequence[str], Sequence[float]]], *, ti
     return go.Figure(data=traces, layout={**style_layout(title, large=large, height=height), **grid.layout})
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def score_text(p: float) -> str:
+    """A probability as seen and read aloud: a percentage from 0.01 % up (43.8%, 1.14%, 0.155%), below it a power of ten
+    (3.95×10⁻⁸), never "1.14e-02" or 3.953918460234424e-8."""
+    if p >= 1e-4:
+        return f"{p:.1%}" if p >= 0.1 else f"{p * 100:.3g}%"  # three digits: 1.14%, 0.155%
+    mantissa, exponent = f"{p:.2e}".split("e")
+    return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str | None = None,
                    xaxis_title: str = "P", large: bool = False) -> go.Figure:
     """User candidates and their probability (product over their tokens), on a log axis."""
@@ -107,9 +119,9 @@ def candidate_bars(words: Sequence[str], scores: Sequence[float], *, title: str 
     return go.Figure(go.Bar(
         x=scores, y=list(range(len(words))), orientation="h",
         marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(words))],
-        text=[f"{s:.2e}" for s in scores], customdata=labels,
+        text=[score_text(s) for s in scores], customdata=labels,
         textposition="auto", cliponaxis=False,  # inside a long bar: outside, a phone's narrow plot cut it off
-        hovertemplate="%{customdata}: %{x:.3e}<extra></extra>",
+        hovertemplate="%{customdata}: %{text}<extra></extra>",
     ), layout={
         **style_layout(title, large=large, height=110 + (font + 26) * max(len(words), 1)),
         "yaxis": {"tickvals": list(range(len(words))), "ticktext": labels, "autorange": "reversed",
