@@ -23,8 +23,21 @@ DOCUMENT_LANGS = {"zh": "zh-CN", "en": "en"}
 # only (#E1E9F4 on white, 1.2:1; its input is visually hidden): one blue of the charts' palette, 3 px, seen on a
 # projector, 5.2:1 on white and 4.6:1 on the sidebar's #EEF2F8 (WCAG 2.4.11 asks 3:1), around the option's label.
 # A narrow screen: formulas a size smaller, so that most fit a phone's width (the rest scroll sideways).
+# A widget's help icon is 18 px: its button gets a 24 × 24 px target (WCAG 2.5.8) by padding, the layout unmoved.
+# What scrolls sideways (ui/document.js makes it focusable) shows a shadow at the edge where more of it hides, a cue
+# that it scrolls (the background scroll-shadow technique: the white covers scroll with the content, the shadows
+# stay at the edges).
 ACCESSIBILITY_CSS = """
 <style>
+[data-testid="stTooltipHoverTarget"] > button { padding: 3px !important; margin: -3px !important;
+  min-width: 24px; min-height: 24px; box-sizing: border-box; }
+.katex-display[tabindex="0"], [data-testid="stTable"] > div[tabindex="0"] {
+  background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)),
+              linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) 100% 0,
+              radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), rgba(0,0,0,0)),
+              radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) 100% 0;
+  background-repeat: no-repeat; background-size: 40px 100%, 40px 100%, 14px 100%, 14px 100%;
+  background-attachment: local, local, scroll, scroll; }
 .st-key-lab_document { display: none !important; }
 [data-testid="stCaptionContainer"] { color: #4B5563 !important; opacity: 1 !important; }
 a:focus-visible, summary:focus-visible,

@@ -49,8 +49,12 @@ def _as_lecturer(action: Callable[..., object], *args: object) -> None:
         ss["presenter_refused"] = err
 
 
-def _jump(presentation_id: str, key: str) -> None:
-    _as_lecturer(presenter.move, presentation_id, ss[key])
+def _jump(presentation_id: str, key: str, drawn_at: str) -> None:
+    """The scene list's choice. Only a scene the lecturer picked moves: a box of a later move can report the value
+    its place on the page held before (Streamlit's front end reuses the element under load), which moved the
+    projector back to the first scene; that value is never a new choice (empty, or the scene shown)."""
+    if ss.get(key) not in (None, drawn_at):
+        _as_lecturer(presenter.move, presentation_id, ss[key])
 
 
 def controls() -> None:
@@ -90,10 +94,12 @@ def controls() -> None:
                 st.button(t("presenter.next"), key="presenter_next", icon=":material/arrow_forward:",
                           icon_position="right", type="primary", disabled=following is None,
                           help=t("present.next_help"))
-        jump = f"presenter_jump_{p.moves}"  # a fresh box per move: it shows the scene whichever device moved
-        st.selectbox(t("presenter.jump"), [s.id for s in scenes.SCENES], index=index, key=jump,
+        # a fresh, empty box per move (the counter above says the scene): a choice in it is always a jump
+        jump = f"presenter_jump_{p.moves}"
+        st.selectbox(t("presenter.jump"), [s.id for s in scenes.SCENES], index=None, key=jump,
+                     placeholder=t("presenter.jump_placeholder"),
                      format_func=lambda i: f"{scenes.SCENES.index(scenes.BY_ID[i]) + 1}. {scene_title(i)}",
-                     on_change=_jump, args=(p.id, jump))
+                     on_change=_jump, args=(p.id, jump, p.scene))
     with side:
         st.markdown(t("presenter.next_scene", title=md_escape(t(following.title_key))) if following
                     else t("presenter.last"))

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from e2e.axe import DESKTOP, DOCUMENT_READY, desktop_and_phone_problems
+from e2e.axe import DESKTOP, DOCUMENT_READY, PHONE, desktop_and_phone_problems
 from e2e.conftest import TIMEOUT_S, URL_PATHS, open_page, page_url, wait_for
 from ui import PAGES
 from ui.accessibility import DOCUMENT_LANGS, STREAMLIT_NAMES
@@ -286,3 +286,24 @@ def test_every_chart_speaks_its_summary_and_hides_its_svg(context_of, warm_serve
         pair = r"[^\s，,；;]+，\d+\.\d%" if lang == "zh" else r"[^\s,;]+, \d+\.\d%"
         # the two blanks' predictions in one summary, each blank named, three pairs each
         assert any(line.count("[MASK]") >= 2 and len(re.findall(pair, line)) >= 6 for line in spoken), spoken
+
+
+# every help icon's box, and each focusable sideways scroller's background (its scroll cue)
+HELP_TARGETS = """() => [...document.querySelectorAll('[data-testid="stTooltipHoverTarget"] > button')]
+  .filter((b) => b.offsetParent !== null)
+  .map((b) => { const r = b.getBoundingClientRect(); return [r.width, r.height]; })"""
+SCROLL_CUES = """() => [...document.querySelectorAll('.katex-display[tabindex="0"]')]
+  .map((el) => getComputedStyle(el).backgroundImage)"""
+
+
+def test_on_a_phone_help_icons_are_24_px_targets_and_wide_formulas_show_they_scroll(context_of, warm_server):
+    """Issue #54 item 5 on a 390×844 phone: each widget's "?" is a target of at least 24×24 px (it was 18×18), and
+    a formula wider than the screen shows a shadow at the edge where more of it hides."""
+    page = context_of(PHONE)
+    open_page(page, page_url(warm_server, "pretraining-objectives"))
+    page.wait_for_function(DOCUMENT_READY, timeout=60_000)
+    page.wait_for_timeout(1000)  # the script marks the scrollers 200 ms after the page settles
+    targets = page.evaluate(HELP_TARGETS)
+    assert targets and all(w >= 24 and h >= 24 for w, h in targets), targets
+    cues = page.evaluate(SCROLL_CUES)
+    assert cues and all("radial-gradient" in cue for cue in cues), cues
