@@ -244,7 +244,7 @@ def mix(layers: WordVectors | np.ndarray, weights: Sequence[float], gamma: float
 
 @dataclass
 class LayerProjection:
-    """Every layer's occurrences in ONE seeded 2-D PCA frame, as the static-vs-contextual page draws them."""
+    """Every layer's occurrences in ONE deterministic 2-D PCA frame, as the static-vs-contextual page draws them."""
 
     coords: np.ndarray  # (num_layers, num_occurrences, 2), each layer centred on its own mean
     explained_variance_ratio: np.ndarray  # (2,)
