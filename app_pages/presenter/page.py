@@ -23,10 +23,13 @@ from ui.presentation import console_press, page_link, page_path
 ss = st.session_state
 REFRESH_S = 1.0  # a move from the lecturer's other device, and the projector's answer, show within this
 SHOWN_MOVES_KEY = "presenter_shown_moves"  # the move this page's controls show
-# The note is what the lecturer reads at a glance, a step from the laptop: larger than body text. Constant stylesheet.
+# The note is what the lecturer reads at a glance, a step from the laptop: larger than body text; the buttons' labels
+# on one line (a content-wide button wrapped "上一个" after two characters). Constant stylesheet.
 NOTE_CSS = """<style>
 .st-key-presenter_note p { font-size: 1.35rem; line-height: 1.55; }
 .st-key-presenter_clock [data-testid="stMetricValue"] { font-variant-numeric: tabular-nums; }
+.st-key-presenter_console button { width: max-content; }
+.st-key-presenter_console button p { white-space: nowrap; }
 </style>"""
 
 
