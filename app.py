@@ -23,12 +23,13 @@ with page_run():
     root = st.Page(PAGES[0].path, title=t(PAGES[0].title_key), url_path=ROOT_URL_PATH, default=True,
                    visibility="hidden")
     pg = st.navigation([root, *pages])
-    current = PAGES[0].url_path if pg is root else next(spec.url_path for spec, page in zip(PAGES, pages) if page is pg)
+    shown = PAGES[0] if pg is root else next(spec for spec, page in zip(PAGES, pages) if page is pg)
+    current = shown.url_path
     # what the presenter (or a student) changed: the values at this run's start, before any widget draws
     changed = begin_run(current)
     render_sidebar()
     # the document's language, visible focus, readable captions, the skip link into the page's main input
-    accessibility.render(next(spec.main_input for spec in PAGES if spec.url_path == current))
+    accessibility.render(shown.main_input)
     arrive(current)  # a scene link (?slide=...) starts its page from the scene's parameters
     if presenting():
         render_stepper(current)  # presentation mode: scene stepper, no sidebar chrome
